@@ -1,0 +1,404 @@
+"""The catalog: register, describe, list and drop tables. Every write is one transaction."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, Engine, delete, func, select
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.orm import Session
+
+from metastore import partition_store
+from metastore.discovery import (
+    Column,
+    DiscoveredDataset,
+    discover,
+    key_types,
+    typed_values,
+)
+from metastore.engine import read_transaction, write_transaction
+from metastore.errors import (
+    ConcurrentModification,
+    InvalidValue,
+    RegistrationError,
+    StatlasError,
+    UnknownTable,
+)
+from metastore.models import CatalogColumn, CatalogTable, utcnow
+from metastore.partition_store import PartitionRow, PartitionStore
+from metastore.types import KeyType, KeyValue, parse_key_type
+
+_TABLE_NAME = re.compile(r"[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?")
+
+
+@dataclass(frozen=True)
+class PartitionKey:
+    name: str
+    type: KeyType
+
+
+@dataclass(frozen=True)
+class BucketSpec:
+    """Hive/Spark bucketing: CLUSTERED BY (columns) SORTED BY (sort) INTO num_buckets."""
+
+    num_buckets: int
+    columns: tuple[str, ...]
+    sort_columns: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    id: int
+    name: str
+    location: str
+    format: str
+    columns: tuple[Column, ...]
+    partition_keys: tuple[PartitionKey, ...]
+    bucketing: BucketSpec | None
+    properties: Mapping[str, Any]
+    version: int
+    partition_count: int = 0
+
+    @property
+    def key_names(self) -> list[str]:
+        return [k.name for k in self.partition_keys]
+
+    def store(self) -> PartitionStore:
+        return _cached_store(self.id, tuple(self.partition_keys))
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "location": self.location,
+            "format": self.format,
+            "columns": [{"name": c.name, "type": c.type, "nullable": c.nullable}
+                        for c in self.columns],
+            "partition_keys": [{"name": k.name, "type": str(k.type)} for k in self.partition_keys],
+            "bucketing": None if self.bucketing is None else {
+                "num_buckets": self.bucketing.num_buckets,
+                "columns": list(self.bucketing.columns),
+                "sort_columns": [list(s) for s in self.bucketing.sort_columns],
+            },
+            "properties": dict(self.properties),
+            "partitions": self.partition_count,
+        }
+
+
+@dataclass
+class RegistrationReport:
+    table: str
+    created: bool
+    partition_keys: list[PartitionKey]
+    added: int = 0
+    removed: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    schema_changed: bool = False
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def partitions(self) -> int:
+        return self.added + self.changed + self.unchanged
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "created": self.created,
+            "partition_keys": [{"name": k.name, "type": str(k.type)} for k in self.partition_keys],
+            "partitions": self.partitions,
+            "added": self.added,
+            "removed": self.removed,
+            "changed": self.changed,
+            "unchanged": self.unchanged,
+            "schema_changed": self.schema_changed,
+            "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
+        }
+
+
+_STORES: dict[tuple[int, tuple[PartitionKey, ...]], PartitionStore] = {}
+
+
+def _cached_store(table_id: int, keys: tuple[PartitionKey, ...]) -> PartitionStore:
+    store = _STORES.get((table_id, keys))
+    if store is None:
+        store = partition_store.partition_store(
+            table_id, [k.name for k in keys], [k.type for k in keys]
+        )
+        _STORES[(table_id, keys)] = store
+    return store
+
+
+def normalise_table_name(name: str) -> str:
+    lowered = name.strip().lower()
+    if not _TABLE_NAME.fullmatch(lowered):
+        raise InvalidValue(f"invalid table name {name!r}: use letters, digits and _, as db.table")
+    return lowered
+
+
+def parse_partition_types(text: str | None) -> dict[str, KeyType]:
+    """`dt:date,region:string` -> {"dt": date, "region": string}."""
+    if not text:
+        return {}
+    result: dict[str, KeyType] = {}
+    for item in _split_top_level(text):
+        key, sep, type_text = item.partition(":")
+        if not sep or not key.strip():
+            raise InvalidValue(f"--partition-types wants key:type pairs, got {item!r}")
+        result[key.strip().lower()] = parse_key_type(type_text)
+    return result
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split on commas that are not inside parentheses (decimal(10,2))."""
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    parts.append(current)
+    return [p for p in (s.strip() for s in parts) if p]
+
+
+def register_table(
+    engine: Engine,
+    name: str,
+    path: str,
+    data_format: str | None = None,
+    partition_types: Mapping[str, KeyType] | None = None,
+    bucketing: BucketSpec | None = None,
+    properties: Mapping[str, Any] | None = None,
+) -> RegistrationReport:
+    """Register the dataset at `path` as `name`, or bring an existing registration up to date:
+    new partitions are added, vanished ones removed, changed fingerprints updated."""
+    name = normalise_table_name(name)
+    started = time.perf_counter()
+    dataset = discover(path, data_format)
+    listed = time.perf_counter()
+    try:
+        with write_transaction(engine) as conn:
+            report = _register(conn, name, dataset, dict(partition_types or {}), bucketing,
+                               properties)
+    except sa_exc.IntegrityError:
+        raise ConcurrentModification(
+            f"table {name} was registered or changed by another writer at the same time; "
+            "run the command again"
+        ) from None
+    report.seconds = {"listing": listed - started, "writing": time.perf_counter() - listed,
+                      "total": time.perf_counter() - started}
+    return report
+
+
+def _register(
+    conn: Connection,
+    name: str,
+    dataset: DiscoveredDataset,
+    overrides: dict[str, KeyType],
+    bucketing: BucketSpec | None,
+    properties: Mapping[str, Any] | None,
+) -> RegistrationReport:
+    session = Session(conn)
+    query = select(CatalogTable).where(CatalogTable.name == name)
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update()
+    row = session.scalars(query).one_or_none()
+    _check_bucketing(bucketing, dataset.columns)
+
+    if row is None:
+        types = key_types(dataset.keys, dataset.partitions, overrides)
+        keys = [PartitionKey(k, t) for k, t in zip(dataset.keys, types, strict=True)]
+        row = CatalogTable(name=name, location=dataset.location, format=dataset.format)
+        _apply_spec(row, bucketing, properties)
+        session.add(row)
+        session.flush()
+        _write_columns(session, row.id, dataset.columns, keys)
+        session.flush()
+        store = _cached_store(row.id, tuple(keys))
+        rows = _partition_rows(dataset, keys)
+        partition_store.create(conn, store)
+        partition_store.insert_rows(conn, store, rows)
+        partition_store.create_indexes(conn, store)
+        return RegistrationReport(name, True, keys, added=len(rows))
+
+    info = _table_info(conn, row)
+    keys = list(info.partition_keys)
+    if [k.name for k in keys] != dataset.keys:
+        raise RegistrationError(
+            f"partition keys of {name} changed from {_describe_keys(keys)} to "
+            f"{', '.join(dataset.keys) or 'none'}: drop the table and register it again"
+        )
+    for key in keys:
+        wanted = overrides.get(key.name)
+        if wanted is not None and wanted != key.type:
+            raise RegistrationError(
+                f"{name}.{key.name} is registered as {key.type}, not {wanted}: drop the table "
+                "and register it again to change a key's type"
+            )
+    if row.location != dataset.location:
+        raise RegistrationError(
+            f"{name} is registered at {row.location}, not {dataset.location}"
+        )
+    store = info.store()
+    wanted_rows = {r.name: r for r in _partition_rows(dataset, keys)}
+    table = store.table
+    existing = conn.execute(
+        select(table.c.id, table.c.name, table.c.location, table.c.file_count,
+               table.c.total_bytes, table.c.modified_ns)
+    ).all()
+    removed, changed, unchanged = [], [], 0
+    for pid, pname, location, files, size, modified in existing:
+        new = wanted_rows.pop(pname, None)
+        if new is None:
+            removed.append(pid)
+        elif (location, files, size, modified) != (
+            new.location, new.file_count, new.total_bytes, new.modified_ns
+        ):
+            changed.append((pid, new))
+        else:
+            unchanged += 1
+    partition_store.delete_ids(conn, store, removed)
+    partition_store.update_fingerprints(conn, store, changed)
+    partition_store.insert_rows(conn, store, list(wanted_rows.values()))
+
+    old_columns = [(c.name, c.type, c.nullable) for c in info.columns]
+    new_columns = [(c.name, c.type, c.nullable) for c in dataset.columns]
+    schema_changed = old_columns != new_columns or row.format != dataset.format
+    if schema_changed:
+        session.execute(delete(CatalogColumn).where(CatalogColumn.table_id == row.id,
+                                                    CatalogColumn.kind == "data"))
+        _write_columns(session, row.id, dataset.columns, [])
+        row.format = dataset.format
+    if bucketing is not None or properties is not None:
+        _apply_spec(row, bucketing, properties)
+    row.version += 1
+    row.updated_at = utcnow()
+    session.flush()
+    return RegistrationReport(
+        name, False, keys, added=len(wanted_rows), removed=len(removed), changed=len(changed),
+        unchanged=unchanged, schema_changed=schema_changed,
+    )
+
+
+def _check_bucketing(bucketing: BucketSpec | None, columns: Sequence[Column]) -> None:
+    if bucketing is None:
+        return
+    names = {c.name for c in columns}
+    if bucketing.num_buckets < 1:
+        raise InvalidValue("--buckets must be at least 1")
+    for column in [*bucketing.columns, *(c for c, _ in bucketing.sort_columns)]:
+        if column not in names:
+            raise RegistrationError(f"bucketing names {column!r}, which is not a data column")
+
+
+def _apply_spec(row: CatalogTable, bucketing: BucketSpec | None,
+                properties: Mapping[str, Any] | None) -> None:
+    if bucketing is not None:
+        row.num_buckets = bucketing.num_buckets
+        row.bucket_columns = list(bucketing.columns)
+        row.sort_columns = [list(s) for s in bucketing.sort_columns]
+    if properties is not None:
+        row.properties = {**(row.properties or {}), **properties}
+
+
+def _write_columns(session: Session, table_id: int, columns: Sequence[Column],
+                   keys: Sequence[PartitionKey]) -> None:
+    for position, column in enumerate(columns):
+        session.add(CatalogColumn(table_id=table_id, kind="data", position=position,
+                                  name=column.name, type=column.type, nullable=column.nullable))
+    for position, key in enumerate(keys):
+        session.add(CatalogColumn(table_id=table_id, kind="partition", position=position,
+                                  name=key.name, type=str(key.type), nullable=True))
+
+
+def _partition_rows(dataset: DiscoveredDataset, keys: Sequence[PartitionKey]) -> list[PartitionRow]:
+    names = [k.name for k in keys]
+    types = [k.type for k in keys]
+    seen: dict[tuple[KeyValue, ...], str] = {}
+    rows = []
+    for partition in dataset.partitions:
+        values = typed_values(names, types, partition)
+        clash = seen.get(values)
+        if clash is not None:
+            raise RegistrationError(
+                f"partitions {clash} and {partition.name} have the same typed values "
+                f"({_describe_keys(keys)})"
+            )
+        seen[values] = partition.name
+        rows.append(PartitionRow(partition.name, values, partition.location,
+                                 partition.file_count, partition.total_bytes,
+                                 partition.modified_ns))
+    return rows
+
+
+def _describe_keys(keys: Sequence[PartitionKey]) -> str:
+    return ", ".join(f"{k.name}:{k.type}" for k in keys) or "none"
+
+
+def get_table(conn: Connection, name: str, *, count_partitions: bool = False) -> TableInfo:
+    """The catalog entry of `name`; UnknownTable if there is none."""
+    normalised = normalise_table_name(name)
+    row = Session(conn).scalars(
+        select(CatalogTable).where(CatalogTable.name == normalised)
+    ).one_or_none()
+    if row is None:
+        raise UnknownTable(f"unknown table {name!r}")
+    return _table_info(conn, row, count_partitions=count_partitions)
+
+
+def _table_info(conn: Connection, row: CatalogTable, *, count_partitions: bool = False) -> (
+    TableInfo
+):
+    columns = conn.execute(
+        select(CatalogColumn.kind, CatalogColumn.name, CatalogColumn.type, CatalogColumn.nullable)
+        .where(CatalogColumn.table_id == row.id)
+        .order_by(CatalogColumn.kind, CatalogColumn.position)
+    ).all()
+    data = tuple(Column(n, t, bool(nullable)) for kind, n, t, nullable in columns if kind == "data")
+    keys = tuple(PartitionKey(n, parse_key_type(t)) for kind, n, t, _ in columns
+                 if kind == "partition")
+    bucketing = None
+    if row.num_buckets:
+        bucketing = BucketSpec(row.num_buckets, tuple(row.bucket_columns or ()),
+                               tuple((c, d) for c, d in (row.sort_columns or ())))
+    info = TableInfo(row.id, row.name, row.location, row.format, data, keys, bucketing,
+                     dict(row.properties or {}), row.version)
+    if count_partitions:
+        table = info.store().table
+        count = conn.execute(select(func.count()).select_from(table)).scalar_one()
+        info = TableInfo(**{**info.__dict__, "partition_count": count})
+    return info
+
+
+def describe_table(engine: Engine, name: str) -> TableInfo:
+    with read_transaction(engine) as conn:
+        return get_table(conn, name, count_partitions=True)
+
+
+def list_tables(engine: Engine) -> list[TableInfo]:
+    with read_transaction(engine) as conn:
+        rows = Session(conn).scalars(select(CatalogTable).order_by(CatalogTable.name)).all()
+        return [_table_info(conn, row, count_partitions=True) for row in rows]
+
+
+def drop_table(engine: Engine, name: str) -> int:
+    """Drop `name` and its partitions; returns how many partitions it had."""
+    with write_transaction(engine) as conn:
+        info = get_table(conn, name, count_partitions=True)
+        partition_store.drop(conn, info.id)
+        conn.execute(delete(CatalogColumn).where(CatalogColumn.table_id == info.id))
+        conn.execute(delete(CatalogTable).where(CatalogTable.id == info.id))
+        return info.partition_count
+
+
+__all__ = [
+    "BucketSpec", "PartitionKey", "RegistrationReport", "StatlasError", "TableInfo",
+    "describe_table", "drop_table", "get_table", "list_tables", "normalise_table_name",
+    "parse_partition_types", "register_table",
+]

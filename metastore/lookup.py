@@ -1,0 +1,203 @@
+"""The partition lookup of the seed "mapjoin-partition-pruning": all partitions of R where
+x in (1,2,3) and y in (5,6,7), or (x, y) in ((1,5),(2,6)), or a --where range.
+
+Lists are matched exactly, NULL included: a None in a list (or `__HIVE_DEFAULT_PARTITION__`
+in text) matches the default partition. `--where` follows SQL's three-valued logic instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import ColumnElement, Connection, Engine, and_, select
+
+from metastore.catalog import TableInfo, get_table
+from metastore.engine import read_transaction
+from metastore.errors import InvalidLookup, InvalidValue, UnknownColumn
+from metastore.hive_paths import DEFAULT_PARTITION_NAME
+from metastore.partition_store import tuples_in, value_in
+from metastore.types import KeyType, KeyValue, json_value
+from metastore.where import where_predicate
+
+
+@dataclass(frozen=True)
+class TupleList:
+    """`(keys...) IN rows`: each row holds one value per key, in the order of `keys`."""
+
+    keys: tuple[str, ...]
+    rows: Sequence[Sequence[Any]]
+
+
+@dataclass(frozen=True)
+class PartitionQuery:
+    """A conjunction of per-key IN lists, tuple lists and a --where expression."""
+
+    in_lists: Sequence[tuple[str, Sequence[Any]]] = ()
+    tuples: Sequence[TupleList] = ()
+    where: str | None = None
+
+    @staticmethod
+    def of(in_lists: Mapping[str, Sequence[Any]] | None = None, tuples: Sequence[TupleList] = (),
+           where: str | None = None) -> PartitionQuery:
+        return PartitionQuery(tuple((k, v) for k, v in (in_lists or {}).items()), tuple(tuples),
+                              where)
+
+
+@dataclass(frozen=True)
+class Partition:
+    name: str
+    values: dict[str, KeyValue]
+    location: str
+
+
+@dataclass
+class PartitionList:
+    """The answer of a lookup: rows of (name, key values..., location), decoded on demand."""
+
+    table: str
+    keys: tuple[str, ...]
+    rows: list[tuple[Any, ...]] = field(repr=False)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[Partition]:
+        width = len(self.keys)
+        for row in self.rows:
+            yield Partition(row[0], dict(zip(self.keys, row[1:1 + width], strict=True)), row[-1])
+
+    def names(self) -> list[str]:
+        return sorted(row[0] for row in self.rows)
+
+    def as_json(self) -> dict[str, Any]:
+        width = len(self.keys)
+        ordered = sorted(self.rows, key=lambda r: r[0])
+        return {
+            "table": self.table,
+            "count": len(ordered),
+            "partitions": [
+                {"values": {k: json_value(v) for k, v in zip(self.keys, r[1:1 + width],
+                                                              strict=True)},
+                 "location": r[-1]}
+                for r in ordered
+            ],
+        }
+
+
+def lookup_partitions(engine: Engine, table: str, query: PartitionQuery) -> PartitionList:
+    """All partitions of `table` that satisfy `query` (all of them for an empty query)."""
+    with read_transaction(engine) as conn:
+        info = get_table(conn, table)
+        return run_lookup(conn, info, query)
+
+
+def run_lookup(conn: Connection, info: TableInfo, query: PartitionQuery) -> PartitionList:
+    store = info.store()
+    predicate = build_predicate(conn.dialect.name, info, query)
+    table = store.table
+    statement = select(table.c.name, *store.key_columns, table.c.location)
+    if predicate is not None:
+        statement = statement.where(predicate)
+    rows = [tuple(r) for r in conn.execute(statement)]
+    return PartitionList(info.name, tuple(info.key_names), rows)
+
+
+def build_predicate(dialect: str, info: TableInfo, query: PartitionQuery) -> (
+    ColumnElement[bool] | None
+):
+    """Validate and coerce every value of `query`, and build its predicate."""
+    store = info.store()
+    parts: list[ColumnElement[bool]] = []
+    for key, values in query.in_lists:
+        column, key_type = store.column_of(_key(info, key))
+        if not values:
+            raise InvalidLookup(f"empty value list for key {key}")
+        coerced = [_coerce(key_type, key, v) for v in values]
+        parts.append(value_in(dialect, column, key_type, list(dict.fromkeys(coerced))))
+    for tuple_list in query.tuples:
+        keys = [_key(info, k) for k in tuple_list.keys]
+        if len(set(keys)) != len(keys):
+            raise InvalidLookup(f"tuple keys repeat a key: {', '.join(tuple_list.keys)}")
+        if not tuple_list.rows:
+            raise InvalidLookup(f"empty tuple list for keys {', '.join(keys)}")
+        columns_types = [store.column_of(k) for k in keys]
+        rows: dict[tuple[KeyValue, ...], None] = {}
+        for number, row in enumerate(tuple_list.rows, start=1):
+            if len(row) != len(keys):
+                raise InvalidLookup(
+                    f"tuple {number} has {len(row)} values, expected {len(keys)} "
+                    f"({', '.join(keys)})"
+                )
+            rows[tuple(_coerce(t, k, v) for (_, t), k, v in zip(columns_types, keys, row,
+                                                                strict=True))] = None
+        parts.append(tuples_in(dialect, [c for c, _ in columns_types],
+                               [t for _, t in columns_types], list(rows)))
+    if query.where is not None:
+        parts.append(where_predicate(query.where, store, dialect,
+                                     frozenset(c.name for c in info.columns)))
+    if not parts:
+        return None
+    return and_(*parts) if len(parts) > 1 else parts[0]
+
+
+def _key(info: TableInfo, key: str) -> str:
+    name = key.strip().lower()
+    if name in info.key_names:
+        return name
+    if any(c.name == name for c in info.columns):
+        raise InvalidLookup(
+            f"{name} is a data column of {info.name}, not a partition key "
+            f"(keys: {', '.join(info.key_names) or 'none'})"
+        )
+    raise UnknownColumn(
+        f"unknown partition key {key!r} of table {info.name} "
+        f"(keys: {', '.join(info.key_names) or 'none'})"
+    )
+
+
+def _coerce(key_type: KeyType, key: str, value: Any) -> KeyValue:
+    if value == DEFAULT_PARTITION_NAME:
+        return None
+    try:
+        return key_type.coerce(value)
+    except InvalidValue as error:
+        raise InvalidValue(f"{error} for key {key}") from None
+
+
+def read_value_file(path: str) -> list[str]:
+    """One value per line (blank lines skipped); '-' reads standard input."""
+    lines = _read_lines(path)
+    return [line for line in lines if line.strip()]
+
+
+def read_tuple_file(path: str) -> list[list[Any]]:
+    """One JSON array per line, e.g. ["2024-01-01", "emea"]; blank lines skipped."""
+    rows = []
+    for number, line in enumerate(_read_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InvalidLookup(f"{path}:{number}: not a JSON array: {error.msg}") from None
+        if not isinstance(row, list):
+            raise InvalidLookup(f"{path}:{number}: expected a JSON array, got {line.strip()!r}")
+        rows.append(row)
+    return rows
+
+
+def _read_lines(path: str) -> Iterable[str]:
+    import sys
+
+    if path == "-":
+        return sys.stdin.read().splitlines()
+    try:
+        return Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise InvalidLookup(f"cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise InvalidLookup(f"cannot read {path}: not UTF-8 text") from None

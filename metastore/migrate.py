@@ -1,0 +1,91 @@
+"""Schema management through Alembic: upgrade, current revision, drift check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, inspect
+
+import migrations
+from metastore.engine import read_transaction, write_transaction
+from metastore.errors import SchemaNotInitialised
+from metastore.models import Base
+from metastore.partition_store import PARTITION_TABLE_PREFIX
+
+VERSION_TABLE = "alembic_version"
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(Path(migrations.__file__).parent))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def upgrade(engine: Engine, revision: str = "head") -> str | None:
+    """Bring the schema to `revision` in one transaction; returns the new revision."""
+    with write_transaction(engine) as conn:
+        command.upgrade(alembic_config(conn), revision)
+    return current_revision(engine)
+
+
+def downgrade(engine: Engine, revision: str) -> str | None:
+    with write_transaction(engine) as conn:
+        command.downgrade(alembic_config(conn), revision)
+    return current_revision(engine)
+
+
+def current_revision(engine: Engine) -> str | None:
+    with read_transaction(engine) as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def head_revision() -> str | None:
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def include_object(obj: Any, name: str | None, type_: str, reflected: bool,
+                   compare_to: Any) -> bool:
+    """Leave each table's own partitions table (and its indexes) out of Alembic's view."""
+    if type_ == "table" and name and name.startswith(PARTITION_TABLE_PREFIX):
+        return False
+    table = getattr(obj, "table", None)
+    return not (type_ in ("index", "unique_constraint") and table is not None
+                and table.name.startswith(PARTITION_TABLE_PREFIX))
+
+
+def drift(engine: Engine) -> list[Any]:
+    """The differences autogenerate finds between the models and the database (none wanted)."""
+    with read_transaction(engine) as conn:
+        context = MigrationContext.configure(
+            conn,
+            opts={"include_object": include_object, "compare_type": True,
+                  "render_as_batch": conn.dialect.name == "sqlite"},
+        )
+        return list(compare_metadata(context, Base.metadata))
+
+
+def ensure_schema(engine: Engine) -> None:
+    """Check the schema is at head. An embedded SQLite metastore with no schema at all is
+    created on first use, as Spark's embedded Derby metastore is; anything else must be
+    upgraded explicitly with `statlas db upgrade`."""
+    current = current_revision(engine)
+    if current == head_revision():
+        return
+    if current is None and engine.dialect.name == "sqlite":
+        with read_transaction(engine) as conn:
+            empty = not inspect(conn).get_table_names()
+        if empty:
+            upgrade(engine)
+            return
+    raise SchemaNotInitialised(
+        f"the metastore schema is at {current or 'nothing'}, not {head_revision()}: "
+        "run 'statlas db upgrade'"
+    )

@@ -1,0 +1,68 @@
+"""The catalog's schema (owned by Alembic, see migrations/).
+
+Partitions do not live here: each table's partitions are kept in a table of their own with
+one TYPED column per partition key (see metastore/partition_store.py), so that an IN-list
+lookup is an index scan on real typed columns, never a cast of Hive's varchar values.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, ForeignKey, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+JsonType = JSON().with_variant(JSONB(), "postgresql")
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class CatalogTable(Base):
+    """A registered table: a dataset directory (Parquet/ORC, key=value partitions)."""
+
+    __tablename__ = "catalog_tables"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(256), unique=True)
+    location: Mapped[str] = mapped_column(Text)
+    format: Mapped[str] = mapped_column(String(16))
+    num_buckets: Mapped[int | None] = mapped_column(Integer)
+    bucket_columns: Mapped[list[str]] = mapped_column(JsonType, default=list)
+    sort_columns: Mapped[list[list[str]]] = mapped_column(JsonType, default=list)
+    properties: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+
+
+class CatalogColumn(Base):
+    """A column of a registered table: a data column or a partition key (kind), in order."""
+
+    __tablename__ = "catalog_columns"
+    __table_args__ = (UniqueConstraint("table_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    table_id: Mapped[int] = mapped_column(
+        ForeignKey("catalog_tables.id", ondelete="CASCADE"), index=True
+    )
+    kind: Mapped[str] = mapped_column(String(16))
+    position: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(String(256))
+    type: Mapped[str] = mapped_column(Text)
+    nullable: Mapped[bool] = mapped_column(default=True)

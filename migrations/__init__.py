@@ -1,0 +1,1 @@
+"""Alembic migrations of the statlas metastore (one tree for PostgreSQL and SQLite)."""

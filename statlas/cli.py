@@ -1,0 +1,255 @@
+"""The `statlas` command line. Errors are one line on stderr and exit code 2 (3 when the
+metastore cannot be reached)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from metastore import Metastore, TupleList
+from metastore.catalog import BucketSpec, TableInfo, parse_partition_types
+from metastore.errors import InvalidLookup, InvalidValue, StatlasError
+from metastore.lookup import PartitionQuery, read_tuple_file, read_value_file
+from statlas.settings import Settings
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "handler"):
+        parser.print_help()
+        return 2
+    try:
+        settings = Settings.load(db_url=args.db)
+        code: int = args.handler(args, settings)
+        return code
+    except StatlasError as error:
+        print(f"statlas: error: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("statlas: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", metavar="URL",
+                        help="metastore database URL (default: $STATLAS_DB_URL or "
+                             "sqlite:///statlas.db)")
+    parser = argparse.ArgumentParser(
+        prog="statlas", parents=[common],
+        description="Mergeable per-partition statistics and partition lookups for data lakes.",
+    )
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+
+    db = commands.add_parser("db", help="manage the metastore schema").add_subparsers(
+        title="db commands", metavar="COMMAND")
+    upgrade = db.add_parser("upgrade", parents=[common], help="create or upgrade the schema")
+    upgrade.add_argument("--revision", default="head", help="target revision (default: head)")
+    upgrade.set_defaults(handler=cmd_db_upgrade)
+    db.add_parser("current", parents=[common], help="print the schema revision").set_defaults(
+        handler=cmd_db_current)
+
+    table = commands.add_parser("table", help="register, list, show and drop tables")
+    tables = table.add_subparsers(title="table commands", metavar="COMMAND")
+    register = tables.add_parser(
+        "register", parents=[common],
+        help="register a dataset directory (or refresh its partitions)",
+        description="Discover key=value partitions under --path, infer key types, read the "
+                    "schema, and record every partition with its fingerprint. Run again to "
+                    "add new partitions and remove vanished ones.")
+    register.add_argument("name")
+    register.add_argument("--path", required=True, help="dataset directory or URI")
+    register.add_argument("--format", choices=["parquet", "orc"],
+                          help="data format (default: from the file names, else parquet)")
+    register.add_argument("--partition-types", metavar="KEY:TYPE,...",
+                          help="key types instead of inferred ones: int, bigint, "
+                               "decimal(p,s), date, timestamp, string, boolean")
+    register.add_argument("--bucket-by", metavar="COL,...", help="bucketing columns")
+    register.add_argument("--buckets", type=int, metavar="N", help="number of buckets")
+    register.add_argument("--sort-by", metavar="COL[:asc|desc],...",
+                          help="sort columns within buckets")
+    register.add_argument("--property", action="append", default=[], metavar="KEY=VALUE",
+                          help="a table property (repeatable)")
+    register.add_argument("--json", action="store_true", help="print the report as JSON")
+    register.set_defaults(handler=cmd_table_register)
+
+    listing = tables.add_parser("list", parents=[common], help="list registered tables")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(handler=cmd_table_list)
+    show = tables.add_parser("show", parents=[common], help="describe a table")
+    show.add_argument("name")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(handler=cmd_table_show)
+    drop = tables.add_parser("drop", parents=[common], help="drop a table and its partitions")
+    drop.add_argument("name")
+    drop.set_defaults(handler=cmd_table_drop)
+
+    partitions = commands.add_parser(
+        "partitions", parents=[common], help="look up partitions by key values",
+        description="All partitions of NAME matching every condition given: per-key IN "
+                    "lists, exact multi-key tuples, and a --where expression on keys. "
+                    "__HIVE_DEFAULT_PARTITION__ (or null in a tuple) matches the default "
+                    "partition.")
+    partitions.add_argument("name")
+    partitions.add_argument("--in", dest="in_lists", action="append", default=[],
+                            metavar="KEY=V1,V2,...", help="values of one key (repeatable)")
+    partitions.add_argument("--in-file", action="append", default=[], metavar="KEY=PATH",
+                            help="values of one key, one per line ('-' for stdin)")
+    partitions.add_argument("--tuples", action="append", default=[], metavar="KEY1,KEY2=PATH",
+                            help="exact (KEY1, KEY2) IN (...) rows, one JSON array per line")
+    partitions.add_argument("--where", metavar="EXPR",
+                            help="SQL condition on keys, e.g. \"dt >= '2024-01-01'\"")
+    partitions.add_argument("--json", action="store_true", help="print JSON")
+    partitions.set_defaults(handler=cmd_partitions)
+    return parser
+
+
+def _metastore(settings: Settings) -> Metastore:
+    return Metastore(settings.db_url)
+
+
+def _print_json(value: Any) -> None:
+    json.dump(value, sys.stdout, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+def cmd_db_upgrade(args: argparse.Namespace, settings: Settings) -> int:
+    revision = _metastore(settings).upgrade(args.revision)
+    print(f"metastore schema at {revision or 'base'}")
+    return 0
+
+
+def cmd_db_current(args: argparse.Namespace, settings: Settings) -> int:
+    print(_metastore(settings).current_revision() or "none")
+    return 0
+
+
+def _key_value_pair(text: str, option: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise InvalidValue(f"{option} wants KEY=VALUE, got {text!r}")
+    return key.strip(), value
+
+
+def _bucket_spec(args: argparse.Namespace) -> BucketSpec | None:
+    if args.bucket_by is None and args.buckets is None and args.sort_by is None:
+        return None
+    if not args.bucket_by or not args.buckets:
+        raise InvalidValue("bucketing needs both --bucket-by and --buckets")
+    sort: list[tuple[str, str]] = []
+    for item in (args.sort_by or "").split(","):
+        if not item.strip():
+            continue
+        column, _, direction = item.strip().partition(":")
+        direction = (direction or "asc").lower()
+        if direction not in ("asc", "desc"):
+            raise InvalidValue(f"--sort-by direction must be asc or desc, got {direction!r}")
+        sort.append((column.lower(), direction))
+    columns = tuple(c.strip().lower() for c in args.bucket_by.split(",") if c.strip())
+    return BucketSpec(args.buckets, columns, tuple(sort))
+
+
+def cmd_table_register(args: argparse.Namespace, settings: Settings) -> int:
+    properties = dict(_key_value_pair(p, "--property") for p in args.property) or None
+    report = _metastore(settings).register_table(
+        args.name, args.path, args.format, parse_partition_types(args.partition_types),
+        _bucket_spec(args), properties,
+    )
+    if args.json:
+        _print_json(report.as_json())
+        return 0
+    keys = ", ".join(f"{k.name}:{k.type}" for k in report.partition_keys) or "none"
+    verb = "registered" if report.created else "refreshed"
+    print(f"{verb} {report.table}: {report.partitions} partitions ({report.added} added, "
+          f"{report.removed} removed, {report.changed} changed), keys {keys}"
+          + (", schema changed" if report.schema_changed else ""))
+    return 0
+
+
+def cmd_table_list(args: argparse.Namespace, settings: Settings) -> int:
+    tables = _metastore(settings).tables()
+    if args.json:
+        _print_json([t.as_json() for t in tables])
+        return 0
+    for info in tables:
+        keys = ",".join(info.key_names) or "-"
+        print(f"{info.name}\t{info.format}\t{info.partition_count} partitions\tkeys {keys}\t"
+              f"{info.location}")
+    return 0
+
+
+def cmd_table_show(args: argparse.Namespace, settings: Settings) -> int:
+    info = _metastore(settings).table(args.name)
+    if args.json:
+        _print_json(info.as_json())
+        return 0
+    print(_describe(info))
+    return 0
+
+
+def _describe(info: TableInfo) -> str:
+    lines = [f"Table:      {info.name}", f"Location:   {info.location}",
+             f"Format:     {info.format}", f"Partitions: {info.partition_count}"]
+    width = max([len(c.name) for c in info.columns] + [len(k.name) for k in
+                info.partition_keys] + [4])
+    lines.append("Partition keys:" if info.partition_keys else "Partition keys: none")
+    lines += [f"  {k.name:<{width}}  {k.type}" for k in info.partition_keys]
+    lines.append("Columns:")
+    lines += [f"  {c.name:<{width}}  {c.type}{'' if c.nullable else ' not null'}"
+              for c in info.columns]
+    if info.bucketing:
+        sort = ", ".join(f"{c} {d}" for c, d in info.bucketing.sort_columns)
+        lines.append(f"Bucketing:  {info.bucketing.num_buckets} buckets by "
+                     f"{', '.join(info.bucketing.columns)}" + (f", sorted by {sort}" if sort
+                                                              else ""))
+    for key, value in sorted(info.properties.items()):
+        lines.append(f"Property:   {key}={value}")
+    return "\n".join(lines)
+
+
+def cmd_table_drop(args: argparse.Namespace, settings: Settings) -> int:
+    count = _metastore(settings).drop_table(args.name)
+    print(f"dropped {args.name.lower()} ({count} partitions)")
+    return 0
+
+
+def partition_query(args: argparse.Namespace) -> PartitionQuery:
+    in_lists: list[tuple[str, Sequence[Any]]] = []
+    for item in args.in_lists:
+        key, values = _key_value_pair(item, "--in")
+        in_lists.append((key, [v for v in values.split(",")] if values else []))
+    for item in args.in_file:
+        key, path = _key_value_pair(item, "--in-file")
+        values_from_file = read_value_file(path)
+        if not values_from_file:
+            raise InvalidLookup(f"{path} holds no values for key {key}")
+        in_lists.append((key, values_from_file))
+    tuples = []
+    for item in args.tuples:
+        keys, path = _key_value_pair(item, "--tuples")
+        rows = read_tuple_file(path)
+        if not rows:
+            raise InvalidLookup(f"{path} holds no tuples")
+        tuples.append(TupleList(tuple(k.strip() for k in keys.split(",")), rows))
+    return PartitionQuery(tuple(in_lists), tuple(tuples), args.where)
+
+
+def cmd_partitions(args: argparse.Namespace, settings: Settings) -> int:
+    result = _metastore(settings).lookup(args.name, partition_query(args))
+    if args.json:
+        _print_json(result.as_json())
+        return 0
+    out = sys.stdout
+    for name in result.names():
+        out.write((name or "(unpartitioned)") + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
