@@ -178,10 +178,25 @@ def register_table(
 ) -> RegistrationReport:
     """Register the dataset at `path` as `name`, or bring an existing registration up to date:
     new partitions are added, vanished ones removed, changed fingerprints updated."""
-    name = normalise_table_name(name)
     started = time.perf_counter()
     dataset = discover(path, data_format)
-    listed = time.perf_counter()
+    report = register_listing(engine, name, dataset, partition_types, bucketing, properties)
+    report.seconds["listing"] = time.perf_counter() - started - report.seconds["writing"]
+    report.seconds["total"] = time.perf_counter() - started
+    return report
+
+
+def register_listing(
+    engine: Engine,
+    name: str,
+    dataset: DiscoveredDataset,
+    partition_types: Mapping[str, KeyType] | None = None,
+    bucketing: BucketSpec | None = None,
+    properties: Mapping[str, Any] | None = None,
+) -> RegistrationReport:
+    """Register (or refresh) `name` from a listing already taken (see discovery.discover)."""
+    name = normalise_table_name(name)
+    started = time.perf_counter()
     try:
         with write_transaction(engine) as conn:
             report = _register(conn, name, dataset, dict(partition_types or {}), bucketing,
@@ -191,8 +206,7 @@ def register_table(
             f"table {name} was registered or changed by another writer at the same time; "
             "run the command again"
         ) from None
-    report.seconds = {"listing": listed - started, "writing": time.perf_counter() - listed,
-                      "total": time.perf_counter() - started}
+    report.seconds = {"writing": time.perf_counter() - started}
     return report
 
 

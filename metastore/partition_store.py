@@ -14,7 +14,6 @@ FROM json_each(:p))`). No OR chains, no parameter-count limit.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import io
 import json
@@ -180,17 +179,13 @@ def insert_rows(conn: Connection, store: PartitionStore, rows: Sequence[Partitio
     try:
         if conn.dialect.name == "postgresql":
             buffer = io.StringIO()
-            writer = csv.writer(buffer, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
             for row in rows:
-                writer.writerow(
-                    [row.name, *map(_pg_csv_value, row.values), row.location,
-                     row.file_count, row.total_bytes, row.modified_ns]
-                )
+                fields = [row.name, *map(_pg_copy_value, row.values), row.location,
+                          row.file_count, row.total_bytes, row.modified_ns]
+                buffer.write("\t".join(_copy_field(f) for f in fields))
+                buffer.write("\n")
             buffer.seek(0)
-            cursor.copy_expert(
-                f"COPY {store.table.name} ({', '.join(columns)}) FROM STDIN WITH (FORMAT csv)",
-                buffer,
-            )
+            cursor.copy_expert(f"COPY {store.table.name} ({', '.join(columns)}) FROM STDIN", buffer)
         else:
             placeholders = ", ".join("?" * len(columns))
             cursor.executemany(
@@ -295,7 +290,7 @@ def _row_values_in(
             for i in positions
         ]
         names = [f"c{i}" for i in positions]
-        unnested = func.unnest(*arrays).table_valued(*names)
+        unnested = func.unnest(*arrays).table_valued(*names).render_derived()
         return target.in_(select(*[unnested.c[n] for n in names]))
     document = json.dumps([[_sqlite_value(r[i], key_types[i]) for i in positions] for r in rows])
     each = func.json_each(bindparam(None, document, Text)).table_valued("value")
@@ -326,7 +321,17 @@ def _pg_array_element(value: KeyValue) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _pg_csv_value(value: KeyValue) -> Any:
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def _copy_field(value: Any) -> str:
+    """One field of COPY's text format: \\N for NULL, backslash escapes otherwise."""
+    if value is None:
+        return "\\N"
+    return str(value).translate(_COPY_ESCAPES)
+
+
+def _pg_copy_value(value: KeyValue) -> Any:
     if isinstance(value, bool):
         return "t" if value else "f"
     if isinstance(value, dt.datetime):

@@ -1,0 +1,63 @@
+# statlas: `make demo` runs the main job on the embedded defaults, `make test` the whole suite.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+DEMO   := demo
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[postgres,spark,daemon,dev]'
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+.PHONY: install
+install: $(STAMP) ## create .venv with the project and every extra
+
+.PHONY: tools
+tools: ## system tools the tests use (docker-compose, to validate compose.yaml)
+	@command -v docker-compose >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing docker-compose (Debian package) to validate compose.yaml"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose >/dev/null; \
+	  else echo "docker-compose is not installed: the compose.yaml check will be skipped"; fi; }
+
+.PHONY: demo
+demo: $(STAMP) ## generate a small dataset, register it in ./demo/statlas.db, look partitions up
+	rm -rf $(DEMO) && mkdir -p $(DEMO)
+	$(BIN)/python benchmarks/demo_data.py $(DEMO)/sales
+	cd $(DEMO) && ../$(BIN)/statlas db upgrade
+	cd $(DEMO) && ../$(BIN)/statlas table register sales --path sales
+	cd $(DEMO) && ../$(BIN)/statlas table register sales --path sales
+	cd $(DEMO) && ../$(BIN)/statlas table show sales
+	cd $(DEMO) && ../$(BIN)/statlas partitions sales --in dt=2024-03-01,2024-03-02 --in region=emea,apac
+	cd $(DEMO) && printf '["2024-03-05", "emea"]\n["2024-03-06", "amer"]\n' > tuples.jsonl
+	cd $(DEMO) && ../$(BIN)/statlas partitions sales --tuples dt,region=tuples.jsonl --json
+	cd $(DEMO) && ../$(BIN)/statlas partitions sales --where "dt BETWEEN '2024-03-30' AND '2024-04-01' AND region <> 'emea'"
+	cd $(DEMO) && ../$(BIN)/statlas partitions sales --where "dt IS NULL"
+	cd $(DEMO) && ! ../$(BIN)/statlas partitions sales --in dt=2024-3-1
+	@echo "demo done: the metastore is $(DEMO)/statlas.db"
+
+.PHONY: lint
+lint: $(STAMP) ## ruff and mypy
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+.PHONY: test
+test: $(STAMP) tools lint ## lint, then the whole suite on SQLite and PostgreSQL
+	$(BIN)/pytest -n 2 --dist loadgroup
+
+.PHONY: bench
+bench: $(STAMP) ## the partition-lookup benchmark (1,000,000 partitions; several minutes)
+	$(BIN)/python benchmarks/partition_lookup.py
+
+.PHONY: clean
+clean: ## remove .venv, the demo and caches
+	rm -rf $(VENV) $(DEMO) .mypy_cache .ruff_cache .pytest_cache .hypothesis
