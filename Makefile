@@ -48,6 +48,7 @@ demo: $(STAMP) ## generate a small dataset, register it in ./demo/statlas.db, lo
 .PHONY: lint
 lint: $(STAMP) ## ruff and mypy
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
 .PHONY: test

@@ -29,11 +29,13 @@ def write_demo(root: Path, days: int = 91, seed: int = 7) -> int:
             directory = root / f"dt={day}" / f"region={escape_path_name(region)}"
             directory.mkdir(parents=True, exist_ok=True)
             rows = rng.randint(20, 60)
-            table = pa.table({
-                "order_id": pa.array(range(count * 100, count * 100 + rows), pa.int64()),
-                "customer": [f"c{rng.randint(1, 500)}" for _ in range(rows)],
-                "amount": pa.array([round(rng.uniform(1, 500), 2) for _ in range(rows)]),
-            })
+            table = pa.table(
+                {
+                    "order_id": pa.array(range(count * 100, count * 100 + rows), pa.int64()),
+                    "customer": [f"c{rng.randint(1, 500)}" for _ in range(rows)],
+                    "amount": pa.array([round(rng.uniform(1, 500), 2) for _ in range(rows)]),
+                }
+            )
             pq.write_table(table, directory / "part-00000.parquet")
             count += 1
     return count

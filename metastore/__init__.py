@@ -1,8 +1,8 @@
 """The statlas metastore: a catalog of tables and typed partitions, and partition lookups.
 
-    >>> ms = Metastore("sqlite:///statlas.db")                      # doctest: +SKIP
-    >>> ms.register_table("sales", "/data/sales")                   # doctest: +SKIP
-    >>> ms.partitions("sales", {"dt": ["2024-01-01"], "region": ["emea", "apac"]})  # +SKIP
+>>> ms = Metastore("sqlite:///statlas.db")                      # doctest: +SKIP
+>>> ms.register_table("sales", "/data/sales")                   # doctest: +SKIP
+>>> ms.partitions("sales", {"dt": ["2024-01-01"], "region": ["emea", "apac"]})  # +SKIP
 """
 
 from __future__ import annotations
@@ -20,8 +20,17 @@ from metastore.lookup import Partition, PartitionList, PartitionQuery, TupleList
 from metastore.types import KeyType
 
 __all__ = [
-    "DEFAULT_DB_URL", "BucketSpec", "Metastore", "Partition", "PartitionKey", "PartitionList",
-    "PartitionQuery", "RegistrationReport", "StatlasError", "TableInfo", "TupleList",
+    "DEFAULT_DB_URL",
+    "BucketSpec",
+    "Metastore",
+    "Partition",
+    "PartitionKey",
+    "PartitionList",
+    "PartitionQuery",
+    "RegistrationReport",
+    "StatlasError",
+    "TableInfo",
+    "TupleList",
 ]
 
 
@@ -53,8 +62,9 @@ class Metastore:
         bucketing: BucketSpec | None = None,
         properties: Mapping[str, Any] | None = None,
     ) -> RegistrationReport:
-        return catalog.register_table(self._ready(), name, path, data_format, partition_types,
-                                      bucketing, properties)
+        return catalog.register_table(
+            self._ready(), name, path, data_format, partition_types, bucketing, properties
+        )
 
     def table(self, name: str) -> TableInfo:
         return catalog.describe_table(self._ready(), name)

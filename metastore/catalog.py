@@ -75,10 +75,13 @@ class TableInfo:
             "name": self.name,
             "location": self.location,
             "format": self.format,
-            "columns": [{"name": c.name, "type": c.type, "nullable": c.nullable}
-                        for c in self.columns],
+            "columns": [
+                {"name": c.name, "type": c.type, "nullable": c.nullable} for c in self.columns
+            ],
             "partition_keys": [{"name": k.name, "type": str(k.type)} for k in self.partition_keys],
-            "bucketing": None if self.bucketing is None else {
+            "bucketing": None
+            if self.bucketing is None
+            else {
                 "num_buckets": self.bucketing.num_buckets,
                 "columns": list(self.bucketing.columns),
                 "sort_columns": [list(s) for s in self.bucketing.sort_columns],
@@ -178,6 +181,7 @@ def register_table(
 ) -> RegistrationReport:
     """Register the dataset at `path` as `name`, or bring an existing registration up to date:
     new partitions are added, vanished ones removed, changed fingerprints updated."""
+    name = normalise_table_name(name)
     started = time.perf_counter()
     dataset = discover(path, data_format)
     report = register_listing(engine, name, dataset, partition_types, bucketing, properties)
@@ -199,8 +203,9 @@ def register_listing(
     started = time.perf_counter()
     try:
         with write_transaction(engine) as conn:
-            report = _register(conn, name, dataset, dict(partition_types or {}), bucketing,
-                               properties)
+            report = _register(
+                conn, name, dataset, dict(partition_types or {}), bucketing, properties
+            )
     except sa_exc.IntegrityError:
         raise ConcurrentModification(
             f"table {name} was registered or changed by another writer at the same time; "
@@ -256,15 +261,19 @@ def _register(
                 "and register it again to change a key's type"
             )
     if row.location != dataset.location:
-        raise RegistrationError(
-            f"{name} is registered at {row.location}, not {dataset.location}"
-        )
+        raise RegistrationError(f"{name} is registered at {row.location}, not {dataset.location}")
     store = info.store()
     wanted_rows = {r.name: r for r in _partition_rows(dataset, keys)}
     table = store.table
     existing = conn.execute(
-        select(table.c.id, table.c.name, table.c.location, table.c.file_count,
-               table.c.total_bytes, table.c.modified_ns)
+        select(
+            table.c.id,
+            table.c.name,
+            table.c.location,
+            table.c.file_count,
+            table.c.total_bytes,
+            table.c.modified_ns,
+        )
     ).all()
     removed, changed, unchanged = [], [], 0
     for pid, pname, location, files, size, modified in existing:
@@ -272,7 +281,10 @@ def _register(
         if new is None:
             removed.append(pid)
         elif (location, files, size, modified) != (
-            new.location, new.file_count, new.total_bytes, new.modified_ns
+            new.location,
+            new.file_count,
+            new.total_bytes,
+            new.modified_ns,
         ):
             changed.append((pid, new))
         else:
@@ -285,8 +297,11 @@ def _register(
     new_columns = [(c.name, c.type, c.nullable) for c in dataset.columns]
     schema_changed = old_columns != new_columns or row.format != dataset.format
     if schema_changed:
-        session.execute(delete(CatalogColumn).where(CatalogColumn.table_id == row.id,
-                                                    CatalogColumn.kind == "data"))
+        session.execute(
+            delete(CatalogColumn).where(
+                CatalogColumn.table_id == row.id, CatalogColumn.kind == "data"
+            )
+        )
         _write_columns(session, row.id, dataset.columns, [])
         row.format = dataset.format
     if bucketing is not None or properties is not None:
@@ -295,8 +310,14 @@ def _register(
     row.updated_at = utcnow()
     session.flush()
     return RegistrationReport(
-        name, False, keys, added=len(wanted_rows), removed=len(removed), changed=len(changed),
-        unchanged=unchanged, schema_changed=schema_changed,
+        name,
+        False,
+        keys,
+        added=len(wanted_rows),
+        removed=len(removed),
+        changed=len(changed),
+        unchanged=unchanged,
+        schema_changed=schema_changed,
     )
 
 
@@ -311,8 +332,9 @@ def _check_bucketing(bucketing: BucketSpec | None, columns: Sequence[Column]) ->
             raise RegistrationError(f"bucketing names {column!r}, which is not a data column")
 
 
-def _apply_spec(row: CatalogTable, bucketing: BucketSpec | None,
-                properties: Mapping[str, Any] | None) -> None:
+def _apply_spec(
+    row: CatalogTable, bucketing: BucketSpec | None, properties: Mapping[str, Any] | None
+) -> None:
     if bucketing is not None:
         row.num_buckets = bucketing.num_buckets
         row.bucket_columns = list(bucketing.columns)
@@ -321,14 +343,31 @@ def _apply_spec(row: CatalogTable, bucketing: BucketSpec | None,
         row.properties = {**(row.properties or {}), **properties}
 
 
-def _write_columns(session: Session, table_id: int, columns: Sequence[Column],
-                   keys: Sequence[PartitionKey]) -> None:
+def _write_columns(
+    session: Session, table_id: int, columns: Sequence[Column], keys: Sequence[PartitionKey]
+) -> None:
     for position, column in enumerate(columns):
-        session.add(CatalogColumn(table_id=table_id, kind="data", position=position,
-                                  name=column.name, type=column.type, nullable=column.nullable))
+        session.add(
+            CatalogColumn(
+                table_id=table_id,
+                kind="data",
+                position=position,
+                name=column.name,
+                type=column.type,
+                nullable=column.nullable,
+            )
+        )
     for position, key in enumerate(keys):
-        session.add(CatalogColumn(table_id=table_id, kind="partition", position=position,
-                                  name=key.name, type=str(key.type), nullable=True))
+        session.add(
+            CatalogColumn(
+                table_id=table_id,
+                kind="partition",
+                position=position,
+                name=key.name,
+                type=str(key.type),
+                nullable=True,
+            )
+        )
 
 
 def _partition_rows(dataset: DiscoveredDataset, keys: Sequence[PartitionKey]) -> list[PartitionRow]:
@@ -345,9 +384,16 @@ def _partition_rows(dataset: DiscoveredDataset, keys: Sequence[PartitionKey]) ->
                 f"({_describe_keys(keys)})"
             )
         seen[values] = partition.name
-        rows.append(PartitionRow(partition.name, values, partition.location,
-                                 partition.file_count, partition.total_bytes,
-                                 partition.modified_ns))
+        rows.append(
+            PartitionRow(
+                partition.name,
+                values,
+                partition.location,
+                partition.file_count,
+                partition.total_bytes,
+                partition.modified_ns,
+            )
+        )
     return rows
 
 
@@ -358,31 +404,46 @@ def _describe_keys(keys: Sequence[PartitionKey]) -> str:
 def get_table(conn: Connection, name: str, *, count_partitions: bool = False) -> TableInfo:
     """The catalog entry of `name`; UnknownTable if there is none."""
     normalised = normalise_table_name(name)
-    row = Session(conn).scalars(
-        select(CatalogTable).where(CatalogTable.name == normalised)
-    ).one_or_none()
+    row = (
+        Session(conn)
+        .scalars(select(CatalogTable).where(CatalogTable.name == normalised))
+        .one_or_none()
+    )
     if row is None:
         raise UnknownTable(f"unknown table {name!r}")
     return _table_info(conn, row, count_partitions=count_partitions)
 
 
-def _table_info(conn: Connection, row: CatalogTable, *, count_partitions: bool = False) -> (
-    TableInfo
-):
+def _table_info(
+    conn: Connection, row: CatalogTable, *, count_partitions: bool = False
+) -> TableInfo:
     columns = conn.execute(
         select(CatalogColumn.kind, CatalogColumn.name, CatalogColumn.type, CatalogColumn.nullable)
         .where(CatalogColumn.table_id == row.id)
         .order_by(CatalogColumn.kind, CatalogColumn.position)
     ).all()
     data = tuple(Column(n, t, bool(nullable)) for kind, n, t, nullable in columns if kind == "data")
-    keys = tuple(PartitionKey(n, parse_key_type(t)) for kind, n, t, _ in columns
-                 if kind == "partition")
+    keys = tuple(
+        PartitionKey(n, parse_key_type(t)) for kind, n, t, _ in columns if kind == "partition"
+    )
     bucketing = None
     if row.num_buckets:
-        bucketing = BucketSpec(row.num_buckets, tuple(row.bucket_columns or ()),
-                               tuple((c, d) for c, d in (row.sort_columns or ())))
-    info = TableInfo(row.id, row.name, row.location, row.format, data, keys, bucketing,
-                     dict(row.properties or {}), row.version)
+        bucketing = BucketSpec(
+            row.num_buckets,
+            tuple(row.bucket_columns or ()),
+            tuple((c, d) for c, d in (row.sort_columns or ())),
+        )
+    info = TableInfo(
+        row.id,
+        row.name,
+        row.location,
+        row.format,
+        data,
+        keys,
+        bucketing,
+        dict(row.properties or {}),
+        row.version,
+    )
     if count_partitions:
         table = info.store().table
         count = conn.execute(select(func.count()).select_from(table)).scalar_one()
@@ -412,7 +473,16 @@ def drop_table(engine: Engine, name: str) -> int:
 
 
 __all__ = [
-    "BucketSpec", "PartitionKey", "RegistrationReport", "StatlasError", "TableInfo",
-    "describe_table", "drop_table", "get_table", "list_tables", "normalise_table_name",
-    "parse_partition_types", "register_table",
+    "BucketSpec",
+    "PartitionKey",
+    "RegistrationReport",
+    "StatlasError",
+    "TableInfo",
+    "describe_table",
+    "drop_table",
+    "get_table",
+    "list_tables",
+    "normalise_table_name",
+    "parse_partition_types",
+    "register_table",
 ]

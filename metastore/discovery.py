@@ -71,8 +71,11 @@ def discover(path: str, data_format: str | None = None) -> DiscoveredDataset:
 
     location = normalise_location(path)
     try:
-        filesystem, root = pafs.FileSystem.from_uri(location) if "://" in location else (
-            pafs.LocalFileSystem(), location)
+        filesystem, root = (
+            pafs.FileSystem.from_uri(location)
+            if "://" in location
+            else (pafs.LocalFileSystem(), location)
+        )
         root_info = filesystem.get_file_info(root)
     except (OSError, ValueError) as error:
         raise RegistrationError(f"cannot list {path}: {error}") from None
@@ -164,7 +167,9 @@ def key_types(
             f"(keys: {', '.join(keys) or 'none'})"
         )
     return [
-        overrides[key] if key in overrides else infer_key_type([p.raw_values[i] for p in partitions])
+        overrides[key]
+        if key in overrides
+        else infer_key_type([p.raw_values[i] for p in partitions])
         for i, key in enumerate(keys)
     ]
 
@@ -204,7 +209,9 @@ def read_schema(filesystem: object, path: str, data_format: str) -> list[Column]
 
             schema = parquet.read_schema(path, filesystem=filesystem)
     except Exception as error:  # pyarrow raises many kinds for a bad file
-        raise RegistrationError(f"cannot read the {data_format} schema of {path}: {error}") from None
+        raise RegistrationError(
+            f"cannot read the {data_format} schema of {path}: {error}"
+        ) from None
     return [Column(f.name.lower(), arrow_type_name(f.type), f.nullable) for f in schema]
 
 
@@ -215,13 +222,26 @@ def arrow_type_name(arrow_type: object) -> str:
 
     assert isinstance(arrow_type, pa.DataType)
     simple = [
-        (t.is_boolean, "boolean"), (t.is_int8, "tinyint"), (t.is_int16, "smallint"),
-        (t.is_int32, "int"), (t.is_int64, "bigint"), (t.is_uint8, "smallint"),
-        (t.is_uint16, "int"), (t.is_uint32, "bigint"), (t.is_uint64, "decimal(20,0)"),
-        (t.is_float16, "float"), (t.is_float32, "float"), (t.is_float64, "double"),
-        (t.is_string, "string"), (t.is_large_string, "string"), (t.is_binary, "binary"),
-        (t.is_large_binary, "binary"), (t.is_fixed_size_binary, "binary"),
-        (t.is_date, "date"), (t.is_timestamp, "timestamp"), (t.is_null, "void"),
+        (t.is_boolean, "boolean"),
+        (t.is_int8, "tinyint"),
+        (t.is_int16, "smallint"),
+        (t.is_int32, "int"),
+        (t.is_int64, "bigint"),
+        (t.is_uint8, "smallint"),
+        (t.is_uint16, "int"),
+        (t.is_uint32, "bigint"),
+        (t.is_uint64, "decimal(20,0)"),
+        (t.is_float16, "float"),
+        (t.is_float32, "float"),
+        (t.is_float64, "double"),
+        (t.is_string, "string"),
+        (t.is_large_string, "string"),
+        (t.is_binary, "binary"),
+        (t.is_large_binary, "binary"),
+        (t.is_fixed_size_binary, "binary"),
+        (t.is_date, "date"),
+        (t.is_timestamp, "timestamp"),
+        (t.is_null, "void"),
     ]
     if hasattr(t, "is_string_view"):
         simple += [(t.is_string_view, "string"), (t.is_binary_view, "binary")]
@@ -229,13 +249,14 @@ def arrow_type_name(arrow_type: object) -> str:
         if check(arrow_type):
             return name
     if t.is_decimal(arrow_type):
-        return f"decimal({arrow_type.precision},{arrow_type.scale})"  # type: ignore[attr-defined]
+        return f"decimal({arrow_type.precision},{arrow_type.scale})"
     if t.is_map(arrow_type):
-        return (f"map<{arrow_type_name(arrow_type.key_type)},"  # type: ignore[attr-defined]
-                f"{arrow_type_name(arrow_type.item_type)}>")  # type: ignore[attr-defined]
+        return (
+            f"map<{arrow_type_name(arrow_type.key_type)},{arrow_type_name(arrow_type.item_type)}>"
+        )
     if t.is_list(arrow_type) or t.is_large_list(arrow_type) or t.is_fixed_size_list(arrow_type):
-        return f"array<{arrow_type_name(arrow_type.value_type)}>"  # type: ignore[attr-defined]
+        return f"array<{arrow_type_name(arrow_type.value_type)}>"
     if t.is_struct(arrow_type):
-        fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]  # type: ignore[attr-defined]
+        fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
         return "struct<" + ",".join(f"{f.name}:{arrow_type_name(f.type)}" for f in fields) + ">"
     return str(arrow_type)

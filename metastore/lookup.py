@@ -41,10 +41,14 @@ class PartitionQuery:
     where: str | None = None
 
     @staticmethod
-    def of(in_lists: Mapping[str, Sequence[Any]] | None = None, tuples: Sequence[TupleList] = (),
-           where: str | None = None) -> PartitionQuery:
-        return PartitionQuery(tuple((k, v) for k, v in (in_lists or {}).items()), tuple(tuples),
-                              where)
+    def of(
+        in_lists: Mapping[str, Sequence[Any]] | None = None,
+        tuples: Sequence[TupleList] = (),
+        where: str | None = None,
+    ) -> PartitionQuery:
+        return PartitionQuery(
+            tuple((k, v) for k, v in (in_lists or {}).items()), tuple(tuples), where
+        )
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,7 @@ class PartitionList:
     def __iter__(self) -> Iterator[Partition]:
         width = len(self.keys)
         for row in self.rows:
-            yield Partition(row[0], dict(zip(self.keys, row[1:1 + width], strict=True)), row[-1])
+            yield Partition(row[0], dict(zip(self.keys, row[1 : 1 + width], strict=True)), row[-1])
 
     def names(self) -> list[str]:
         return sorted(row[0] for row in self.rows)
@@ -80,9 +84,12 @@ class PartitionList:
             "table": self.table,
             "count": len(ordered),
             "partitions": [
-                {"values": {k: json_value(v) for k, v in zip(self.keys, r[1:1 + width],
-                                                              strict=True)},
-                 "location": r[-1]}
+                {
+                    "values": {
+                        k: json_value(v) for k, v in zip(self.keys, r[1 : 1 + width], strict=True)
+                    },
+                    "location": r[-1],
+                }
                 for r in ordered
             ],
         }
@@ -106,9 +113,9 @@ def run_lookup(conn: Connection, info: TableInfo, query: PartitionQuery) -> Part
     return PartitionList(info.name, tuple(info.key_names), rows)
 
 
-def build_predicate(dialect: str, info: TableInfo, query: PartitionQuery) -> (
-    ColumnElement[bool] | None
-):
+def build_predicate(
+    dialect: str, info: TableInfo, query: PartitionQuery
+) -> ColumnElement[bool] | None:
     """Validate and coerce every value of `query`, and build its predicate."""
     store = info.store()
     parts: list[ColumnElement[bool]] = []
@@ -132,13 +139,20 @@ def build_predicate(dialect: str, info: TableInfo, query: PartitionQuery) -> (
                     f"tuple {number} has {len(row)} values, expected {len(keys)} "
                     f"({', '.join(keys)})"
                 )
-            rows[tuple(_coerce(t, k, v) for (_, t), k, v in zip(columns_types, keys, row,
-                                                                strict=True))] = None
-        parts.append(tuples_in(dialect, [c for c, _ in columns_types],
-                               [t for _, t in columns_types], list(rows)))
+            rows[
+                tuple(
+                    _coerce(t, k, v) for (_, t), k, v in zip(columns_types, keys, row, strict=True)
+                )
+            ] = None
+        parts.append(
+            tuples_in(
+                dialect, [c for c, _ in columns_types], [t for _, t in columns_types], list(rows)
+            )
+        )
     if query.where is not None:
-        parts.append(where_predicate(query.where, store, dialect,
-                                     frozenset(c.name for c in info.columns)))
+        parts.append(
+            where_predicate(query.where, store, dialect, frozenset(c.name for c in info.columns))
+        )
     if not parts:
         return None
     return and_(*parts) if len(parts) > 1 else parts[0]

@@ -51,14 +51,18 @@ def head_revision() -> str | None:
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
-def include_object(obj: Any, name: str | None, type_: str, reflected: bool,
-                   compare_to: Any) -> bool:
+def include_object(
+    obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any
+) -> bool:
     """Leave each table's own partitions table (and its indexes) out of Alembic's view."""
     if type_ == "table" and name and name.startswith(PARTITION_TABLE_PREFIX):
         return False
     table = getattr(obj, "table", None)
-    return not (type_ in ("index", "unique_constraint") and table is not None
-                and table.name.startswith(PARTITION_TABLE_PREFIX))
+    return not (
+        type_ in ("index", "unique_constraint")
+        and table is not None
+        and table.name.startswith(PARTITION_TABLE_PREFIX)
+    )
 
 
 def drift(engine: Engine) -> list[Any]:
@@ -66,8 +70,11 @@ def drift(engine: Engine) -> list[Any]:
     with read_transaction(engine) as conn:
         context = MigrationContext.configure(
             conn,
-            opts={"include_object": include_object, "compare_type": True,
-                  "render_as_batch": conn.dialect.name == "sqlite"},
+            opts={
+                "include_object": include_object,
+                "compare_type": True,
+                "render_as_batch": conn.dialect.name == "sqlite",
+            },
         )
         return list(compare_metadata(context, Base.metadata))
 

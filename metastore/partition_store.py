@@ -85,7 +85,8 @@ def sql_type(key_type: KeyType) -> TypeEngine[Any]:
         "bigint": BigInteger(),
         "date": Date(),
         "timestamp": DateTime(),
-        "string": Text(),
+        # byte order, as Spark and Hive compare strings, whatever the database's locale
+        "string": Text().with_variant(Text(collation="C"), "postgresql"),
         "boolean": Boolean(),
     }
     return simple[key_type.name]
@@ -120,9 +121,9 @@ class PartitionStore:
         return self.table.c[f"k{position}"], self.key_types[position]
 
 
-def partition_store(table_id: int, key_names: Sequence[str], key_types: Sequence[KeyType]) -> (
-    PartitionStore
-):
+def partition_store(
+    table_id: int, key_names: Sequence[str], key_types: Sequence[KeyType]
+) -> PartitionStore:
     """Describe (not create) the partitions table of catalog table `table_id`."""
     metadata = MetaData()
     key_columns = [Column(f"k{i}", sql_type(t)) for i, t in enumerate(key_types)]
@@ -180,8 +181,14 @@ def insert_rows(conn: Connection, store: PartitionStore, rows: Sequence[Partitio
         if conn.dialect.name == "postgresql":
             buffer = io.StringIO()
             for row in rows:
-                fields = [row.name, *map(_pg_copy_value, row.values), row.location,
-                          row.file_count, row.total_bytes, row.modified_ns]
+                fields = [
+                    row.name,
+                    *map(_pg_copy_value, row.values),
+                    row.location,
+                    row.file_count,
+                    row.total_bytes,
+                    row.modified_ns,
+                ]
                 buffer.write("\t".join(_copy_field(f) for f in fields))
                 buffer.write("\n")
             buffer.seek(0)
@@ -190,12 +197,20 @@ def insert_rows(conn: Connection, store: PartitionStore, rows: Sequence[Partitio
             placeholders = ", ".join("?" * len(columns))
             cursor.executemany(
                 f"INSERT INTO {store.table.name} ({', '.join(columns)}) VALUES ({placeholders})",
-                (
-                    (row.name, *(_sqlite_value(v, t) for v, t in zip(row.values, store.key_types,
-                                                                     strict=True)),
-                     row.location, row.file_count, row.total_bytes, row.modified_ns)
+                [
+                    (
+                        row.name,
+                        *(
+                            _sqlite_value(v, t)
+                            for v, t in zip(row.values, store.key_types, strict=True)
+                        ),
+                        row.location,
+                        row.file_count,
+                        row.total_bytes,
+                        row.modified_ns,
+                    )
                     for row in rows
-                ),
+                ],
             )
     finally:
         cursor.close()
@@ -206,11 +221,17 @@ def delete_ids(conn: Connection, store: PartitionStore, ids: Sequence[int]) -> N
         conn.execute(store.table.delete().where(id_in(conn, store.table.c.id, ids)))
 
 
-def update_fingerprints(conn: Connection, store: PartitionStore, rows: Iterable[tuple[int,
-                        PartitionRow]]) -> None:
+def update_fingerprints(
+    conn: Connection, store: PartitionStore, rows: Iterable[tuple[int, PartitionRow]]
+) -> None:
     params = [
-        {"pid": pid, "location": r.location, "file_count": r.file_count,
-         "total_bytes": r.total_bytes, "modified_ns": r.modified_ns}
+        {
+            "pid": pid,
+            "location": r.location,
+            "file_count": r.file_count,
+            "total_bytes": r.total_bytes,
+            "modified_ns": r.modified_ns,
+        }
         for pid, r in rows
     ]
     if params:
@@ -241,7 +262,9 @@ def value_in(
     if present:
         if dialect == "postgresql":
             literal = _pg_array_literal(present, key_type)
-            clauses.append(column == any_(cast(bindparam(None, literal, Text), _pg_array(key_type))))
+            clauses.append(
+                column == any_(cast(bindparam(None, literal, Text), _pg_array(key_type)))
+            )
         else:
             document = json.dumps([_sqlite_value(v, key_type) for v in present])
             each = func.json_each(bindparam(None, document, Text)).table_valued("value")
@@ -285,8 +308,10 @@ def _row_values_in(
     target = tuple_(*[columns[i] for i in positions])
     if dialect == "postgresql":
         arrays = [
-            cast(bindparam(None, _pg_array_literal([r[i] for r in rows], key_types[i]), Text),
-                 _pg_array(key_types[i]))
+            cast(
+                bindparam(None, _pg_array_literal([r[i] for r in rows], key_types[i]), Text),
+                _pg_array(key_types[i]),
+            )
             for i in positions
         ]
         names = [f"c{i}" for i in positions]
@@ -299,7 +324,7 @@ def _row_values_in(
 
 
 def _pg_array(key_type: KeyType) -> ARRAY[Any]:
-    base = sql_type(key_type)
+    base = Text() if key_type.name == "string" else sql_type(key_type)
     return ARRAY(base)
 
 

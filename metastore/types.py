@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -203,7 +204,7 @@ def _parse_boolean(key_type: KeyType, text: str) -> bool:
     return lowered == "true"
 
 
-_PARSERS: dict[str, Any] = {
+_PARSERS: dict[str, Callable[[KeyType, str], KeyValue]] = {
     "int": _parse_integer,
     "bigint": _parse_integer,
     "decimal": _parse_decimal,

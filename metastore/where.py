@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import sqlglot
-from sqlalchemy import ColumnElement, Column, and_, false, not_, or_
+from sqlalchemy import BindParameter, Column, ColumnElement, and_, bindparam, false, not_, or_
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
@@ -31,8 +31,12 @@ _COMPARISONS: dict[type[exp.Expression], Callable[[Any, Any], Any]] = {
     exp.LTE: operator.le,
 }
 _FLIPPED: dict[type[exp.Expression], type[exp.Expression]] = {
-    exp.EQ: exp.EQ, exp.NEQ: exp.NEQ, exp.GT: exp.LT, exp.GTE: exp.LTE,
-    exp.LT: exp.GT, exp.LTE: exp.GTE,
+    exp.EQ: exp.EQ,
+    exp.NEQ: exp.NEQ,
+    exp.GT: exp.LT,
+    exp.GTE: exp.LTE,
+    exp.LT: exp.GT,
+    exp.LTE: exp.GTE,
 }
 
 
@@ -40,10 +44,12 @@ def parse_where(text: str) -> exp.Expression:
     if not text.strip():
         raise InvalidLookup("--where is empty")
     try:
-        return sqlglot.condition(text, dialect="spark")
+        parsed = sqlglot.condition(text, dialect="spark")
     except SqlglotError as error:
         first = str(error).splitlines()[0] if str(error) else "syntax error"
         raise InvalidLookup(f"cannot parse --where {text!r}: {first}") from None
+    assert isinstance(parsed, exp.Expression)
+    return parsed
 
 
 def where_predicate(
@@ -53,9 +59,16 @@ def where_predicate(
     return _Translator(store, dialect, data_columns, text).visit(parse_where(text))
 
 
+def _bind(column: Column[Any], value: KeyValue) -> BindParameter[Any]:
+    """A bound value of the column's type (booleans included, which SQLAlchemy would
+    otherwise only allow with = and IS)."""
+    return bindparam(None, value, column.type)
+
+
 class _Translator:
-    def __init__(self, store: PartitionStore, dialect: str, data_columns: frozenset[str],
-                 text: str) -> None:
+    def __init__(
+        self, store: PartitionStore, dialect: str, data_columns: frozenset[str], text: str
+    ) -> None:
         self.store = store
         self.dialect = dialect
         self.data_columns = data_columns
@@ -88,7 +101,7 @@ class _Translator:
             value = self.literal(right, key_type)
             if value is None:
                 return false()  # comparing with NULL is never true
-            result: ColumnElement[bool] = _COMPARISONS[kind](column, value)
+            result: ColumnElement[bool] = _COMPARISONS[kind](column, _bind(column, value))
             return result
         if isinstance(node, exp.Between):
             column, key_type = self.key(node.this)
@@ -96,7 +109,7 @@ class _Translator:
             high = self.literal(node.args["high"], key_type)
             if low is None or high is None:
                 return false()
-            return and_(column >= low, column <= high)
+            return and_(column >= _bind(column, low), column <= _bind(column, high))
         if isinstance(node, exp.In):
             if node.args.get("query") is not None:
                 raise self.unsupported(node)

@@ -37,45 +37,62 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    db_help = "metastore database URL (default: $STATLAS_DB_URL, else sqlite:///statlas.db)"
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--db", metavar="URL",
-                        help="metastore database URL (default: $STATLAS_DB_URL or "
-                             "sqlite:///statlas.db)")
+    # SUPPRESS: a --db given before the command is not reset by the command's own default
+    common.add_argument("--db", metavar="URL", default=argparse.SUPPRESS, help=db_help)
     parser = argparse.ArgumentParser(
-        prog="statlas", parents=[common],
+        prog="statlas",
         description="Mergeable per-partition statistics and partition lookups for data lakes.",
     )
+    parser.add_argument("--db", metavar="URL", default=None, help=db_help)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
 
     db = commands.add_parser("db", help="manage the metastore schema").add_subparsers(
-        title="db commands", metavar="COMMAND")
+        title="db commands", metavar="COMMAND"
+    )
     upgrade = db.add_parser("upgrade", parents=[common], help="create or upgrade the schema")
     upgrade.add_argument("--revision", default="head", help="target revision (default: head)")
     upgrade.set_defaults(handler=cmd_db_upgrade)
     db.add_parser("current", parents=[common], help="print the schema revision").set_defaults(
-        handler=cmd_db_current)
+        handler=cmd_db_current
+    )
 
     table = commands.add_parser("table", help="register, list, show and drop tables")
     tables = table.add_subparsers(title="table commands", metavar="COMMAND")
     register = tables.add_parser(
-        "register", parents=[common],
+        "register",
+        parents=[common],
         help="register a dataset directory (or refresh its partitions)",
         description="Discover key=value partitions under --path, infer key types, read the "
-                    "schema, and record every partition with its fingerprint. Run again to "
-                    "add new partitions and remove vanished ones.")
+        "schema, and record every partition with its fingerprint. Run again to "
+        "add new partitions and remove vanished ones.",
+    )
     register.add_argument("name")
     register.add_argument("--path", required=True, help="dataset directory or URI")
-    register.add_argument("--format", choices=["parquet", "orc"],
-                          help="data format (default: from the file names, else parquet)")
-    register.add_argument("--partition-types", metavar="KEY:TYPE,...",
-                          help="key types instead of inferred ones: int, bigint, "
-                               "decimal(p,s), date, timestamp, string, boolean")
+    register.add_argument(
+        "--format",
+        choices=["parquet", "orc"],
+        help="data format (default: from the file names, else parquet)",
+    )
+    register.add_argument(
+        "--partition-types",
+        metavar="KEY:TYPE,...",
+        help="key types instead of inferred ones: int, bigint, "
+        "decimal(p,s), date, timestamp, string, boolean",
+    )
     register.add_argument("--bucket-by", metavar="COL,...", help="bucketing columns")
     register.add_argument("--buckets", type=int, metavar="N", help="number of buckets")
-    register.add_argument("--sort-by", metavar="COL[:asc|desc],...",
-                          help="sort columns within buckets")
-    register.add_argument("--property", action="append", default=[], metavar="KEY=VALUE",
-                          help="a table property (repeatable)")
+    register.add_argument(
+        "--sort-by", metavar="COL[:asc|desc],...", help="sort columns within buckets"
+    )
+    register.add_argument(
+        "--property",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a table property (repeatable)",
+    )
     register.add_argument("--json", action="store_true", help="print the report as JSON")
     register.set_defaults(handler=cmd_table_register)
 
@@ -91,20 +108,40 @@ def build_parser() -> argparse.ArgumentParser:
     drop.set_defaults(handler=cmd_table_drop)
 
     partitions = commands.add_parser(
-        "partitions", parents=[common], help="look up partitions by key values",
+        "partitions",
+        parents=[common],
+        help="look up partitions by key values",
         description="All partitions of NAME matching every condition given: per-key IN "
-                    "lists, exact multi-key tuples, and a --where expression on keys. "
-                    "__HIVE_DEFAULT_PARTITION__ (or null in a tuple) matches the default "
-                    "partition.")
+        "lists, exact multi-key tuples, and a --where expression on keys. "
+        "__HIVE_DEFAULT_PARTITION__ (or null in a tuple) matches the default "
+        "partition.",
+    )
     partitions.add_argument("name")
-    partitions.add_argument("--in", dest="in_lists", action="append", default=[],
-                            metavar="KEY=V1,V2,...", help="values of one key (repeatable)")
-    partitions.add_argument("--in-file", action="append", default=[], metavar="KEY=PATH",
-                            help="values of one key, one per line ('-' for stdin)")
-    partitions.add_argument("--tuples", action="append", default=[], metavar="KEY1,KEY2=PATH",
-                            help="exact (KEY1, KEY2) IN (...) rows, one JSON array per line")
-    partitions.add_argument("--where", metavar="EXPR",
-                            help="SQL condition on keys, e.g. \"dt >= '2024-01-01'\"")
+    partitions.add_argument(
+        "--in",
+        dest="in_lists",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2,...",
+        help="values of one key (repeatable)",
+    )
+    partitions.add_argument(
+        "--in-file",
+        action="append",
+        default=[],
+        metavar="KEY=PATH",
+        help="values of one key, one per line ('-' for stdin)",
+    )
+    partitions.add_argument(
+        "--tuples",
+        action="append",
+        default=[],
+        metavar="KEY1,KEY2=PATH",
+        help="exact (KEY1, KEY2) IN (...) rows, one JSON array per line",
+    )
+    partitions.add_argument(
+        "--where", metavar="EXPR", help="SQL condition on keys, e.g. \"dt >= '2024-01-01'\""
+    )
     partitions.add_argument("--json", action="store_true", help="print JSON")
     partitions.set_defaults(handler=cmd_partitions)
     return parser
@@ -158,17 +195,23 @@ def _bucket_spec(args: argparse.Namespace) -> BucketSpec | None:
 def cmd_table_register(args: argparse.Namespace, settings: Settings) -> int:
     properties = dict(_key_value_pair(p, "--property") for p in args.property) or None
     report = _metastore(settings).register_table(
-        args.name, args.path, args.format, parse_partition_types(args.partition_types),
-        _bucket_spec(args), properties,
+        args.name,
+        args.path,
+        args.format,
+        parse_partition_types(args.partition_types),
+        _bucket_spec(args),
+        properties,
     )
     if args.json:
         _print_json(report.as_json())
         return 0
     keys = ", ".join(f"{k.name}:{k.type}" for k in report.partition_keys) or "none"
     verb = "registered" if report.created else "refreshed"
-    print(f"{verb} {report.table}: {report.partitions} partitions ({report.added} added, "
-          f"{report.removed} removed, {report.changed} changed), keys {keys}"
-          + (", schema changed" if report.schema_changed else ""))
+    print(
+        f"{verb} {report.table}: {report.partitions} partitions ({report.added} added, "
+        f"{report.removed} removed, {report.changed} changed), keys {keys}"
+        + (", schema changed" if report.schema_changed else "")
+    )
     return 0
 
 
@@ -179,8 +222,10 @@ def cmd_table_list(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     for info in tables:
         keys = ",".join(info.key_names) or "-"
-        print(f"{info.name}\t{info.format}\t{info.partition_count} partitions\tkeys {keys}\t"
-              f"{info.location}")
+        print(
+            f"{info.name}\t{info.format}\t{info.partition_count} partitions\tkeys {keys}\t"
+            f"{info.location}"
+        )
     return 0
 
 
@@ -194,20 +239,27 @@ def cmd_table_show(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _describe(info: TableInfo) -> str:
-    lines = [f"Table:      {info.name}", f"Location:   {info.location}",
-             f"Format:     {info.format}", f"Partitions: {info.partition_count}"]
-    width = max([len(c.name) for c in info.columns] + [len(k.name) for k in
-                info.partition_keys] + [4])
+    lines = [
+        f"Table:      {info.name}",
+        f"Location:   {info.location}",
+        f"Format:     {info.format}",
+        f"Partitions: {info.partition_count}",
+    ]
+    width = max(
+        [len(c.name) for c in info.columns] + [len(k.name) for k in info.partition_keys] + [4]
+    )
     lines.append("Partition keys:" if info.partition_keys else "Partition keys: none")
     lines += [f"  {k.name:<{width}}  {k.type}" for k in info.partition_keys]
     lines.append("Columns:")
-    lines += [f"  {c.name:<{width}}  {c.type}{'' if c.nullable else ' not null'}"
-              for c in info.columns]
+    lines += [
+        f"  {c.name:<{width}}  {c.type}{'' if c.nullable else ' not null'}" for c in info.columns
+    ]
     if info.bucketing:
         sort = ", ".join(f"{c} {d}" for c, d in info.bucketing.sort_columns)
-        lines.append(f"Bucketing:  {info.bucketing.num_buckets} buckets by "
-                     f"{', '.join(info.bucketing.columns)}" + (f", sorted by {sort}" if sort
-                                                              else ""))
+        lines.append(
+            f"Bucketing:  {info.bucketing.num_buckets} buckets by "
+            f"{', '.join(info.bucketing.columns)}" + (f", sorted by {sort}" if sort else "")
+        )
     for key, value in sorted(info.properties.items()):
         lines.append(f"Property:   {key}={value}")
     return "\n".join(lines)
@@ -223,7 +275,7 @@ def partition_query(args: argparse.Namespace) -> PartitionQuery:
     in_lists: list[tuple[str, Sequence[Any]]] = []
     for item in args.in_lists:
         key, values = _key_value_pair(item, "--in")
-        in_lists.append((key, [v for v in values.split(",")] if values else []))
+        in_lists.append((key, values.split(",") if values else []))
     for item in args.in_file:
         key, path = _key_value_pair(item, "--in-file")
         values_from_file = read_value_file(path)

@@ -20,6 +20,7 @@ class Settings:
         """Command-line values win over STATLAS_DB_URL / STATLAS_SPARK_MASTER, then defaults."""
         return Settings(
             db_url=db_url or os.environ.get("STATLAS_DB_URL") or DEFAULT_DB_URL,
-            spark_master=spark_master or os.environ.get("STATLAS_SPARK_MASTER")
+            spark_master=spark_master
+            or os.environ.get("STATLAS_SPARK_MASTER")
             or DEFAULT_SPARK_MASTER,
         )

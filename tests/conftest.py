@@ -66,8 +66,10 @@ def postgres_schema() -> Iterator[str]:
         admin.dispose()
 
 
-BACKENDS = [pytest.param("sqlite", id="sqlite"),
-            pytest.param("postgres", id="postgres", marks=pytest.mark.postgres)]
+BACKENDS = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -93,8 +95,12 @@ def metastore(db_url: str) -> Iterator[Metastore]:
     ms.dispose()
 
 
-def write_partitions(root: Path, keys: Sequence[str], rows: Sequence[Sequence[str | None]],
-                     data_format: str = "parquet") -> Path:
+def write_partitions(
+    root: Path,
+    keys: Sequence[str],
+    rows: Sequence[Sequence[str | None]],
+    data_format: str = "parquet",
+) -> Path:
     """A Hive-style dataset under root: one small data file per partition. Raw values are
     escaped as Hive does; None is the default partition."""
     import pyarrow as pa

@@ -18,20 +18,32 @@ from tests.conftest import write_partitions
 
 
 def test_register_infers_types_and_schema(metastore: Metastore, tmp_path: Path) -> None:
-    root = write_partitions(tmp_path / "sales", ["dt", "region", "hour"], [
-        ["2024-01-01", "emea", "1"], ["2024-01-01", "apac", "02"], ["2024-01-02", "emea", None],
-    ])
+    root = write_partitions(
+        tmp_path / "sales",
+        ["dt", "region", "hour"],
+        [
+            ["2024-01-01", "emea", "1"],
+            ["2024-01-01", "apac", "02"],
+            ["2024-01-02", "emea", None],
+        ],
+    )
     report = metastore.register_table("Sales", str(root))
     assert report.created and report.added == 3
     assert [(k.name, str(k.type)) for k in report.partition_keys] == [
-        ("dt", "date"), ("region", "string"), ("hour", "int")]
+        ("dt", "date"),
+        ("region", "string"),
+        ("hour", "int"),
+    ]
     info = metastore.table("sales")
     assert info.partition_count == 3
     assert [(c.name, c.type) for c in info.columns] == [("id", "bigint"), ("label", "string")]
     assert info.location == str(root)
     values = {p.name: p.values for p in metastore.partitions("sales")}
     assert values["dt=2024-01-01/region=apac/hour=02"] == {
-        "dt": dt.date(2024, 1, 1), "region": "apac", "hour": 2}
+        "dt": dt.date(2024, 1, 1),
+        "region": "apac",
+        "hour": 2,
+    }
     assert values["dt=2024-01-02/region=emea/hour=__HIVE_DEFAULT_PARTITION__"]["hour"] is None
 
 
@@ -54,21 +66,21 @@ def test_reregistering_adds_removes_and_updates(metastore: Metastore, tmp_path: 
 
 def test_partition_type_override_and_decimal(metastore: Metastore, tmp_path: Path) -> None:
     root = write_partitions(tmp_path / "t", ["code", "price"], [["007", "1.5"], ["8", "2"]])
-    metastore.register_table("t", str(root),
-                             partition_types=parse_partition_types("code:string,price:decimal(6,2)"))
+    metastore.register_table(
+        "t", str(root), partition_types=parse_partition_types("code:string,price:decimal(6,2)")
+    )
     values = sorted((p.values["code"], p.values["price"]) for p in metastore.partitions("t"))
     assert values == [("007", Decimal("1.50")), ("8", Decimal("2.00"))]
     with pytest.raises(RegistrationError, match="is registered as string, not int"):
         metastore.register_table("t", str(root), partition_types=parse_partition_types("code:int"))
 
 
-def test_override_that_does_not_parse_writes_nothing(metastore: Metastore, tmp_path: Path) -> (
-    None
-):
+def test_override_that_does_not_parse_writes_nothing(metastore: Metastore, tmp_path: Path) -> None:
     root = write_partitions(tmp_path / "t", ["dt"], [["2024-01-01"], ["soon"]])
     with pytest.raises(RegistrationError, match="'soon' is not a valid date for key dt"):
-        metastore.register_table("t", str(root), partition_types={"dt": parse_partition_types(
-            "dt:date")["dt"]})
+        metastore.register_table(
+            "t", str(root), partition_types={"dt": parse_partition_types("dt:date")["dt"]}
+        )
     assert metastore.tables() == []
 
 
@@ -77,8 +89,9 @@ def test_clashing_typed_values_are_refused(metastore: Metastore, tmp_path: Path)
     with pytest.raises(RegistrationError, match="same typed values"):
         metastore.register_table("t", str(root))
     assert metastore.tables() == []
-    assert not [t for t in inspect(metastore.engine).get_table_names()
-                if t.startswith("partitions_")]
+    assert not [
+        t for t in inspect(metastore.engine).get_table_names() if t.startswith("partitions_")
+    ]
 
 
 def test_layout_errors(metastore: Metastore, tmp_path: Path) -> None:
@@ -132,8 +145,12 @@ def test_escaped_and_non_ascii_values_round_trip(metastore: Metastore, tmp_path:
 
 def test_bucketing_properties_show_list_drop(metastore: Metastore, tmp_path: Path) -> None:
     root = write_partitions(tmp_path / "t", ["dt"], [["2024-01-01"]])
-    metastore.register_table("db1.t", str(root), bucketing=BucketSpec(8, ("id",), (("id",
-                             "asc"),)), properties={"owner": "data-eng"})
+    metastore.register_table(
+        "db1.t",
+        str(root),
+        bucketing=BucketSpec(8, ("id",), (("id", "asc"),)),
+        properties={"owner": "data-eng"},
+    )
     info = metastore.table("DB1.T")
     assert info.bucketing == BucketSpec(8, ("id",), (("id", "asc"),))
     assert info.properties == {"owner": "data-eng"}
@@ -178,4 +195,5 @@ def test_wide_decimal_needs_postgres_on_sqlite(metastore: Metastore, tmp_path: P
     else:
         metastore.register_table("t", str(root), partition_types=types)
         assert [p.values["d"] for p in metastore.partitions("t", {"d": ["1.5"]})] == [
-            Decimal("1.50")]
+            Decimal("1.50")
+        ]

@@ -28,11 +28,17 @@ def test_default_partition_is_null() -> None:
     assert split_partition_component("DT=1") == ("dt", "1")
 
 
-@given(st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"),
-               max_size=30))
+@given(
+    st.text(
+        alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"),
+        max_size=30,
+    )
+)
 def test_round_trip(value: str) -> None:
     escaped = escape_path_name(value)
     assert "/" not in escaped and "=" not in escaped
     assert unescape_path_name(escaped) == value
     assert split_partition_component(partition_name(["k"], [value])) == (
-        "k", None if value == DEFAULT_PARTITION_NAME else value)
+        "k",
+        None if value == DEFAULT_PARTITION_NAME else value,
+    )

@@ -33,29 +33,35 @@ def test_no_condition_lists_everything(sales: Metastore) -> None:
 
 
 def test_per_key_lists_are_a_conjunction(sales: Metastore) -> None:
-    assert names(sales, in_lists={"dt": ["2024-01-01", "2024-01-03", "2030-01-01"],
-                                  "region": ["emea"]}) == [
-        "dt=2024-01-01/region=emea", "dt=2024-01-03/region=emea"]
+    assert names(
+        sales, in_lists={"dt": ["2024-01-01", "2024-01-03", "2030-01-01"], "region": ["emea"]}
+    ) == ["dt=2024-01-01/region=emea", "dt=2024-01-03/region=emea"]
     assert names(sales, in_lists={"DT": [dt.date(2024, 1, 2)]}) == [
-        "dt=2024-01-02/region=amer", "dt=2024-01-02/region=apac", "dt=2024-01-02/region=emea"]
+        "dt=2024-01-02/region=amer",
+        "dt=2024-01-02/region=apac",
+        "dt=2024-01-02/region=emea",
+    ]
 
 
 def test_null_in_a_list_matches_the_default_partition(sales: Metastore) -> None:
-    assert names(sales, in_lists={"dt": [None]}) == [
-        "dt=__HIVE_DEFAULT_PARTITION__/region=emea"]
-    assert names(sales, in_lists={"region": ["__HIVE_DEFAULT_PARTITION__", "amer"],
-                                  "dt": ["2024-01-01"]}) == [
-        "dt=2024-01-01/region=__HIVE_DEFAULT_PARTITION__", "dt=2024-01-01/region=amer"]
+    assert names(sales, in_lists={"dt": [None]}) == ["dt=__HIVE_DEFAULT_PARTITION__/region=emea"]
+    assert names(
+        sales, in_lists={"region": ["__HIVE_DEFAULT_PARTITION__", "amer"], "dt": ["2024-01-01"]}
+    ) == ["dt=2024-01-01/region=__HIVE_DEFAULT_PARTITION__", "dt=2024-01-01/region=amer"]
 
 
 def test_tuples_do_not_over_select_the_cross_product(sales: Metastore) -> None:
     rows = [["2024-01-01", "emea"], ["2024-01-02", "apac"], [None, "emea"], ["2024-01-09", "x"]]
     assert names(sales, tuples=[TupleList(("dt", "region"), rows)]) == [
-        "dt=2024-01-01/region=emea", "dt=2024-01-02/region=apac",
-        "dt=__HIVE_DEFAULT_PARTITION__/region=emea"]
+        "dt=2024-01-01/region=emea",
+        "dt=2024-01-02/region=apac",
+        "dt=__HIVE_DEFAULT_PARTITION__/region=emea",
+    ]
     # the per-key lists of the same values select the cross product: 4 partitions, not 2
-    assert len(names(sales, in_lists={"dt": ["2024-01-01", "2024-01-02"],
-                                      "region": ["emea", "apac"]})) == 4
+    assert (
+        len(names(sales, in_lists={"dt": ["2024-01-01", "2024-01-02"], "region": ["emea", "apac"]}))
+        == 4
+    )
     reversed_keys = [TupleList(("region", "dt"), [["apac", "2024-01-02"]])]
     assert names(sales, tuples=reversed_keys) == ["dt=2024-01-02/region=apac"]
 
@@ -80,17 +86,22 @@ def test_where(sales: Metastore, where: str, expected: int) -> None:
 
 def test_where_combines_with_lists(sales: Metastore) -> None:
     assert names(sales, in_lists={"region": ["emea"]}, where="dt >= '2024-01-02'") == [
-        "dt=2024-01-02/region=emea", "dt=2024-01-03/region=emea"]
+        "dt=2024-01-02/region=emea",
+        "dt=2024-01-03/region=emea",
+    ]
 
 
 def test_values_are_coerced_to_the_key_type(metastore: Metastore, tmp_path: Path) -> None:
     write_partitions(tmp_path / "t", ["n", "flag"], [["1", "true"], ["2", "false"]])
     from metastore.catalog import parse_partition_types
 
-    metastore.register_table("t", str(tmp_path / "t"),
-                             partition_types=parse_partition_types("flag:boolean"))
-    assert metastore.partitions("t", {"n": ["01", 2]}).names() == ["n=1/flag=true",
-                                                                    "n=2/flag=false"]
+    metastore.register_table(
+        "t", str(tmp_path / "t"), partition_types=parse_partition_types("flag:boolean")
+    )
+    assert metastore.partitions("t", {"n": ["01", 2]}).names() == [
+        "n=1/flag=true",
+        "n=2/flag=false",
+    ]
     assert metastore.partitions("t", {"flag": [False]}).names() == ["n=2/flag=false"]
     assert len(metastore.partitions("t", where="n >= '02'")) == 1
     with pytest.raises(InvalidValue, match="'1.5' is not a valid int for key n"):
@@ -106,10 +117,16 @@ def test_values_are_coerced_to_the_key_type(metastore: Metastore, tmp_path: Path
         ({"in_lists": {"nope": ["1"]}}, UnknownColumn, "unknown partition key 'nope'"),
         ({"in_lists": {"id": ["1"]}}, InvalidLookup, "data column"),
         ({"in_lists": {"dt": []}}, InvalidLookup, "empty value list"),
-        ({"tuples": [TupleList(("dt", "region"), [["2024-01-01"]])]}, InvalidLookup,
-         "has 1 values, expected 2"),
-        ({"tuples": [TupleList(("dt", "dt"), [["2024-01-01", "2024-01-01"]])]}, InvalidLookup,
-         "repeat"),
+        (
+            {"tuples": [TupleList(("dt", "region"), [["2024-01-01"]])]},
+            InvalidLookup,
+            "has 1 values, expected 2",
+        ),
+        (
+            {"tuples": [TupleList(("dt", "dt"), [["2024-01-01", "2024-01-01"]])]},
+            InvalidLookup,
+            "repeat",
+        ),
         ({"tuples": [TupleList(("dt", "region"), [])]}, InvalidLookup, "empty tuple list"),
         ({"where": "dt >="}, InvalidLookup, "cannot parse --where"),
         ({"where": "upper(region) = 'EMEA'"}, InvalidLookup, "unsupported in --where"),
@@ -120,8 +137,9 @@ def test_values_are_coerced_to_the_key_type(metastore: Metastore, tmp_path: Path
         ({"where": "  "}, InvalidLookup, "--where is empty"),
     ],
 )
-def test_bad_input(sales: Metastore, kwargs: dict[str, object], error: type[Exception],
-                   message: str) -> None:
+def test_bad_input(
+    sales: Metastore, kwargs: dict[str, object], error: type[Exception], message: str
+) -> None:
     with pytest.raises(error, match=message) as raised:
         sales.partitions("sales", **kwargs)  # type: ignore[arg-type]
     assert "\n" not in str(raised.value)

@@ -10,8 +10,9 @@ import pytest
 from metastore.errors import InvalidValue
 from metastore.types import KeyType, format_value, infer_key_type, json_value, parse_key_type
 
-INT, BIGINT, DATE, TS, STRING, BOOL = (KeyType(n) for n in
-                                       ("int", "bigint", "date", "timestamp", "string", "boolean"))
+INT, BIGINT, DATE, TS, STRING, BOOL = (
+    KeyType(n) for n in ("int", "bigint", "date", "timestamp", "string", "boolean")
+)
 
 
 def test_int_accepts_leading_zeros_and_signs() -> None:

@@ -48,8 +48,10 @@ def upgrade() -> None:
         sa.Column("type", sa.Text(), nullable=False),
         sa.Column("nullable", sa.Boolean(), nullable=False),
         sa.ForeignKeyConstraint(
-            ["table_id"], ["catalog_tables.id"],
-            name=op.f("fk_catalog_columns_table_id_catalog_tables"), ondelete="CASCADE",
+            ["table_id"],
+            ["catalog_tables.id"],
+            name=op.f("fk_catalog_columns_table_id_catalog_tables"),
+            ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_catalog_columns")),
         sa.UniqueConstraint("table_id", "name", name=op.f("uq_catalog_columns_table_id_name")),
