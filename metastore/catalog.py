@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, func, select
+from sqlalchemy import Connection, Engine, delete, func, select, true
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session
 
@@ -20,7 +21,7 @@ from metastore.discovery import (
     key_types,
     typed_values,
 )
-from metastore.engine import read_transaction, write_transaction
+from metastore.engine import run_read, run_write
 from metastore.errors import (
     ConcurrentModification,
     InvalidValue,
@@ -202,10 +203,12 @@ def register_listing(
     name = normalise_table_name(name)
     started = time.perf_counter()
     try:
-        with write_transaction(engine) as conn:
-            report = _register(
+        report = run_write(
+            engine,
+            lambda conn: _register(
                 conn, name, dataset, dict(partition_types or {}), bucketing, properties
-            )
+            ),
+        )
     except sa_exc.IntegrityError:
         raise ConcurrentModification(
             f"table {name} was registered or changed by another writer at the same time; "
@@ -246,7 +249,7 @@ def _register(
         partition_store.create_indexes(conn, store)
         return RegistrationReport(name, True, keys, added=len(rows))
 
-    info = _table_info(conn, row)
+    info = get_table(conn, name)
     keys = list(info.partition_keys)
     if [k.name for k in keys] != dataset.keys:
         raise RegistrationError(
@@ -402,74 +405,91 @@ def _describe_keys(keys: Sequence[PartitionKey]) -> str:
 
 
 def get_table(conn: Connection, name: str, *, count_partitions: bool = False) -> TableInfo:
-    """The catalog entry of `name`; UnknownTable if there is none."""
+    """The catalog entry of `name` (one query); UnknownTable if there is none."""
     normalised = normalise_table_name(name)
-    row = (
-        Session(conn)
-        .scalars(select(CatalogTable).where(CatalogTable.name == normalised))
-        .one_or_none()
-    )
-    if row is None:
+    found = _load_tables(conn, CatalogTable.__table__.c.name == normalised, count_partitions)
+    if not found:
         raise UnknownTable(f"unknown table {name!r}")
-    return _table_info(conn, row, count_partitions=count_partitions)
+    return found[0]
 
 
-def _table_info(
-    conn: Connection, row: CatalogTable, *, count_partitions: bool = False
-) -> TableInfo:
-    columns = conn.execute(
-        select(CatalogColumn.kind, CatalogColumn.name, CatalogColumn.type, CatalogColumn.nullable)
-        .where(CatalogColumn.table_id == row.id)
-        .order_by(CatalogColumn.kind, CatalogColumn.position)
-    ).all()
-    data = tuple(Column(n, t, bool(nullable)) for kind, n, t, nullable in columns if kind == "data")
-    keys = tuple(
-        PartitionKey(n, parse_key_type(t)) for kind, n, t, _ in columns if kind == "partition"
-    )
-    bucketing = None
-    if row.num_buckets:
-        bucketing = BucketSpec(
-            row.num_buckets,
-            tuple(row.bucket_columns or ()),
-            tuple((c, d) for c, d in (row.sort_columns or ())),
+def _load_tables(conn: Connection, where: Any, count_partitions: bool) -> list[TableInfo]:
+    """Tables with their columns and keys, from one joined query."""
+    t, c = CatalogTable.__table__.c, CatalogColumn.__table__.c  # Core: no ORM compile step
+    rows = conn.execute(
+        select(
+            t.id,
+            t.name,
+            t.location,
+            t.format,
+            t.num_buckets,
+            t.bucket_columns,
+            t.sort_columns,
+            t.properties,
+            t.version,
+            c.kind,
+            c.name.label("column_name"),
+            c.type,
+            c.nullable,
         )
-    info = TableInfo(
-        row.id,
-        row.name,
-        row.location,
-        row.format,
-        data,
-        keys,
-        bucketing,
-        dict(row.properties or {}),
-        row.version,
-    )
-    if count_partitions:
-        table = info.store().table
-        count = conn.execute(select(func.count()).select_from(table)).scalar_one()
-        info = TableInfo(**{**info.__dict__, "partition_count": count})
-    return info
+        .select_from(CatalogTable.__table__.outerjoin(CatalogColumn.__table__, c.table_id == t.id))
+        .where(where)
+        .order_by(t.name, c.kind, c.position)
+    ).all()
+    tables: dict[int, tuple[Any, list[Column], list[PartitionKey]]] = {}
+    for row in rows:
+        _, data, keys = tables.setdefault(row.id, (row, [], []))
+        if row.kind == "data":
+            data.append(Column(row.column_name, row.type, bool(row.nullable)))
+        elif row.kind == "partition":
+            keys.append(PartitionKey(row.column_name, parse_key_type(row.type)))
+    result = []
+    for row, data, keys in tables.values():
+        bucketing = None
+        if row.num_buckets:
+            bucketing = BucketSpec(
+                row.num_buckets,
+                tuple(row.bucket_columns or ()),
+                tuple((col, direction) for col, direction in (row.sort_columns or ())),
+            )
+        info = TableInfo(
+            row.id,
+            row.name,
+            row.location,
+            row.format,
+            tuple(data),
+            tuple(keys),
+            bucketing,
+            dict(row.properties or {}),
+            row.version,
+        )
+        if count_partitions:
+            table = info.store().table
+            count = conn.execute(select(func.count()).select_from(table)).scalar_one()
+            info = dataclasses.replace(info, partition_count=count)
+        result.append(info)
+    return result
 
 
 def describe_table(engine: Engine, name: str) -> TableInfo:
-    with read_transaction(engine) as conn:
-        return get_table(conn, name, count_partitions=True)
+    return run_read(engine, lambda conn: get_table(conn, name, count_partitions=True))
 
 
 def list_tables(engine: Engine) -> list[TableInfo]:
-    with read_transaction(engine) as conn:
-        rows = Session(conn).scalars(select(CatalogTable).order_by(CatalogTable.name)).all()
-        return [_table_info(conn, row, count_partitions=True) for row in rows]
+    return run_read(engine, lambda conn: _load_tables(conn, true(), count_partitions=True))
 
 
 def drop_table(engine: Engine, name: str) -> int:
     """Drop `name` and its partitions; returns how many partitions it had."""
-    with write_transaction(engine) as conn:
+
+    def drop(conn: Connection) -> int:
         info = get_table(conn, name, count_partitions=True)
         partition_store.drop(conn, info.id)
         conn.execute(delete(CatalogColumn).where(CatalogColumn.table_id == info.id))
         conn.execute(delete(CatalogTable).where(CatalogTable.id == info.id))
         return info.partition_count
+
+    return run_write(engine, drop)
 
 
 __all__ = [

@@ -8,14 +8,16 @@ one transaction, as they are on PostgreSQL.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 
 from metastore.errors import MetastoreUnavailable, StatlasError
+
+T = TypeVar("T")
 
 DEFAULT_DB_URL = "sqlite:///statlas.db"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -34,7 +36,8 @@ def make_engine(url: str) -> Engine:
         return engine
     if backend == "postgresql":
         connect_args: dict[str, Any] = {"connect_timeout": 5}
-        return create_engine(parsed, pool_pre_ping=True, connect_args=connect_args)
+        # no pre-ping round trip per checkout: run_read/run_write replace a dead connection
+        return create_engine(parsed, connect_args=connect_args)
     raise StatlasError(f"unsupported database {backend!r}: use sqlite:/// or postgresql://")
 
 
@@ -55,10 +58,43 @@ def _configure_sqlite(engine: Engine) -> None:
         conn.exec_driver_sql(f"BEGIN {mode}".strip())
 
 
+def run_write(engine: Engine, work: Callable[[Connection], T]) -> T:
+    """Run `work` as one all-or-nothing transaction. On SQLite the write lock is taken up
+    front (BEGIN IMMEDIATE) so two writers queue instead of failing on a lock upgrade. A
+    connection found dead (a database restart) is replaced and the work run again: the
+    failed attempt was rolled back with its connection, so nothing is applied twice."""
+    return _run(engine, work, write=True)
+
+
+def run_read(engine: Engine, work: Callable[[Connection], T]) -> T:
+    """Run read-only `work`; on PostgreSQL each statement runs on its own (autocommit), which
+    saves the round trips of BEGIN and COMMIT on every lookup."""
+    return _run(engine, work, write=False)
+
+
+def _run(engine: Engine, work: Callable[[Connection], T], *, write: bool) -> T:
+    for attempt in (1, 2):
+        try:
+            with engine.connect() as conn:
+                if engine.dialect.name == "sqlite" and write:
+                    conn = conn.execution_options(sqlite_begin="IMMEDIATE")
+                elif engine.dialect.name == "postgresql" and not write:
+                    conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+                with conn.begin():
+                    return work(conn)
+        except sa_exc.DBAPIError as error:
+            if error.connection_invalidated and attempt == 1:
+                continue
+            translated = translate(engine, error)
+            if translated is error:
+                raise
+            raise translated from error
+    raise AssertionError("unreachable")
+
+
 @contextlib.contextmanager
 def write_transaction(engine: Engine) -> Iterator[Connection]:
-    """One all-or-nothing write. On SQLite it takes the write lock up front (BEGIN
-    IMMEDIATE), so two writers queue instead of failing on a lock upgrade."""
+    """A write transaction as a context (no retry: for work that cannot be re-run)."""
     with translate_errors(engine), engine.connect() as conn:
         if engine.dialect.name == "sqlite":
             conn = conn.execution_options(sqlite_begin="IMMEDIATE")
@@ -84,13 +120,19 @@ def translate_errors(engine: Engine) -> Iterator[None]:
     try:
         yield
     except (sa_exc.OperationalError, sa_exc.InterfaceError) as error:
-        if isinstance(error, sa_exc.DBAPIError) and (
-            error.connection_invalidated or _is_connection_error(error)
-        ):
-            raise MetastoreUnavailable(
-                f"cannot reach the metastore at {describe(engine)}: {_first_line(error.orig)}"
-            ) from error
-        raise StatlasError(f"database error: {_first_line(error.orig)}") from error
+        raise translate(engine, error) from error
+
+
+def translate(engine: Engine, error: sa_exc.DBAPIError) -> Exception:
+    """The project's error for a database error: MetastoreUnavailable when the database
+    cannot be reached; IntegrityError and the like are returned as they are."""
+    if error.connection_invalidated or _is_connection_error(error):
+        return MetastoreUnavailable(
+            f"cannot reach the metastore at {describe(engine)}: {_first_line(error.orig)}"
+        )
+    if isinstance(error, sa_exc.OperationalError | sa_exc.InterfaceError):
+        return StatlasError(f"database error: {_first_line(error.orig)}")
+    return error
 
 
 def _is_connection_error(error: sa_exc.DBAPIError) -> bool:

@@ -16,12 +16,11 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, Engine, and_, select
 
 from metastore.catalog import TableInfo, get_table
-from metastore.engine import read_transaction
+from metastore.engine import run_read
 from metastore.errors import InvalidLookup, InvalidValue, UnknownColumn
 from metastore.hive_paths import DEFAULT_PARTITION_NAME
 from metastore.partition_store import tuples_in, value_in
 from metastore.types import KeyType, KeyValue, json_value
-from metastore.where import where_predicate
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,7 @@ class PartitionList:
 
     table: str
     keys: tuple[str, ...]
-    rows: list[tuple[Any, ...]] = field(repr=False)
+    rows: Sequence[Any] = field(repr=False)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -97,9 +96,7 @@ class PartitionList:
 
 def lookup_partitions(engine: Engine, table: str, query: PartitionQuery) -> PartitionList:
     """All partitions of `table` that satisfy `query` (all of them for an empty query)."""
-    with read_transaction(engine) as conn:
-        info = get_table(conn, table)
-        return run_lookup(conn, info, query)
+    return run_read(engine, lambda conn: run_lookup(conn, get_table(conn, table), query))
 
 
 def run_lookup(conn: Connection, info: TableInfo, query: PartitionQuery) -> PartitionList:
@@ -109,7 +106,7 @@ def run_lookup(conn: Connection, info: TableInfo, query: PartitionQuery) -> Part
     statement = select(table.c.name, *store.key_columns, table.c.location)
     if predicate is not None:
         statement = statement.where(predicate)
-    rows = [tuple(r) for r in conn.execute(statement)]
+    rows = conn.execute(statement).all()
     return PartitionList(info.name, tuple(info.key_names), rows)
 
 
@@ -123,7 +120,7 @@ def build_predicate(
         column, key_type = store.column_of(_key(info, key))
         if not values:
             raise InvalidLookup(f"empty value list for key {key}")
-        coerced = [_coerce(key_type, key, v) for v in values]
+        coerced = _coerce_many(key_type, key, values)
         parts.append(value_in(dialect, column, key_type, list(dict.fromkeys(coerced))))
     for tuple_list in query.tuples:
         keys = [_key(info, k) for k in tuple_list.keys]
@@ -132,24 +129,26 @@ def build_predicate(
         if not tuple_list.rows:
             raise InvalidLookup(f"empty tuple list for keys {', '.join(keys)}")
         columns_types = [store.column_of(k) for k in keys]
-        rows: dict[tuple[KeyValue, ...], None] = {}
         for number, row in enumerate(tuple_list.rows, start=1):
             if len(row) != len(keys):
                 raise InvalidLookup(
                     f"tuple {number} has {len(row)} values, expected {len(keys)} "
                     f"({', '.join(keys)})"
                 )
-            rows[
-                tuple(
-                    _coerce(t, k, v) for (_, t), k, v in zip(columns_types, keys, row, strict=True)
-                )
-            ] = None
+        # coerce column by column (one bulk pass per key), then back to distinct rows
+        columns = [
+            _coerce_many(key_type, key, [row[i] for row in tuple_list.rows])
+            for i, ((_, key_type), key) in enumerate(zip(columns_types, keys, strict=True))
+        ]
+        rows = dict.fromkeys(zip(*columns, strict=True))
         parts.append(
             tuples_in(
                 dialect, [c for c, _ in columns_types], [t for _, t in columns_types], list(rows)
             )
         )
     if query.where is not None:
+        from metastore.where import where_predicate  # sqlglot loads only when needed
+
         parts.append(
             where_predicate(query.where, store, dialect, frozenset(c.name for c in info.columns))
         )
@@ -171,6 +170,15 @@ def _key(info: TableInfo, key: str) -> str:
         f"unknown partition key {key!r} of table {info.name} "
         f"(keys: {', '.join(info.key_names) or 'none'})"
     )
+
+
+def _coerce_many(key_type: KeyType, key: str, values: Sequence[Any]) -> list[KeyValue]:
+    if DEFAULT_PARTITION_NAME in values:
+        values = [None if v == DEFAULT_PARTITION_NAME else v for v in values]
+    try:
+        return key_type.coerce_many(values)
+    except InvalidValue as error:
+        raise InvalidValue(f"{error} for key {key}") from None
 
 
 def _coerce(key_type: KeyType, key: str, value: Any) -> KeyValue:

@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.autogenerate import compare_metadata
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, Engine, inspect
+from sqlalchemy import Connection, Engine, inspect, text
 
 import migrations
-from metastore.engine import read_transaction, write_transaction
+from metastore.engine import read_transaction, run_read, write_transaction
 from metastore.errors import SchemaNotInitialised
-from metastore.models import Base
+from metastore.models import SCHEMA_REVISION, Base
 from metastore.partition_store import PARTITION_TABLE_PREFIX
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+# Alembic is imported only by the functions that change or compare the schema, so that
+# everyday commands do not pay for loading it.
 VERSION_TABLE = "alembic_version"
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(Path(migrations.__file__).parent))
     if connection is not None:
@@ -31,23 +33,36 @@ def alembic_config(connection: Connection | None = None) -> Config:
 
 def upgrade(engine: Engine, revision: str = "head") -> str | None:
     """Bring the schema to `revision` in one transaction; returns the new revision."""
+    from alembic import command
+
     with write_transaction(engine) as conn:
         command.upgrade(alembic_config(conn), revision)
     return current_revision(engine)
 
 
 def downgrade(engine: Engine, revision: str) -> str | None:
+    from alembic import command
+
     with write_transaction(engine) as conn:
         command.downgrade(alembic_config(conn), revision)
     return current_revision(engine)
 
 
 def current_revision(engine: Engine) -> str | None:
-    with read_transaction(engine) as conn:
-        return MigrationContext.configure(conn).get_current_revision()
+    """The revision recorded in the database's alembic_version table (None if absent)."""
+
+    def read(conn: Connection) -> str | None:
+        if not inspect(conn).has_table(VERSION_TABLE):
+            return None
+        revision = conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar()
+        return None if revision is None else str(revision)
+
+    return run_read(engine, read)
 
 
 def head_revision() -> str | None:
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
@@ -67,6 +82,9 @@ def include_object(
 
 def drift(engine: Engine) -> list[Any]:
     """The differences autogenerate finds between the models and the database (none wanted)."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
     with read_transaction(engine) as conn:
         context = MigrationContext.configure(
             conn,
@@ -84,7 +102,7 @@ def ensure_schema(engine: Engine) -> None:
     created on first use, as Spark's embedded Derby metastore is; anything else must be
     upgraded explicitly with `statlas db upgrade`."""
     current = current_revision(engine)
-    if current == head_revision():
+    if current == SCHEMA_REVISION:
         return
     if current is None and engine.dialect.name == "sqlite":
         with read_transaction(engine) as conn:
@@ -93,6 +111,6 @@ def ensure_schema(engine: Engine) -> None:
             upgrade(engine)
             return
     raise SchemaNotInitialised(
-        f"the metastore schema is at {current or 'nothing'}, not {head_revision()}: "
+        f"the metastore schema is at {current or 'nothing'}, not {SCHEMA_REVISION}: "
         "run 'statlas db upgrade'"
     )

@@ -14,6 +14,9 @@ from sqlalchemy import JSON, DateTime, ForeignKey, Integer, MetaData, String, Te
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+# The Alembic revision these models describe (tests check it is the head of migrations/).
+SCHEMA_REVISION = "0001"
+
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",

@@ -266,7 +266,7 @@ def value_in(
                 column == any_(cast(bindparam(None, literal, Text), _pg_array(key_type)))
             )
         else:
-            document = json.dumps([_sqlite_value(v, key_type) for v in present])
+            document = json.dumps(_sqlite_values(present, key_type))
             each = func.json_each(bindparam(None, document, Text)).table_valued("value")
             clauses.append(column.in_(select(each.c.value)))
     if len(present) < len(values):
@@ -317,7 +317,8 @@ def _row_values_in(
         names = [f"c{i}" for i in positions]
         unnested = func.unnest(*arrays).table_valued(*names).render_derived()
         return target.in_(select(*[unnested.c[n] for n in names]))
-    document = json.dumps([[_sqlite_value(r[i], key_types[i]) for i in positions] for r in rows])
+    encoded = [_sqlite_values([r[i] for r in rows], key_types[i]) for i in positions]
+    document = json.dumps(list(zip(*encoded, strict=True)))
     each = func.json_each(bindparam(None, document, Text)).table_valued("value")
     extracted = [func.json_extract(each.c.value, f"$[{j}]") for j in range(len(positions))]
     return target.in_(select(*extracted))
@@ -329,21 +330,22 @@ def _pg_array(key_type: KeyType) -> ARRAY[Any]:
 
 
 def _pg_array_literal(values: Sequence[KeyValue], key_type: KeyType) -> str:
-    if key_type.name in ("int", "bigint"):
-        return "{" + ",".join(map(str, values)) + "}"
+    """An array literal for CAST(... AS type[]); NULLs are never passed here."""
+    if key_type.name in ("int", "bigint", "date", "decimal"):
+        return "{" + ",".join(map(str, values)) + "}"  # no character that needs quoting
+    if key_type.name == "boolean":
+        return "{" + ",".join("t" if v else "f" for v in values) + "}"
+    if key_type.name == "timestamp":
+        return '{"' + '","'.join(map(str, values)) + '"}'
     return "{" + ",".join(_pg_array_element(v) for v in values) + "}"
 
 
+_ARRAY_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"'})
+
+
 def _pg_array_element(value: KeyValue) -> str:
-    if isinstance(value, bool):
-        return "t" if value else "f"
-    if isinstance(value, dt.datetime):
-        text = value.isoformat(sep=" ")
-    elif isinstance(value, dt.date | Decimal | int):
-        text = str(value)
-    else:
-        text = str(value)
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A quoted element of an array literal (strings: backslash and quote escaped)."""
+    return '"' + str(value).translate(_ARRAY_ESCAPES) + '"'
 
 
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
@@ -364,6 +366,15 @@ def _pg_copy_value(value: KeyValue) -> Any:
     if isinstance(value, dt.date | Decimal):
         return str(value)
     return value
+
+
+def _sqlite_values(values: Sequence[KeyValue], key_type: KeyType) -> list[Any]:
+    """_sqlite_value over a list of non-NULL values, in bulk where the type allows."""
+    if key_type.name in ("int", "bigint", "string"):
+        return list(values)
+    if key_type.name == "date":
+        return list(map(str, values))
+    return [_sqlite_value(v, key_type) for v in values]
 
 
 def _sqlite_value(value: KeyValue, key_type: KeyType) -> Any:

@@ -47,3 +47,9 @@ def test_postgres_without_schema_asks_for_upgrade(pg_url: str) -> None:
     with pytest.raises(SchemaNotInitialised, match="statlas db upgrade"):
         ms.tables()
     ms.dispose()
+
+
+def test_models_name_the_head_revision() -> None:
+    from metastore.models import SCHEMA_REVISION
+
+    assert migrate.head_revision() == SCHEMA_REVISION
