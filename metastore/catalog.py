@@ -247,6 +247,7 @@ def _register(
         partition_store.create(conn, store)
         partition_store.insert_rows(conn, store, rows)
         partition_store.create_indexes(conn, store)
+        partition_store.analyze(conn, store)
         return RegistrationReport(name, True, keys, added=len(rows))
 
     info = get_table(conn, name)
@@ -295,6 +296,8 @@ def _register(
     partition_store.delete_ids(conn, store, removed)
     partition_store.update_fingerprints(conn, store, changed)
     partition_store.insert_rows(conn, store, list(wanted_rows.values()))
+    if removed or changed or wanted_rows:
+        partition_store.analyze(conn, store)
 
     old_columns = [(c.name, c.type, c.nullable) for c in info.columns]
     new_columns = [(c.name, c.type, c.nullable) for c in dataset.columns]

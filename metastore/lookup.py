@@ -8,7 +8,7 @@ in text) matches the default partition. `--where` follows SQL's three-valued log
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from metastore.catalog import TableInfo, get_table
 from metastore.engine import run_read
 from metastore.errors import InvalidLookup, InvalidValue, UnknownColumn
 from metastore.hive_paths import DEFAULT_PARTITION_NAME
-from metastore.partition_store import tuples_in, value_in
+from metastore.partition_store import raw_column, raw_decoder, tuples_in, value_in
 from metastore.types import KeyType, KeyValue, json_value
 
 
@@ -59,25 +59,33 @@ class Partition:
 
 @dataclass
 class PartitionList:
-    """The answer of a lookup: rows of (name, key values..., location), decoded on demand."""
+    """The answer of a lookup: rows of (name, key values..., location) as the database
+    returned them, decoded to typed values only when they are read."""
 
     table: str
     keys: tuple[str, ...]
     rows: Sequence[Any] = field(repr=False)
+    decoders: tuple[Callable[[Any], KeyValue] | None, ...] = ()
 
     def __len__(self) -> int:
         return len(self.rows)
 
+    def _values(self, row: Any) -> list[KeyValue]:
+        raw = row[1 : 1 + len(self.keys)]
+        if not self.decoders:
+            return list(raw)
+        return [
+            v if d is None or v is None else d(v) for d, v in zip(self.decoders, raw, strict=True)
+        ]
+
     def __iter__(self) -> Iterator[Partition]:
-        width = len(self.keys)
         for row in self.rows:
-            yield Partition(row[0], dict(zip(self.keys, row[1 : 1 + width], strict=True)), row[-1])
+            yield Partition(row[0], dict(zip(self.keys, self._values(row), strict=True)), row[-1])
 
     def names(self) -> list[str]:
         return sorted(row[0] for row in self.rows)
 
     def as_json(self) -> dict[str, Any]:
-        width = len(self.keys)
         ordered = sorted(self.rows, key=lambda r: r[0])
         return {
             "table": self.table,
@@ -85,7 +93,7 @@ class PartitionList:
             "partitions": [
                 {
                     "values": {
-                        k: json_value(v) for k, v in zip(self.keys, r[1 : 1 + width], strict=True)
+                        k: json_value(v) for k, v in zip(self.keys, self._values(r), strict=True)
                     },
                     "location": r[-1],
                 }
@@ -103,11 +111,23 @@ def run_lookup(conn: Connection, info: TableInfo, query: PartitionQuery) -> Part
     store = info.store()
     predicate = build_predicate(conn.dialect.name, info, query)
     table = store.table
-    statement = select(table.c.name, *store.key_columns, table.c.location)
+    dialect = conn.dialect.name
+    keys = [
+        raw_column(dialect, column, key_type)
+        for column, key_type in zip(store.key_columns, store.key_types, strict=True)
+    ]
+    decoders = tuple(raw_decoder(dialect, t) for t in store.key_types)
+    statement = select(table.c.name, *keys, table.c.location)
     if predicate is not None:
         statement = statement.where(predicate)
-    rows = conn.execute(statement).all()
-    return PartitionList(info.name, tuple(info.key_names), rows)
+    result = conn.execute(statement)
+    # every selected column comes back from the driver as it should be read (raw_column),
+    # so take the driver's tuples rather than build a Row per partition
+    rows = result.cursor.fetchall()
+    result.close()
+    if not any(decoders):
+        decoders = ()
+    return PartitionList(info.name, tuple(info.key_names), rows, decoders)
 
 
 def build_predicate(

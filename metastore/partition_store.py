@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -45,15 +45,18 @@ from sqlalchemy import (
     or_,
     select,
     tuple_,
+    type_coerce,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.schema import CreateTable
-from sqlalchemy.types import TypeEngine
+from sqlalchemy.types import NullType, TypeEngine
 
 from metastore.errors import RegistrationError
 from metastore.types import KeyType, KeyValue
 
 SQLITE_MAX_DECIMAL_PRECISION = 18
+SQLITE_ANALYSIS_LIMIT = 2000
+SQLITE_TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 PARTITION_TABLE_PREFIX = "partitions_"
 
 
@@ -74,6 +77,47 @@ class ScaledDecimal(TypeDecorator[Decimal]):
         return None if value is None else Decimal(int(value)).scaleb(-self.scale)
 
 
+class SQLiteDate(TypeDecorator[dt.date]):
+    """A date on SQLite as ISO text in a TEXT column. SQLite gives a DATE column NUMERIC
+    affinity, and with it the planner stops using the key index for IN lists of JSON
+    values; TEXT affinity compares them as they are."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: dt.date | None, dialect: Any) -> str | None:
+        return None if value is None else value.isoformat()
+
+    def process_result_value(self, value: Any, dialect: Any) -> dt.date | None:
+        return None if value is None else dt.date.fromisoformat(value)
+
+
+class SQLiteTimestamp(TypeDecorator[dt.datetime]):
+    """A timestamp on SQLite as fixed-width text (microseconds always), TEXT affinity."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: dt.datetime | None, dialect: Any) -> str | None:
+        return None if value is None else value.strftime(SQLITE_TIMESTAMP_FORMAT)
+
+    def process_result_value(self, value: Any, dialect: Any) -> dt.datetime | None:
+        return None if value is None else dt.datetime.fromisoformat(value)
+
+
+class SQLiteBoolean(TypeDecorator[bool]):
+    """A boolean on SQLite as 0/1 in an INTEGER column (BOOLEAN has NUMERIC affinity)."""
+
+    impl = Integer
+    cache_ok = True
+
+    def process_bind_param(self, value: bool | None, dialect: Any) -> int | None:
+        return None if value is None else int(value)
+
+    def process_result_value(self, value: Any, dialect: Any) -> bool | None:
+        return None if value is None else bool(value)
+
+
 def sql_type(key_type: KeyType) -> TypeEngine[Any]:
     """The SQL column type of a partition key type, on both databases."""
     if key_type.name == "decimal":
@@ -83,11 +127,11 @@ def sql_type(key_type: KeyType) -> TypeEngine[Any]:
     simple: dict[str, TypeEngine[Any]] = {
         "int": Integer(),
         "bigint": BigInteger(),
-        "date": Date(),
-        "timestamp": DateTime(),
+        "date": Date().with_variant(SQLiteDate(), "sqlite"),
+        "timestamp": DateTime().with_variant(SQLiteTimestamp(), "sqlite"),
         # byte order, as Spark and Hive compare strings, whatever the database's locale
         "string": Text().with_variant(Text(collation="C"), "postgresql"),
-        "boolean": Boolean(),
+        "boolean": Boolean().with_variant(SQLiteBoolean(), "sqlite"),
     }
     return simple[key_type.name]
 
@@ -162,6 +206,15 @@ def create(conn: Connection, store: PartitionStore) -> None:
 def create_indexes(conn: Connection, store: PartitionStore) -> None:
     for index in store.table.indexes:
         index.create(conn)
+
+
+def analyze(conn: Connection, store: PartitionStore) -> None:
+    """Refresh the planner's statistics of the partitions table after a bulk change, so that
+    tuple lookups probe the key index instead of scanning (both databases plan IN-lists
+    from these figures). SQLite samples at most SQLITE_ANALYSIS_LIMIT rows per index."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql(f"PRAGMA analysis_limit = {SQLITE_ANALYSIS_LIMIT}")
+    conn.exec_driver_sql(f"ANALYZE {store.table.name}")
 
 
 def drop(conn: Connection, table_id: int) -> None:
@@ -283,8 +336,11 @@ def tuples_in(
     """`(c1, c2, ...) IN rows` exactly (no cross product), rows grouped by where they hold
     NULL so that every group is one row-value IN over one bound parameter per column."""
     groups: dict[tuple[bool, ...], list[tuple[KeyValue, ...]]] = {}
-    for row in rows:
-        groups.setdefault(tuple(v is None for v in row), []).append(row)
+    if not any(None in row for row in rows):
+        groups[(False,) * len(columns)] = list(rows)
+    else:
+        for row in rows:
+            groups.setdefault(tuple(v is None for v in row), []).append(row)
     clauses: list[ColumnElement[bool]] = []
     for nulls, group in groups.items():
         positions = [i for i, is_null in enumerate(nulls) if not is_null]
@@ -368,6 +424,30 @@ def _pg_copy_value(value: KeyValue) -> Any:
     return value
 
 
+def raw_column(dialect: str, column: Column[Any], key_type: KeyType) -> ColumnElement[Any]:
+    """The column as the driver returns it, skipping SQLAlchemy's per-row conversion where
+    it is not free (SQLite's text dates and scaled decimals); see raw_decoder."""
+    if raw_decoder(dialect, key_type) is None:
+        return column
+    return type_coerce(column, NullType()).label(column.name)
+
+
+def raw_decoder(dialect: str, key_type: KeyType) -> Callable[[Any], KeyValue] | None:
+    """How to turn a value selected by raw_column into a typed value (None: it already is)."""
+    if dialect != "sqlite":
+        return None
+    if key_type.name == "date":
+        return dt.date.fromisoformat
+    if key_type.name == "timestamp":
+        return dt.datetime.fromisoformat
+    if key_type.name == "boolean":
+        return bool
+    if key_type.name == "decimal":
+        scale = key_type.scale
+        return lambda raw: Decimal(int(raw)).scaleb(-scale)
+    return None
+
+
 def _sqlite_values(values: Sequence[KeyValue], key_type: KeyType) -> list[Any]:
     """_sqlite_value over a list of non-NULL values, in bulk where the type allows."""
     if key_type.name in ("int", "bigint", "string"):
@@ -384,7 +464,7 @@ def _sqlite_value(value: KeyValue, key_type: KeyType) -> Any:
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, dt.datetime):
-        return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+        return value.strftime(SQLITE_TIMESTAMP_FORMAT)
     if isinstance(value, dt.date):
         return value.isoformat()
     if isinstance(value, Decimal):

@@ -1,4 +1,4 @@
-"""Settings shared by every command: where the metastore is and where Spark runs."""
+"""Settings shared by every command: where the metastore is."""
 
 from __future__ import annotations
 
@@ -7,20 +7,12 @@ from dataclasses import dataclass
 
 from metastore.engine import DEFAULT_DB_URL
 
-DEFAULT_SPARK_MASTER = "local[*]"
-
 
 @dataclass(frozen=True)
 class Settings:
     db_url: str
-    spark_master: str
 
     @staticmethod
-    def load(db_url: str | None = None, spark_master: str | None = None) -> Settings:
-        """Command-line values win over STATLAS_DB_URL / STATLAS_SPARK_MASTER, then defaults."""
-        return Settings(
-            db_url=db_url or os.environ.get("STATLAS_DB_URL") or DEFAULT_DB_URL,
-            spark_master=spark_master
-            or os.environ.get("STATLAS_SPARK_MASTER")
-            or DEFAULT_SPARK_MASTER,
-        )
+    def load(db_url: str | None = None) -> Settings:
+        """--db wins over STATLAS_DB_URL, which wins over ./statlas.db (embedded SQLite)."""
+        return Settings(db_url=db_url or os.environ.get("STATLAS_DB_URL") or DEFAULT_DB_URL)
