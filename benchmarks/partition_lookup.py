@@ -225,6 +225,25 @@ class Bare:
         self.conn.close()
 
 
+def settle(backend: str, url: str) -> None:
+    """Let the bulk loads of both tables settle before timing, so that neither side meets
+    autovacuum (PostgreSQL) or a WAL checkpoint (SQLite) in the middle of a lookup."""
+    if backend == "postgres":
+        params = make_url(url).translate_connect_args(username="user", database="dbname")
+        conn = psycopg2.connect(**params, options=f"-csearch_path={SCHEMA}")
+        conn.autocommit = True
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT 'partitions_' || id FROM catalog_tables WHERE name = '{TABLE}'")
+            (partitions_table,) = cur.fetchone()
+            for table in (partitions_table, "bare"):
+                cur.execute(f"VACUUM (ANALYZE) {table}")
+        conn.close()
+    else:
+        conn_sqlite = sqlite3.connect(make_url(url).database or "")
+        conn_sqlite.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn_sqlite.close()
+
+
 def timed(function: Callable[[], int]) -> tuple[float, int]:
     started = time.perf_counter()
     count = function()
@@ -263,6 +282,7 @@ def bench_backend(
     registration = report.seconds["writing"]
     print(f"[{backend}] registered in {registration:.1f} s; loading the bare table ...", flush=True)
     bare = Bare(backend, url, listing)
+    settle(backend, url)
     rows: list[dict[str, Any]] = [
         {
             "backend": backend,

@@ -26,7 +26,6 @@ from metastore.errors import (
     ConcurrentModification,
     InvalidValue,
     RegistrationError,
-    StatlasError,
     UnknownTable,
 )
 from metastore.models import CatalogColumn, CatalogTable, utcnow
@@ -494,18 +493,3 @@ def drop_table(engine: Engine, name: str) -> int:
 
     return run_write(engine, drop)
 
-
-__all__ = [
-    "BucketSpec",
-    "PartitionKey",
-    "RegistrationReport",
-    "StatlasError",
-    "TableInfo",
-    "describe_table",
-    "drop_table",
-    "get_table",
-    "list_tables",
-    "normalise_table_name",
-    "parse_partition_types",
-    "register_table",
-]
