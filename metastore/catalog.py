@@ -351,28 +351,21 @@ def _apply_spec(
 def _write_columns(
     session: Session, table_id: int, columns: Sequence[Column], keys: Sequence[PartitionKey]
 ) -> None:
-    for position, column in enumerate(columns):
+    rows = [("data", c.name, c.type, c.nullable) for c in columns]
+    rows += [("partition", k.name, str(k.type), True) for k in keys]
+    positions = {"data": 0, "partition": 0}
+    for kind, name, type_name, nullable in rows:
         session.add(
             CatalogColumn(
                 table_id=table_id,
-                kind="data",
-                position=position,
-                name=column.name,
-                type=column.type,
-                nullable=column.nullable,
+                kind=kind,
+                position=positions[kind],
+                name=name,
+                type=type_name,
+                nullable=nullable,
             )
         )
-    for position, key in enumerate(keys):
-        session.add(
-            CatalogColumn(
-                table_id=table_id,
-                kind="partition",
-                position=position,
-                name=key.name,
-                type=str(key.type),
-                nullable=True,
-            )
-        )
+        positions[kind] += 1
 
 
 def _partition_rows(dataset: DiscoveredDataset, keys: Sequence[PartitionKey]) -> list[PartitionRow]:
@@ -492,4 +485,3 @@ def drop_table(engine: Engine, name: str) -> int:
         return info.partition_count
 
     return run_write(engine, drop)
-

@@ -75,19 +75,26 @@ def same(a: KeyValue, b: KeyValue) -> bool:
 
 
 counter = itertools.count()
+HYPOTHESIS = {
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+}
 
 
-@settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+def fresh_table(
+    ms: Metastore, prefix: str, types: list[KeyType], rows: list[tuple[KeyValue, ...]]
+) -> tuple[str, list[str]]:
+    """Register the example as a table of its own; returns its name and key names."""
+    name = f"{prefix}{next(counter)}"
+    register(ms, name, types, rows)
+    return name, [f"k{i}x" for i in range(len(types))]
+
+
+@settings(max_examples=40, **HYPOTHESIS)
 @given(table=tables(), data=st.data())
 def test_lookups_equal_brute_force(metastore: Metastore, table: Any, data: st.DataObject) -> None:
     types, rows = table
-    name = f"p{next(counter)}"
-    register(metastore, name, types, rows)
-    keys = [f"k{i}x" for i in range(len(types))]
+    name, keys = fresh_table(metastore, "p", types, rows)
 
     # per-key IN lists: some registered values, some random (mostly absent) ones, maybe NULL
     chosen_keys = data.draw(st.lists(st.sampled_from(range(len(keys))), unique=True, max_size=3))
@@ -130,17 +137,11 @@ def test_lookups_equal_brute_force(metastore: Metastore, table: Any, data: st.Da
         assert any(all(same(a, b) for a, b in zip(row, g, strict=True)) for g in got)
 
 
-@settings(
-    max_examples=30,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@settings(max_examples=30, **HYPOTHESIS)
 @given(table=tables(), data=st.data())
 def test_ranges_equal_brute_force(metastore: Metastore, table: Any, data: st.DataObject) -> None:
     types, rows = table
-    name = f"r{next(counter)}"
-    register(metastore, name, types, rows)
-    keys = [f"k{i}x" for i in range(len(types))]
+    name, keys = fresh_table(metastore, "r", types, rows)
     i = data.draw(st.integers(0, len(keys) - 1))
     key_type = types[i]
     if key_type.name == "string":
