@@ -185,4 +185,5 @@ def _literal(value: KeyValue) -> str:
         return str(value)
     text = format_value(value)
     assert text is not None
-    return "'" + text.replace("'", "''") + "'"
+    # Spark SQL string literals escape with a backslash
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
