@@ -59,6 +59,10 @@ test: $(STAMP) tools lint ## lint, then the whole suite on SQLite and PostgreSQL
 bench: $(STAMP) ## the partition-lookup benchmark (1,000,000 partitions; several minutes)
 	$(BIN)/python benchmarks/partition_lookup.py
 
+.PHONY: data
+data: $(STAMP) ## TPC-H SF 1 partitioned as a lake, uniform and Zipf-skewed (benchmarks/.data)
+	$(BIN)/python benchmarks/data.py --scale 1
+
 .PHONY: clean
 clean: ## remove .venv, the demo and caches
 	rm -rf $(VENV) $(DEMO) .mypy_cache .ruff_cache .pytest_cache .hypothesis
