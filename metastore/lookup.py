@@ -201,15 +201,6 @@ def _coerce_many(key_type: KeyType, key: str, values: Sequence[Any]) -> list[Key
         raise InvalidValue(f"{error} for key {key}") from None
 
 
-def _coerce(key_type: KeyType, key: str, value: Any) -> KeyValue:
-    if value == DEFAULT_PARTITION_NAME:
-        return None
-    try:
-        return key_type.coerce(value)
-    except InvalidValue as error:
-        raise InvalidValue(f"{error} for key {key}") from None
-
-
 def read_value_file(path: str) -> list[str]:
     """One value per line (blank lines skipped); '-' reads standard input."""
     lines = _read_lines(path)
