@@ -30,7 +30,7 @@ tools: ## system tools the tests use (docker-compose, to validate compose.yaml)
 	  else echo "docker-compose is not installed: the compose.yaml check will be skipped"; fi; }
 
 .PHONY: demo
-demo: $(STAMP) ## generate a small dataset, register it in ./demo/statlas.db, look partitions up
+demo: $(STAMP) ## generate a dataset, register it in ./demo/statlas.db, look up, collect statistics
 	rm -rf $(DEMO) && mkdir -p $(DEMO)
 	$(BIN)/python benchmarks/demo_data.py $(DEMO)/sales
 	cd $(DEMO) && ../$(BIN)/statlas db upgrade
@@ -43,6 +43,10 @@ demo: $(STAMP) ## generate a small dataset, register it in ./demo/statlas.db, lo
 	cd $(DEMO) && ../$(BIN)/statlas partitions sales --where "dt BETWEEN '2024-03-30' AND '2024-04-01' AND region <> 'emea'"
 	cd $(DEMO) && ../$(BIN)/statlas partitions sales --where "dt IS NULL"
 	cd $(DEMO) && ! ../$(BIN)/statlas partitions sales --in dt=2024-3-1
+	cd $(DEMO) && ../$(BIN)/statlas collect sales 2>/dev/null
+	cd $(DEMO) && ../$(BIN)/statlas collect sales
+	cd $(DEMO) && ../$(BIN)/statlas stats sales --where "region = 'emea'"
+	cd $(DEMO) && ../$(BIN)/statlas stats sales --column amount --buckets 4 --json
 	@echo "demo done: the metastore is $(DEMO)/statlas.db"
 
 .PHONY: lint

@@ -28,7 +28,7 @@ from metastore.errors import (
     RegistrationError,
     UnknownTable,
 )
-from metastore.models import CatalogColumn, CatalogTable, utcnow
+from metastore.models import CatalogColumn, CatalogTable, ColumnStats, PartitionStats, utcnow
 from metastore.partition_store import PartitionRow, PartitionStore
 from metastore.types import KeyType, KeyValue, parse_key_type
 
@@ -293,6 +293,7 @@ def _register(
         else:
             unchanged += 1
     partition_store.delete_ids(conn, store, removed)
+    forget_statistics(conn, row.id, removed)
     partition_store.update_fingerprints(conn, store, changed)
     partition_store.insert_rows(conn, store, list(wanted_rows.values()))
     if removed or changed or wanted_rows:
@@ -324,6 +325,16 @@ def _register(
         unchanged=unchanged,
         schema_changed=schema_changed,
     )
+
+
+def forget_statistics(conn: Connection, table_id: int, partition_ids: list[int]) -> None:
+    """Drop the statistics of these partitions (vanished, or about to be replaced)."""
+    for model in (PartitionStats, ColumnStats):
+        for start in range(0, len(partition_ids), 10_000):
+            chunk = partition_ids[start : start + 10_000]
+            conn.execute(
+                delete(model).where(model.table_id == table_id, model.partition_id.in_(chunk))
+            )
 
 
 def _check_bucketing(bucketing: BucketSpec | None, columns: Sequence[Column]) -> None:

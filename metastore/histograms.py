@@ -47,8 +47,9 @@ def equi_depth(sketch: kll_doubles_sketch, buckets: int) -> Histogram:
     _check_buckets(buckets)
     if sketch.is_empty():
         return Histogram((), ())
-    ranks = [i / buckets for i in range(buckets + 1)]
-    bounds = _distinct(sketch.get_quantiles(ranks))
+    ranks = [i / buckets for i in range(1, buckets)]
+    inner = sketch.get_quantiles(ranks) if ranks else []
+    bounds = _distinct([sketch.get_min_value(), *inner, sketch.get_max_value()])
     return Histogram(tuple(bounds), _counts(sketch, bounds))
 
 
@@ -83,7 +84,7 @@ def _counts(sketch: kll_doubles_sketch, bounds: Sequence[float]) -> tuple[float,
     n = sketch.n
     inner = list(bounds[1:-1])
     cdf = [0.0, *sketch.get_cdf(inner), 1.0] if inner else [0.0, 1.0]
-    return tuple((cdf[i + 1] - cdf[i]) * n for i in range(len(bounds) - 1))
+    return tuple(round((cdf[i + 1] - cdf[i]) * n, 3) for i in range(len(bounds) - 1))
 
 
 def _distinct(values: Iterable[float]) -> list[float]:

@@ -10,12 +10,23 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # The Alembic revision these models describe (tests check it is the head of migrations/).
-SCHEMA_REVISION = "0001"
+SCHEMA_REVISION = "0002"
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -69,3 +80,59 @@ class CatalogColumn(Base):
     name: Mapped[str] = mapped_column(String(256))
     type: Mapped[str] = mapped_column(Text)
     nullable: Mapped[bool] = mapped_column(default=True)
+
+
+class CollectionRun(Base):
+    """One `statlas collect` of one table: what it scanned and how it ended."""
+
+    __tablename__ = "collection_runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    table_id: Mapped[int] = mapped_column(
+        ForeignKey("catalog_tables.id", ondelete="CASCADE"), index=True
+    )
+    started_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    status: Mapped[str] = mapped_column(String(16))
+    partitions_scanned: Mapped[int] = mapped_column(Integer, default=0)
+    partitions_skipped: Mapped[int] = mapped_column(Integer, default=0)
+    partitions_removed: Mapped[int] = mapped_column(Integer, default=0)
+    rows: Mapped[int] = mapped_column(BigInteger, default=0)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class PartitionStats(Base):
+    """Statistics of one partition as collected, with the fingerprint they were taken at."""
+
+    __tablename__ = "partition_stats"
+
+    table_id: Mapped[int] = mapped_column(
+        ForeignKey("catalog_tables.id", ondelete="CASCADE"), primary_key=True
+    )
+    partition_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    row_count: Mapped[int] = mapped_column(BigInteger)
+    file_count: Mapped[int] = mapped_column(Integer)
+    total_bytes: Mapped[int] = mapped_column(BigInteger)
+    modified_ns: Mapped[int] = mapped_column(BigInteger)
+    run_id: Mapped[int] = mapped_column(ForeignKey("collection_runs.id", ondelete="CASCADE"))
+
+
+class ColumnStats(Base):
+    """Statistics of one column in one partition: exact figures and mergeable sketches."""
+
+    __tablename__ = "column_stats"
+
+    table_id: Mapped[int] = mapped_column(
+        ForeignKey("catalog_tables.id", ondelete="CASCADE"), primary_key=True
+    )
+    partition_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    column_name: Mapped[str] = mapped_column(String(256), primary_key=True)
+    null_count: Mapped[int] = mapped_column(BigInteger)
+    min_value: Mapped[str | None] = mapped_column(Text)
+    max_value: Mapped[str | None] = mapped_column(Text)
+    total_len: Mapped[int | None] = mapped_column(BigInteger)
+    max_len: Mapped[int | None] = mapped_column(Integer)
+    hll: Mapped[bytes | None] = mapped_column(LargeBinary)
+    kll: Mapped[bytes | None] = mapped_column(LargeBinary)
+    theta: Mapped[bytes | None] = mapped_column(LargeBinary)
+    top_k: Mapped[bytes | None] = mapped_column(LargeBinary)

@@ -144,6 +144,45 @@ def build_parser() -> argparse.ArgumentParser:
     )
     partitions.add_argument("--json", action="store_true", help="print JSON")
     partitions.set_defaults(handler=cmd_partitions)
+
+    collect = commands.add_parser(
+        "collect",
+        parents=[common],
+        help="collect statistics with Spark (incremental)",
+        description="One Spark scan computes every statistic of every new or changed "
+        "partition; the result is written in one transaction.",
+    )
+    collect.add_argument("name")
+    collect.add_argument("--full", action="store_true", help="rescan every partition")
+    collect.add_argument(
+        "--master",
+        metavar="URL",
+        help="Spark master (default: $STATLAS_SPARK_MASTER, else local[*])",
+    )
+    collect.add_argument("--json", action="store_true", help="print the report as JSON")
+    collect.set_defaults(handler=cmd_collect)
+
+    stats = commands.add_parser(
+        "stats",
+        parents=[common],
+        help="statistics of a table or of some of its partitions",
+        description="Rolls up the collected statistics of the partitions selected (all by "
+        "default) by merging their sketches.",
+    )
+    stats.add_argument("name")
+    stats.add_argument(
+        "--in",
+        dest="in_lists",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2,...",
+        help="values of one key (repeatable)",
+    )
+    stats.add_argument("--where", metavar="EXPR", help="SQL condition on partition keys")
+    stats.add_argument("--column", action="append", default=[], help="only these columns")
+    stats.add_argument("--buckets", type=int, default=64, help="histogram buckets (64)")
+    stats.add_argument("--json", action="store_true", help="print JSON")
+    stats.set_defaults(handler=cmd_stats, in_file=[], tuples=[])
     return parser
 
 
@@ -300,6 +339,51 @@ def cmd_partitions(args: argparse.Namespace, settings: Settings) -> int:
     out = sys.stdout
     for name in result.names():
         out.write((name or "(unpartitioned)") + "\n")
+    return 0
+
+
+def cmd_collect(args: argparse.Namespace, settings: Settings) -> int:
+    from collectors.collect import collect
+
+    ms = _metastore(settings)
+    ms.tables()  # the schema check, before Spark starts
+    report = collect(ms.engine, args.name, full=args.full, master=args.master)
+    if args.json:
+        _print_json(report.as_json())
+    elif report.partitions_scanned == 0:
+        print(
+            f"{report.table}: nothing to scan ({report.partitions_skipped} partitions "
+            f"unchanged, {report.partitions_removed} removed)"
+        )
+    else:
+        print(
+            f"{report.table}: scanned {report.partitions_scanned} partitions "
+            f"({report.rows:,} rows, {report.bytes:,} bytes) in {report.seconds:.1f} s; "
+            f"{report.partitions_skipped} unchanged, {report.partitions_removed} removed"
+        )
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
+    from metastore.statistics import table_statistics
+
+    if args.buckets < 1:
+        raise InvalidValue("--buckets must be at least 1")
+    ms = _metastore(settings)
+    ms.tables()
+    summary = table_statistics(
+        ms.engine, args.name, partition_query(args), args.column or None, args.buckets
+    )
+    if args.json:
+        _print_json(summary.as_json())
+        return 0
+    print(f"{summary.table}: {summary.partitions} partitions, {summary.row_count:,} rows")
+    for name, column in summary.columns.items():
+        ndv = "-" if column.ndv is None else f"{column.ndv:,.0f}"
+        print(
+            f"  {name} {column.type}: nulls {column.null_count:,}, ndv {ndv}, "
+            f"min {column.min}, max {column.max}"
+        )
     return 0
 
 

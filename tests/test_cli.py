@@ -195,7 +195,9 @@ def test_console_script_end_to_end(tmp_path: Path) -> None:
     assert bad.returncode == 2 and bad.stderr == (
         "statlas: error: 'x' is not a valid int for key n\n"
     )
-    assert run("db", "current").stdout.strip() == "0001"
+    from metastore.models import SCHEMA_REVISION
+
+    assert run("db", "current").stdout.strip() == SCHEMA_REVISION
 
 
 def test_unreachable_postgres_is_one_line_exit_3(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,1 @@
+"""Spark jobs that collect every statistic of every partition in one scan."""

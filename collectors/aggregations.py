@@ -1,0 +1,179 @@
+"""Which statistics each column gets, as Spark aggregate expressions, and how a result row
+turns back into per-column records. All of them run in ONE aggregation (no Python UDF):
+
+  every column      row count, non-null count (-> nulls)
+  orderable         min, max  (numbers, decimals, dates, timestamps, strings, booleans)
+  string, binary    total and max length (-> average and max length)
+  scalar columns    HLL sketch (lgK 12) for NDV, heavy hitters (approx_top_k, as strings)
+  numeric/temporal  KLL sketch (k 200) of the value as a double (dates as days, timestamps
+                    as microseconds since the epoch): the histograms' source
+  integral, string  Theta sketch, for join-key overlap
+  nested            counts and nulls only
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from metastore.histograms import HLL_LG_K, KLL_K
+
+INTEGRAL = ("tinyint", "smallint", "int", "bigint")
+FRACTIONAL = ("float", "double")
+TOP_K_ITEMS = 100
+
+
+@dataclass(frozen=True)
+class ColumnPlan:
+    """What is collected for one column (see the module docstring)."""
+
+    name: str
+    type: str
+    alias: str
+
+    @property
+    def nested(self) -> bool:
+        return self.type.startswith(("array<", "map<", "struct<"))
+
+    @property
+    def numeric(self) -> bool:
+        return self.type in INTEGRAL or self.type in FRACTIONAL or self.type.startswith("decimal")
+
+    @property
+    def temporal(self) -> bool:
+        return self.type in ("date", "timestamp", "timestamp_ntz")
+
+    @property
+    def orderable(self) -> bool:
+        return not self.nested and self.type not in ("binary", "void")
+
+    @property
+    def has_length(self) -> bool:
+        return self.type in ("string", "binary")
+
+    @property
+    def has_kll(self) -> bool:
+        return self.numeric or self.temporal
+
+    @property
+    def has_theta(self) -> bool:
+        return self.type in INTEGRAL or self.type == "string"
+
+    @property
+    def has_sketches(self) -> bool:
+        return not self.nested and self.type != "void"
+
+
+def plan_columns(columns: list[tuple[str, str]]) -> list[ColumnPlan]:
+    return [ColumnPlan(name, type_, f"c{i}") for i, (name, type_) in enumerate(columns)]
+
+
+def aggregate_expressions(plans: list[ColumnPlan]) -> list[Any]:
+    """The Spark columns of the one aggregation, aliased `c<i>__<statistic>`."""
+    from pyspark.sql import functions as F
+
+    exprs = [F.count(F.lit(1)).alias("__rows")]
+    for plan in plans:
+        col = F.col(f"`{plan.name}`")
+        a = plan.alias
+        exprs.append(F.count(col).alias(f"{a}__nn"))
+        if plan.orderable:
+            exprs += [F.min(col).alias(f"{a}__min"), F.max(col).alias(f"{a}__max")]
+        if plan.has_length:
+            exprs += [
+                F.sum(F.length(col)).alias(f"{a}__len"),
+                F.max(F.length(col)).alias(f"{a}__maxlen"),
+            ]
+        if not plan.has_sketches:
+            continue
+        hashable = (
+            col
+            if plan.type in ("int", "bigint", "string", "binary")
+            else (col.cast("int") if plan.type in ("tinyint", "smallint") else col.cast("string"))
+        )
+        exprs.append(F.hll_sketch_agg(hashable, HLL_LG_K).alias(f"{a}__hll"))
+        if plan.has_kll:
+            exprs.append(F.kll_sketch_agg_double(_as_double(col, plan), KLL_K).alias(f"{a}__kll"))
+        if plan.has_theta:
+            exprs.append(F.theta_sketch_agg(hashable).alias(f"{a}__theta"))
+        exprs.append(
+            F.expr(f"approx_top_k_accumulate(CAST(`{plan.name}` AS STRING), {TOP_K_ITEMS})")
+            .getField("sketch")
+            .alias(f"{a}__topk")
+        )
+    return exprs
+
+
+def _as_double(col: Any, plan: ColumnPlan) -> Any:
+    from pyspark.sql import functions as F
+
+    if plan.type == "date":
+        return F.unix_date(col).cast("double")
+    if plan.temporal:
+        return F.unix_micros(col.cast("timestamp")).cast("double")
+    return col.cast("double")
+
+
+@dataclass(frozen=True)
+class ColumnRecord:
+    name: str
+    null_count: int
+    min_value: str | None
+    max_value: str | None
+    total_len: int | None
+    max_len: int | None
+    hll: bytes | None
+    kll: bytes | None
+    theta: bytes | None
+    top_k: bytes | None
+
+
+def column_records(row: Any, plans: list[ColumnPlan]) -> list[ColumnRecord]:
+    """Per-column records of one result row (one partition)."""
+    values = row.asDict()
+    rows = int(values["__rows"])
+    records = []
+    for plan in plans:
+        a = plan.alias
+        records.append(
+            ColumnRecord(
+                name=plan.name,
+                null_count=rows - int(values[f"{a}__nn"]),
+                min_value=value_text(values.get(f"{a}__min")),
+                max_value=value_text(values.get(f"{a}__max")),
+                total_len=_int_or_none(values.get(f"{a}__len")),
+                max_len=_int_or_none(values.get(f"{a}__maxlen")),
+                hll=_bytes(values.get(f"{a}__hll")),
+                kll=_bytes(values.get(f"{a}__kll")),
+                theta=_bytes(values.get(f"{a}__theta")),
+                top_k=_bytes(values.get(f"{a}__topk")),
+            )
+        )
+    return records
+
+
+def value_text(value: Any) -> str | None:
+    """The canonical text of a min/max value (parsed back by the column's type)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, Decimal | int | str):
+        return str(value)
+    return str(value)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _bytes(value: Any) -> bytes | None:
+    return None if value is None else bytes(value)

@@ -1,0 +1,273 @@
+"""`statlas collect`: incremental, all-or-nothing collection of a table's statistics.
+
+Only partitions that are new, or whose fingerprint (files, bytes, newest modification
+time) changed since their statistics were taken, are scanned (`full` rescans all); the
+scan is ONE Spark aggregation grouped by the partition keys; its result is written in ONE
+transaction after the scan. A failed or killed job leaves the previous statistics as they
+were and the run recorded as failed. A second collection of a table while one is running
+is refused.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, Engine, insert, select, update
+
+from collectors.aggregations import (
+    ColumnRecord,
+    aggregate_expressions,
+    column_records,
+    plan_columns,
+)
+from collectors.spark_session import spark_session
+from metastore.catalog import TableInfo, forget_statistics, get_table
+from metastore.engine import run_read, run_write
+from metastore.errors import StatlasError
+from metastore.models import CollectionRun, ColumnStats, PartitionStats, utcnow
+from metastore.types import KeyValue
+
+STALE_RUN = dt.timedelta(hours=6)
+
+
+class CollectionFailed(StatlasError):
+    """The Spark job failed or was killed; the previous statistics are intact."""
+
+
+class CollectionRunning(StatlasError):
+    http_status = 409
+
+
+@dataclass
+class CollectionReport:
+    table: str
+    partitions_scanned: int = 0
+    partitions_skipped: int = 0
+    partitions_removed: int = 0
+    rows: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    run_id: int | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "partitions_scanned": self.partitions_scanned,
+            "partitions_skipped": self.partitions_skipped,
+            "partitions_removed": self.partitions_removed,
+            "rows": self.rows,
+            "bytes": self.bytes,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
+class _Partition:
+    id: int
+    values: tuple[KeyValue, ...]
+    location: str
+    fingerprint: tuple[int, int, int]
+
+
+def collect(
+    engine: Engine, table: str, *, full: bool = False, master: str | None = None, spark: Any = None
+) -> CollectionReport:
+    started = time.perf_counter()
+    info, partitions, collected = run_read(engine, lambda conn: _plan(conn, table))
+    to_scan = [p for p in partitions if full or collected.get(p.id) != p.fingerprint]
+    removed = sorted(set(collected) - {p.id for p in partitions})
+    report = CollectionReport(
+        info.name,
+        partitions_scanned=len(to_scan),
+        partitions_skipped=len(partitions) - len(to_scan),
+        partitions_removed=len(removed),
+        bytes=sum(p.fingerprint[1] for p in to_scan),
+    )
+    run_id = run_write(engine, lambda conn: _start_run(conn, info))
+    report.run_id = run_id
+    try:
+        rows_by_values: dict[tuple[KeyValue, ...], tuple[int, list[ColumnRecord]]] = {}
+        if to_scan:
+            session = spark if spark is not None else spark_session(master)
+            rows_by_values = _scan(session, info, to_scan)
+        report.timings["scan"] = time.perf_counter() - started
+        report.rows = sum(rows for rows, _ in rows_by_values.values())
+        run_write(
+            engine,
+            lambda conn: _write(conn, info, run_id, to_scan, removed, rows_by_values, report),
+        )
+    except BaseException as error:
+        message = " ".join(str(error).split())[:500] or type(error).__name__
+        run_write(engine, lambda conn: _finish_run(conn, run_id, "failed", report, message))
+        if isinstance(error, StatlasError | KeyboardInterrupt):
+            raise
+        raise CollectionFailed(
+            f"collection of {info.name} failed, previous statistics kept: "
+            f"{message.splitlines()[0][:300]}"
+        ) from error
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _plan(
+    conn: Connection, table: str
+) -> tuple[TableInfo, list[_Partition], dict[int, tuple[int, int, int]]]:
+    info = get_table(conn, table)
+    store = info.store().table
+    partitions = [
+        _Partition(
+            row.id,
+            tuple(row[2 : 2 + len(info.partition_keys)]),
+            row.location,
+            (row.file_count, row.total_bytes, row.modified_ns),
+        )
+        for row in conn.execute(
+            select(
+                store.c.id,
+                store.c.name,
+                *info.store().key_columns,
+                store.c.location,
+                store.c.file_count,
+                store.c.total_bytes,
+                store.c.modified_ns,
+            )
+        )
+    ]
+    stats = PartitionStats.__table__.c
+    collected = {
+        pid: (files, size, modified)
+        for pid, files, size, modified in conn.execute(
+            select(
+                stats.partition_id, stats.file_count, stats.total_bytes, stats.modified_ns
+            ).where(stats.table_id == info.id)
+        )
+    }
+    return info, partitions, collected
+
+
+def _start_run(conn: Connection, info: TableInfo) -> int:
+    runs = CollectionRun.__table__.c
+    running = conn.execute(
+        select(runs.id, runs.started_at).where(runs.table_id == info.id, runs.status == "running")
+    ).all()
+    now = utcnow()
+    for run_id, started in running:
+        started = started if started.tzinfo else started.replace(tzinfo=dt.UTC)
+        if now - started < STALE_RUN:
+            raise CollectionRunning(
+                f"a collection of {info.name} is already running (run {run_id}, started "
+                f"{started:%Y-%m-%d %H:%M:%S} UTC)"
+            )
+        conn.execute(
+            update(CollectionRun)
+            .where(runs.id == run_id)
+            .values(status="failed", finished_at=now, error="abandoned: no end recorded")
+        )
+    result = conn.execute(
+        insert(CollectionRun).values(
+            table_id=info.id,
+            started_at=now,
+            status="running",
+            partitions_scanned=0,
+            partitions_skipped=0,
+            partitions_removed=0,
+            rows=0,
+        )
+    )
+    key = result.inserted_primary_key
+    assert key is not None
+    return int(key[0])
+
+
+def _finish_run(
+    conn: Connection, run_id: int, status: str, report: CollectionReport, error: str | None = None
+) -> None:
+    runs = CollectionRun.__table__.c
+    conn.execute(
+        update(CollectionRun)
+        .where(runs.id == run_id)
+        .values(
+            status=status,
+            finished_at=utcnow(),
+            partitions_scanned=report.partitions_scanned,
+            partitions_skipped=report.partitions_skipped,
+            partitions_removed=report.partitions_removed,
+            rows=report.rows,
+            error=error,
+        )
+    )
+
+
+def _scan(
+    spark: Any, info: TableInfo, partitions: list[_Partition]
+) -> dict[tuple[KeyValue, ...], tuple[int, list[ColumnRecord]]]:
+    """ONE aggregation over the given partitions, grouped by the partition keys."""
+    reader = spark.read.format(info.format)
+    if info.partition_keys:
+        frame = reader.option("basePath", info.location).load([p.location for p in partitions])
+    else:
+        frame = reader.load(info.location)
+    plans = plan_columns([(c.name, c.type) for c in info.columns])
+    keys = [f"`{k.name}`" for k in info.partition_keys]
+    grouped = frame.groupBy(*keys) if keys else frame.groupBy()
+    result: dict[tuple[KeyValue, ...], tuple[int, list[ColumnRecord]]] = {}
+    for row in grouped.agg(*aggregate_expressions(plans)).collect():
+        values = tuple(
+            None if row[k.name] is None else k.type.parse(str(row[k.name]))
+            for k in info.partition_keys
+        )
+        result[values] = (int(row["__rows"]), column_records(row, plans))
+    return result
+
+
+def _write(
+    conn: Connection,
+    info: TableInfo,
+    run_id: int,
+    scanned: list[_Partition],
+    removed: list[int],
+    rows_by_values: dict[tuple[KeyValue, ...], tuple[int, list[ColumnRecord]]],
+    report: CollectionReport,
+) -> None:
+    forget_statistics(conn, info.id, [p.id for p in scanned] + removed)
+    partition_rows, column_rows = [], []
+    for partition in scanned:
+        rows, records = rows_by_values.get(partition.values, (0, []))
+        files, size, modified = partition.fingerprint
+        partition_rows.append(
+            {
+                "table_id": info.id,
+                "partition_id": partition.id,
+                "row_count": rows,
+                "file_count": files,
+                "total_bytes": size,
+                "modified_ns": modified,
+                "run_id": run_id,
+            }
+        )
+        column_rows += [
+            {
+                "table_id": info.id,
+                "partition_id": partition.id,
+                "column_name": r.name,
+                "null_count": r.null_count,
+                "min_value": r.min_value,
+                "max_value": r.max_value,
+                "total_len": r.total_len,
+                "max_len": r.max_len,
+                "hll": r.hll,
+                "kll": r.kll,
+                "theta": r.theta,
+                "top_k": r.top_k,
+            }
+            for r in records
+        ]
+    if partition_rows:
+        conn.execute(insert(PartitionStats), partition_rows)
+    if column_rows:
+        conn.execute(insert(ColumnStats), column_rows)
+    _finish_run(conn, run_id, "succeeded", report)

@@ -1,0 +1,34 @@
+"""The SparkSession statlas collects with: local[*] by default, any master by URL."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+DEFAULT_MASTER = "local[*]"
+
+
+def spark_master(master: str | None = None) -> str:
+    """--master wins over STATLAS_SPARK_MASTER, which wins over local[*]."""
+    return master or os.environ.get("STATLAS_SPARK_MASTER") or DEFAULT_MASTER
+
+
+def spark_session(master: str | None = None) -> Any:
+    """A SparkSession on `master` (an existing session of this process is reused)."""
+    from pyspark.sql import SparkSession
+
+    chosen = spark_master(master)
+    if chosen.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no network lookup of the host
+    session = (
+        SparkSession.builder.master(chosen)
+        .appName("statlas-collect")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        # partition values are read as the directory's text and typed by statlas itself
+        .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    return session

@@ -1,0 +1,213 @@
+"""Statistics of any set of partitions, rolled up exactly from the partitions' records:
+counts add, min/max compare, HLL and KLL sketches merge. Nothing is re-scanned."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Connection, Engine, select
+
+from metastore.catalog import TableInfo, get_table
+from metastore.engine import run_read
+from metastore.errors import UnknownColumn
+from metastore.histograms import (
+    Histogram,
+    equi_depth,
+    equi_width,
+    merge_frequent_strings,
+    merge_hll,
+    merge_kll,
+    most_common,
+    seed_uniform,
+)
+from metastore.lookup import PartitionQuery, build_predicate
+from metastore.models import ColumnStats, PartitionStats
+
+DEFAULT_BUCKETS = 64
+MCV_LIMIT = 10
+EPOCH = dt.datetime(1970, 1, 1)
+
+
+@dataclass
+class ColumnSummary:
+    name: str
+    type: str
+    null_count: int
+    min: Any
+    max: Any
+    ndv: float | None
+    avg_len: float | None
+    max_len: int | None
+    mcv: list[tuple[str, int]]
+    equi_depth: Histogram | None
+    equi_width: Histogram | None
+    uniform: Histogram | None
+
+    def as_json(self) -> dict[str, Any]:
+        def hist(h: Histogram | None) -> dict[str, list[Any]] | None:
+            if h is None:
+                return None
+            decode = _bound_decoder(self.type)
+            return {"bounds": [decode(b) for b in h.bounds], "counts": list(h.counts)}
+
+        return {
+            "type": self.type,
+            "null_count": self.null_count,
+            "min": _json(self.min),
+            "max": _json(self.max),
+            "ndv": None if self.ndv is None else round(self.ndv),
+            "avg_len": self.avg_len,
+            "max_len": self.max_len,
+            "mcv": [[v, c] for v, c in self.mcv],
+            "equi_depth": hist(self.equi_depth),
+            "equi_width": hist(self.equi_width),
+            "uniform": hist(self.uniform),
+        }
+
+
+@dataclass
+class TableSummary:
+    table: str
+    partitions: int
+    row_count: int
+    columns: dict[str, ColumnSummary]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "partitions": self.partitions,
+            "row_count": self.row_count,
+            "columns": {n: c.as_json() for n, c in self.columns.items()},
+        }
+
+
+def table_statistics(
+    engine: Engine,
+    table: str,
+    query: PartitionQuery | None = None,
+    columns: list[str] | None = None,
+    buckets: int = DEFAULT_BUCKETS,
+) -> TableSummary:
+    """Roll up the statistics of the partitions of `table` that `query` selects (all)."""
+    return run_read(
+        engine,
+        lambda conn: _summarise(
+            conn, get_table(conn, table), query or PartitionQuery(), columns, buckets
+        ),
+    )
+
+
+def _summarise(
+    conn: Connection, info: TableInfo, query: PartitionQuery, wanted: list[str] | None, buckets: int
+) -> TableSummary:
+    known = {c.name: c.type for c in info.columns}
+    names = [c.lower() for c in wanted] if wanted else list(known)
+    for name in names:
+        if name not in known:
+            raise UnknownColumn(f"unknown column {name!r} of table {info.name}")
+    parts = info.store().table
+    predicate = build_predicate(conn.dialect.name, info, query)
+    p, c = PartitionStats.__table__.c, ColumnStats.__table__.c
+    selected = (
+        select(p.partition_id, p.row_count)
+        .join(parts, parts.c.id == p.partition_id)
+        .where(p.table_id == info.id)
+    )
+    if predicate is not None:
+        selected = selected.where(predicate)
+    counts = conn.execute(selected).all()
+    row_count = sum(r.row_count for r in counts)
+    column_query = (
+        select(
+            c.column_name,
+            c.null_count,
+            c.min_value,
+            c.max_value,
+            c.total_len,
+            c.max_len,
+            c.hll,
+            c.kll,
+            c.top_k,
+        )
+        .join(parts, parts.c.id == c.partition_id)
+        .where(c.table_id == info.id, c.column_name.in_(names))
+    )
+    if predicate is not None:
+        column_query = column_query.where(predicate)
+    by_column: dict[str, list[Any]] = {n: [] for n in names}
+    for row in conn.execute(column_query):
+        by_column[row.column_name].append(row)
+    summaries = {n: _column(n, known[n], by_column[n], row_count, buckets) for n in names}
+    return TableSummary(info.name, len(counts), row_count, summaries)
+
+
+def _column(name: str, type_: str, rows: list[Any], row_count: int, buckets: int) -> ColumnSummary:
+    parse = _value_parser(type_)
+    nulls = sum(r.null_count for r in rows)
+    mins = [parse(r.min_value) for r in rows if r.min_value is not None]
+    maxs = [parse(r.max_value) for r in rows if r.max_value is not None]
+    hlls = [r.hll for r in rows if r.hll is not None]
+    klls = [r.kll for r in rows if r.kll is not None]
+    tops = [r.top_k for r in rows if r.top_k is not None]
+    non_null = row_count - nulls
+    lengths = [r.total_len for r in rows if r.total_len is not None]
+    ndv = merge_hll(hlls).get_estimate() if hlls else None
+    depth = width = uniform = None
+    if klls:
+        kll = merge_kll(klls)
+        depth, width = equi_depth(kll, buckets), equi_width(kll, buckets)
+    low, high = (min(mins), max(maxs)) if mins and maxs else (None, None)
+    if not klls and ndv and low is not None and isinstance(low, int | float | Decimal):
+        uniform = seed_uniform(float(low), float(high), round(ndv), non_null)  # type: ignore[arg-type]
+    return ColumnSummary(
+        name=name,
+        type=type_,
+        null_count=nulls,
+        min=low,
+        max=high,
+        ndv=ndv,
+        avg_len=(sum(lengths) / non_null) if lengths and non_null else None,
+        max_len=max((r.max_len for r in rows if r.max_len is not None), default=None),
+        mcv=most_common(merge_frequent_strings(tops), MCV_LIMIT) if tops else [],
+        equi_depth=depth,
+        equi_width=width,
+        uniform=uniform,
+    )
+
+
+def _value_parser(type_: str) -> Callable[[str], Any]:
+    if type_ in ("tinyint", "smallint", "int", "bigint"):
+        return int
+    if type_ in ("float", "double"):
+        return float
+    if type_.startswith("decimal"):
+        return Decimal
+    if type_ == "date":
+        return dt.date.fromisoformat
+    if type_.startswith("timestamp"):
+        return dt.datetime.fromisoformat
+    return str
+
+
+def _bound_decoder(type_: str) -> Callable[[float], Any]:
+    """Histogram bounds back to the column's values (KLL holds dates as days since the
+    epoch and timestamps as microseconds)."""
+    if type_ == "date":
+        return lambda days: (EPOCH + dt.timedelta(days=days)).date().isoformat()
+    if type_.startswith("timestamp"):
+        return lambda micros: (EPOCH + dt.timedelta(microseconds=micros)).isoformat(sep=" ")
+    return lambda value: value
+
+
+def _json(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)

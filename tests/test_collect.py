@@ -1,0 +1,176 @@
+"""Collection with a real Spark (local[2]) into both databases: exact counts, min/max and
+nulls, NDV within HLL's error, incremental runs, and a failed job that keeps the previous
+statistics."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from metastore import Metastore, PartitionQuery
+from metastore.hive_paths import partition_name
+from metastore.statistics import table_statistics
+
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    from collectors.spark_session import spark_session
+
+    session = spark_session("local[2]")
+    yield session
+    session.stop()
+
+
+def write_partition(
+    root: Path, values: list[str | None], rng: random.Random, rows: int
+) -> pa.Table:
+    table = pa.table(
+        {
+            "id": pa.array([rng.randrange(10_000) for _ in range(rows)], pa.int64()),
+            "name": [None if rng.random() < 0.2 else f"n{rng.randrange(50)}" for _ in range(rows)],
+            "amount": pa.array(
+                [Decimal(rng.randrange(100_000)) / 100 for _ in range(rows)], pa.decimal128(10, 2)
+            ),
+            "day": pa.array(
+                [dt.date(2024, 1, 1) + dt.timedelta(rng.randrange(60)) for _ in range(rows)],
+                pa.date32(),
+            ),
+            "hot": pa.array(
+                [1 if rng.random() < 0.6 else rng.randrange(1000) for _ in range(rows)], pa.int32()
+            ),
+            "tags": [["a", "b"] if rng.random() < 0.5 else None for _ in range(rows)],
+        }
+    )
+    directory = root / partition_name(["dt", "region"], values)
+    directory.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, directory / "part-00000.parquet")
+    return table
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> tuple[Path, dict[str, pa.Table]]:
+    rng = random.Random(7)
+    root = tmp_path / "sales"
+    tables = {}
+    for values in [
+        ["2024-01-01", "emea"],
+        ["2024-01-01", "apac"],
+        ["2024-01-02", "emea"],
+        [None, "emea"],
+    ]:
+        tables[partition_name(["dt", "region"], values)] = write_partition(root, values, rng, 400)
+    return root, tables
+
+
+def truth(tables: list[pa.Table]) -> dict[str, Any]:
+    data = pa.concat_tables(tables)
+    return {c: data[c].to_pylist() for c in data.column_names}
+
+
+def test_collect_then_stats(
+    metastore: Metastore, spark: Any, lake: tuple[Path, dict[str, pa.Table]]
+) -> None:
+    from collectors.collect import collect
+
+    root, tables = lake
+    metastore.register_table("sales", str(root))
+    report = collect(metastore.engine, "sales", spark=spark)
+    assert (report.partitions_scanned, report.partitions_skipped, report.rows) == (4, 0, 1600)
+
+    summary = table_statistics(metastore.engine, "sales", buckets=8)
+    exact = truth(list(tables.values()))
+    assert summary.row_count == 1600 and summary.partitions == 4
+    name = summary.columns["name"]
+    names = [v for v in exact["name"] if v is not None]
+    assert name.null_count == exact["name"].count(None)
+    assert (name.min, name.max) == (min(names), max(names))
+    assert name.ndv == pytest.approx(len(set(names)), abs=1)
+    assert name.max_len == max(map(len, names))
+    assert name.avg_len == pytest.approx(sum(map(len, names)) / len(names))
+    amount = summary.columns["amount"]
+    assert (amount.min, amount.max) == (min(exact["amount"]), max(exact["amount"]))
+    assert amount.ndv == pytest.approx(len(set(exact["amount"])), rel=0.05)
+    assert amount.equi_depth is not None and sum(amount.equi_depth.counts) == pytest.approx(1600)
+    day = summary.columns["day"].as_json()
+    assert (day["min"], day["max"]) == (
+        min(exact["day"]).isoformat(),
+        max(exact["day"]).isoformat(),
+    )
+    assert day["equi_width"]["bounds"][0] == min(exact["day"]).isoformat()
+    hot = summary.columns["hot"]
+    assert hot.mcv[0][0] == "1" and hot.mcv[0][1] >= exact["hot"].count(1)
+    tags = summary.columns["tags"]  # nested: counts and nulls only
+    assert tags.null_count == exact["tags"].count(None) and tags.ndv is None
+
+    # a subset rolls up exactly those partitions
+    emea = table_statistics(metastore.engine, "sales", PartitionQuery.of({"region": ["emea"]}))
+    emea_truth = truth([t for n, t in tables.items() if "region=emea" in n])
+    assert emea.partitions == 3 and emea.row_count == 1200
+    assert emea.columns["id"].min == min(emea_truth["id"])
+    assert emea.columns["id"].ndv == pytest.approx(len(set(emea_truth["id"])), rel=0.05)
+
+
+def test_incremental_runs(
+    metastore: Metastore, spark: Any, lake: tuple[Path, dict[str, pa.Table]]
+) -> None:
+    import shutil
+
+    from collectors.collect import collect
+
+    root, _ = lake
+    metastore.register_table("sales", str(root))
+    collect(metastore.engine, "sales", spark=spark)
+    again = collect(metastore.engine, "sales", spark=spark)
+    assert (again.partitions_scanned, again.partitions_skipped) == (0, 4)
+
+    write_partition(root, ["2024-01-03", "apac"], random.Random(1), 100)
+    shutil.rmtree(root / "dt=2024-01-02")
+    metastore.register_table("sales", str(root))
+    third = collect(metastore.engine, "sales", spark=spark)
+    assert (third.partitions_scanned, third.partitions_skipped, third.rows) == (1, 3, 100)
+    summary = table_statistics(metastore.engine, "sales")
+    assert summary.partitions == 4 and summary.row_count == 1300
+    full = collect(metastore.engine, "sales", spark=spark, full=True)
+    assert full.partitions_scanned == 4
+
+    from sqlalchemy import func, select
+
+    from metastore.models import CollectionRun, ColumnStats, PartitionStats
+
+    metastore.drop_table("sales")  # statistics and runs go with the table
+    with metastore.engine.connect() as conn:
+        for model in (PartitionStats, ColumnStats, CollectionRun):
+            assert conn.execute(select(func.count()).select_from(model)).scalar_one() == 0
+
+
+def test_failed_job_keeps_previous_statistics(
+    metastore: Metastore, spark: Any, lake: tuple[Path, dict[str, pa.Table]]
+) -> None:
+    from sqlalchemy import select
+
+    from collectors.collect import CollectionFailed, collect
+    from metastore.models import CollectionRun
+
+    root, _ = lake
+    metastore.register_table("sales", str(root))
+    collect(metastore.engine, "sales", spark=spark)
+    broken = root / "dt=2024-01-01" / "region=emea" / "part-00000.parquet"
+    broken.write_bytes(b"not parquet at all")
+    metastore.register_table("sales", str(root))
+    with pytest.raises(CollectionFailed, match="previous statistics kept"):
+        collect(metastore.engine, "sales", spark=spark)
+    summary = table_statistics(metastore.engine, "sales")
+    assert summary.row_count == 1600  # the statistics of the last good run
+    with metastore.engine.connect() as conn:
+        statuses = conn.execute(select(CollectionRun.status).order_by(CollectionRun.id)).all()
+    assert [s for (s,) in statuses] == ["succeeded", "failed"]
