@@ -215,7 +215,7 @@ def _scan(
     keys = [f"`{k.name}`" for k in info.partition_keys]
     grouped = frame.groupBy(*keys) if keys else frame.groupBy()
     result: dict[tuple[KeyValue, ...], tuple[int, list[ColumnRecord]]] = {}
-    for row in grouped.agg(*aggregate_expressions(plans)).collect():
+    for row in grouped.agg(*aggregate_expressions(plans)).toLocalIterator():
         values = tuple(
             None if row[k.name] is None else k.type.parse(str(row[k.name]))
             for k in info.partition_keys

@@ -26,6 +26,10 @@ def spark_session(master: str | None = None) -> Any:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
+        # per-partition sketches of every column add up (a few hundred MB for TPC-H SF 1
+        # by day): room on the driver, and results streamed (collectors/collect.py)
+        .config("spark.driver.memory", os.environ.get("STATLAS_SPARK_DRIVER_MEMORY", "4g"))
+        .config("spark.driver.maxResultSize", "0")
         # partition values are read as the directory's text and typed by statlas itself
         .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
         .getOrCreate()

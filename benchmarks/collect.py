@@ -1,0 +1,124 @@
+"""statlas collect beside Spark's ANALYZE on TPC-H lineitem partitioned by l_shipdate.
+
+    python benchmarks/collect.py [--scale 1] [--repeat 3] [--master local[2]]
+
+In one run, one SparkSession, medians of --repeat (run `make data` first):
+  floor          one scan computing count, min and max of every column per partition
+  analyze        ANALYZE TABLE ... COMPUTE STATISTICS FOR ALL COLUMNS, histograms on
+  analyze-part   ANALYZE TABLE ... PARTITION (l_shipdate) COMPUTE STATISTICS (row counts)
+  statlas full   statlas collect --full (every statistic, per partition, into SQLite)
+  statlas +1     statlas collect after one new partition appears
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from collectors.collect import collect
+from collectors.spark_session import spark_session
+from metastore import Metastore
+
+DATA = Path(__file__).resolve().parent / ".data"
+
+
+def timed(function: Any) -> float:
+    started = time.perf_counter()
+    function()
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", default="1")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--master", default="local[2]")
+    args = parser.parse_args()
+    source = DATA / f"tpch-sf{args.scale}" / "uniform" / "lineitem"
+    if not source.exists():
+        raise SystemExit(f"{source} is missing: run `make data` first")
+    work = Path(tempfile.mkdtemp(prefix="statlas-collect-"))
+    lineitem = work / "lineitem"
+    shutil.copytree(source, lineitem)
+    spark = spark_session(args.master)
+    spark.conf.set("spark.sql.statistics.histogram.enabled", "true")
+    spark.sql(f"CREATE TABLE lineitem USING parquet LOCATION '{lineitem}'")
+    spark.sql("ALTER TABLE lineitem RECOVER PARTITIONS")
+    columns = [c for c in spark.table("lineitem").columns if c != "l_shipdate"]
+    floor_aggs = ", ".join(f"count({c}), min({c}), max({c})" for c in columns)
+    results: dict[str, list[float]] = {
+        k: [] for k in ("floor", "analyze", "analyze-part", "full", "plus1")
+    }
+    partitions = 0
+    for attempt in range(args.repeat):
+        results["floor"].append(
+            timed(
+                lambda: spark.sql(
+                    f"SELECT l_shipdate, count(*), {floor_aggs} FROM lineitem GROUP BY l_shipdate"
+                ).collect()
+            )
+        )
+        results["analyze"].append(
+            timed(
+                lambda: spark.sql(
+                    "ANALYZE TABLE lineitem COMPUTE STATISTICS FOR ALL COLUMNS"
+                ).collect()
+            )
+        )
+        results["analyze-part"].append(
+            timed(
+                lambda: spark.sql(
+                    "ANALYZE TABLE lineitem PARTITION (l_shipdate) COMPUTE STATISTICS"
+                ).collect()
+            )
+        )
+        db = work / f"statlas-{attempt}.db"
+        ms = Metastore(f"sqlite:///{db}")
+        ms.upgrade()
+        ms.register_table("lineitem", str(lineitem))
+        report = collect(ms.engine, "lineitem", full=True, spark=spark)
+        results["full"].append(report.seconds)
+        partitions = report.partitions_scanned
+        new = lineitem / "l_shipdate=1999-01-01"
+        shutil.copytree(lineitem / "l_shipdate=1995-06-17", new)
+        ms.register_table("lineitem", str(lineitem))
+        plus = collect(ms.engine, "lineitem", spark=spark)
+        assert plus.partitions_scanned == 1
+        results["plus1"].append(plus.seconds)
+        shutil.rmtree(new)
+        ms.dispose()
+    median = {k: statistics.median(v) for k, v in results.items()}
+    print(
+        f"\nlineitem SF {args.scale}, {partitions} partitions, {args.master}, "
+        f"medians of {args.repeat}\n"
+    )
+    print("| run | seconds | ratio |")
+    print("|---|---:|---|")
+    print(f"| floor: count, min, max per partition | {median['floor']:.1f} | 1.00 x floor |")
+    print(
+        f"| Spark ANALYZE FOR ALL COLUMNS, histograms on | {median['analyze']:.1f} | "
+        f"{median['analyze'] / median['floor']:.2f} x floor |"
+    )
+    print(
+        f"| Spark ANALYZE PARTITION (row counts) | {median['analyze-part']:.1f} | "
+        f"{median['analyze-part'] / median['floor']:.2f} x floor |"
+    )
+    print(
+        f"| statlas collect --full | {median['full']:.1f} | "
+        f"{median['full'] / median['floor']:.2f} x floor, "
+        f"{median['full'] / median['analyze']:.2f} x ANALYZE |"
+    )
+    print(
+        f"| statlas collect, one new partition | {median['plus1']:.1f} | "
+        f"{median['full'] / median['plus1']:.0f} x faster than full |"
+    )
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
