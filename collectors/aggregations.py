@@ -13,12 +13,11 @@ turns back into per-column records. All of them run in ONE aggregation (no Pytho
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from metastore.histograms import HLL_LG_K, KLL_K
+from metastore.types import format_value
 
 INTEGRAL = ("tinyint", "smallint", "int", "bigint")
 FRACTIONAL = ("float", "double")
@@ -141,8 +140,8 @@ def column_records(row: Any, plans: list[ColumnPlan]) -> list[ColumnRecord]:
             ColumnRecord(
                 name=plan.name,
                 null_count=rows - int(values[f"{a}__nn"]),
-                min_value=value_text(values.get(f"{a}__min")),
-                max_value=value_text(values.get(f"{a}__max")),
+                min_value=format_value(values.get(f"{a}__min")),
+                max_value=format_value(values.get(f"{a}__max")),
                 total_len=_int_or_none(values.get(f"{a}__len")),
                 max_len=_int_or_none(values.get(f"{a}__maxlen")),
                 hll=_bytes(values.get(f"{a}__hll")),
@@ -152,23 +151,6 @@ def column_records(row: Any, plans: list[ColumnPlan]) -> list[ColumnRecord]:
             )
         )
     return records
-
-
-def value_text(value: Any) -> str | None:
-    """The canonical text of a min/max value (parsed back by the column's type)."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dt.datetime):
-        return value.isoformat(sep=" ")
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, Decimal | int | str):
-        return str(value)
-    return str(value)
 
 
 def _int_or_none(value: Any) -> int | None:
