@@ -41,7 +41,8 @@ class Metastore:
         self.engine = engine if engine is not None else make_engine(url)
         self._checked = False
 
-    def _ready(self) -> Engine:
+    def ready(self) -> Engine:
+        """The engine, once the schema is known to be at head (checked once)."""
         if not self._checked:
             migrate.ensure_schema(self.engine)
             self._checked = True
@@ -63,17 +64,17 @@ class Metastore:
         properties: Mapping[str, Any] | None = None,
     ) -> RegistrationReport:
         return catalog.register_table(
-            self._ready(), name, path, data_format, partition_types, bucketing, properties
+            self.ready(), name, path, data_format, partition_types, bucketing, properties
         )
 
     def table(self, name: str) -> TableInfo:
-        return catalog.describe_table(self._ready(), name)
+        return catalog.describe_table(self.ready(), name)
 
     def tables(self) -> list[TableInfo]:
-        return catalog.list_tables(self._ready())
+        return catalog.list_tables(self.ready())
 
     def drop_table(self, name: str) -> int:
-        return catalog.drop_table(self._ready(), name)
+        return catalog.drop_table(self.ready(), name)
 
     def partitions(
         self,
@@ -87,7 +88,7 @@ class Metastore:
         return self.lookup(table, PartitionQuery.of(in_lists, tuples, where))
 
     def lookup(self, table: str, query: PartitionQuery) -> PartitionList:
-        return lookup.lookup_partitions(self._ready(), table, query)
+        return lookup.lookup_partitions(self.ready(), table, query)
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -7,8 +7,7 @@ one transaction, as they are on PostgreSQL.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event
@@ -92,35 +91,9 @@ def _run(engine: Engine, work: Callable[[Connection], T], *, write: bool) -> T:
     raise AssertionError("unreachable")
 
 
-@contextlib.contextmanager
-def write_transaction(engine: Engine) -> Iterator[Connection]:
-    """A write transaction as a context (no retry: for work that cannot be re-run)."""
-    with translate_errors(engine), engine.connect() as conn:
-        if engine.dialect.name == "sqlite":
-            conn = conn.execution_options(sqlite_begin="IMMEDIATE")
-        with conn.begin():
-            yield conn
-
-
-@contextlib.contextmanager
-def read_transaction(engine: Engine) -> Iterator[Connection]:
-    """A consistent read (one transaction, rolled back at the end)."""
-    with translate_errors(engine), engine.connect() as conn, conn.begin():
-        yield conn
-
-
 def describe(engine: Engine) -> str:
     """The engine's URL with its password hidden."""
     return engine.url.render_as_string(hide_password=True)
-
-
-@contextlib.contextmanager
-def translate_errors(engine: Engine) -> Iterator[None]:
-    """Turn a lost or refused database connection into MetastoreUnavailable."""
-    try:
-        yield
-    except (sa_exc.OperationalError, sa_exc.InterfaceError) as error:
-        raise translate(engine, error) from error
 
 
 def translate(engine: Engine, error: sa_exc.DBAPIError) -> Exception:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, Engine, inspect, text
 
 import migrations
-from metastore.engine import read_transaction, run_read, write_transaction
+from metastore.engine import run_read, run_write
 from metastore.errors import SchemaNotInitialised
 from metastore.models import SCHEMA_REVISION, Base
 from metastore.partition_store import PARTITION_TABLE_PREFIX
@@ -35,16 +35,14 @@ def upgrade(engine: Engine, revision: str = "head") -> str | None:
     """Bring the schema to `revision` in one transaction; returns the new revision."""
     from alembic import command
 
-    with write_transaction(engine) as conn:
-        command.upgrade(alembic_config(conn), revision)
+    run_write(engine, lambda conn: command.upgrade(alembic_config(conn), revision))
     return current_revision(engine)
 
 
 def downgrade(engine: Engine, revision: str) -> str | None:
     from alembic import command
 
-    with write_transaction(engine) as conn:
-        command.downgrade(alembic_config(conn), revision)
+    run_write(engine, lambda conn: command.downgrade(alembic_config(conn), revision))
     return current_revision(engine)
 
 
@@ -85,7 +83,7 @@ def drift(engine: Engine) -> list[Any]:
     from alembic.autogenerate import compare_metadata
     from alembic.runtime.migration import MigrationContext
 
-    with read_transaction(engine) as conn:
+    def compare(conn: Connection) -> list[Any]:
         context = MigrationContext.configure(
             conn,
             opts={
@@ -96,6 +94,8 @@ def drift(engine: Engine) -> list[Any]:
         )
         return list(compare_metadata(context, Base.metadata))
 
+    return run_read(engine, compare)
+
 
 def ensure_schema(engine: Engine) -> None:
     """Check the schema is at head. An embedded SQLite metastore with no schema at all is
@@ -105,9 +105,7 @@ def ensure_schema(engine: Engine) -> None:
     if current == SCHEMA_REVISION:
         return
     if current is None and engine.dialect.name == "sqlite":
-        with read_transaction(engine) as conn:
-            empty = not inspect(conn).get_table_names()
-        if empty:
+        if not run_read(engine, lambda conn: inspect(conn).get_table_names()):
             upgrade(engine)
             return
     raise SchemaNotInitialised(

@@ -117,31 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         "partition.",
     )
     partitions.add_argument("name")
-    partitions.add_argument(
-        "--in",
-        dest="in_lists",
-        action="append",
-        default=[],
-        metavar="KEY=V1,V2,...",
-        help="values of one key (repeatable)",
-    )
-    partitions.add_argument(
-        "--in-file",
-        action="append",
-        default=[],
-        metavar="KEY=PATH",
-        help="values of one key, one per line ('-' for stdin)",
-    )
-    partitions.add_argument(
-        "--tuples",
-        action="append",
-        default=[],
-        metavar="KEY1,KEY2=PATH",
-        help="exact (KEY1, KEY2) IN (...) rows, one JSON array per line",
-    )
-    partitions.add_argument(
-        "--where", metavar="EXPR", help="SQL condition on keys, e.g. \"dt >= '2024-01-01'\""
-    )
+    add_partition_filters(partitions)
     partitions.add_argument("--json", action="store_true", help="print JSON")
     partitions.set_defaults(handler=cmd_partitions)
 
@@ -170,7 +146,17 @@ def build_parser() -> argparse.ArgumentParser:
         "default) by merging their sketches.",
     )
     stats.add_argument("name")
-    stats.add_argument(
+    add_partition_filters(stats)
+    stats.add_argument("--column", action="append", default=[], help="only these columns")
+    stats.add_argument("--buckets", type=int, default=64, help="histogram buckets (64)")
+    stats.add_argument("--json", action="store_true", help="print JSON")
+    stats.set_defaults(handler=cmd_stats)
+    return parser
+
+
+def add_partition_filters(parser: argparse.ArgumentParser) -> None:
+    """The options that select partitions (`partitions` and `stats` share them)."""
+    parser.add_argument(
         "--in",
         dest="in_lists",
         action="append",
@@ -178,12 +164,23 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=V1,V2,...",
         help="values of one key (repeatable)",
     )
-    stats.add_argument("--where", metavar="EXPR", help="SQL condition on partition keys")
-    stats.add_argument("--column", action="append", default=[], help="only these columns")
-    stats.add_argument("--buckets", type=int, default=64, help="histogram buckets (64)")
-    stats.add_argument("--json", action="store_true", help="print JSON")
-    stats.set_defaults(handler=cmd_stats, in_file=[], tuples=[])
-    return parser
+    parser.add_argument(
+        "--in-file",
+        action="append",
+        default=[],
+        metavar="KEY=PATH",
+        help="values of one key, one per line ('-' for stdin)",
+    )
+    parser.add_argument(
+        "--tuples",
+        action="append",
+        default=[],
+        metavar="KEY1,KEY2=PATH",
+        help="exact (KEY1, KEY2) IN (...) rows, one JSON array per line",
+    )
+    parser.add_argument(
+        "--where", metavar="EXPR", help="SQL condition on keys, e.g. \"dt >= '2024-01-01'\""
+    )
 
 
 def _metastore(settings: Settings) -> Metastore:
@@ -346,8 +343,7 @@ def cmd_collect(args: argparse.Namespace, settings: Settings) -> int:
     from collectors.collect import collect
 
     ms = _metastore(settings)
-    ms.tables()  # the schema check, before Spark starts
-    report = collect(ms.engine, args.name, full=args.full, master=args.master)
+    report = collect(ms.ready(), args.name, full=args.full, master=args.master)
     if args.json:
         _print_json(report.as_json())
     elif report.partitions_scanned == 0:
@@ -370,9 +366,8 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     if args.buckets < 1:
         raise InvalidValue("--buckets must be at least 1")
     ms = _metastore(settings)
-    ms.tables()
     summary = table_statistics(
-        ms.engine, args.name, partition_query(args), args.column or None, args.buckets
+        ms.ready(), args.name, partition_query(args), args.column or None, args.buckets
     )
     if args.json:
         _print_json(summary.as_json())
