@@ -4,11 +4,18 @@ turns back into per-column records. All of them run in ONE aggregation (no Pytho
   every column      row count, non-null count (-> nulls)
   orderable         min, max  (numbers, decimals, dates, timestamps, strings, booleans)
   string, binary    total and max length (-> average and max length)
-  scalar columns    HLL sketch (lgK 12) for NDV, heavy hitters (approx_top_k, as strings)
+  scalar columns    HLL sketch (lgK 12) for NDV, heavy hitters (approx_top_k)
   numeric/temporal  KLL sketch (k 200) of the value as a double (dates as days, timestamps
                     as microseconds since the epoch): the histograms' source
-  integral, string  Theta sketch, for join-key overlap
+  integral, string  Theta sketch, for join-key overlap (the table's `theta_columns`
+                    property, when set, names the columns instead)
   nested            counts and nulls only
+
+Sketches are fed the cheapest faithful encoding of a value, never its text: integers and
+strings as they are, dates as days, timestamps as microseconds, other types through
+xxhash64 (for HLL only, where just distinctness matters). Heavy hitters of integral and
+temporal columns are tracked as longs, of fractional and decimal columns as doubles, of
+the rest as strings: `TopKItems` says which, so the sketch can be decoded.
 """
 
 from __future__ import annotations
@@ -24,6 +31,14 @@ FRACTIONAL = ("float", "double")
 TOP_K_ITEMS = 100
 
 
+class TopKItems:
+    """How a heavy-hitters sketch's items are serialised (DataSketches ArrayOf*SerDe)."""
+
+    LONGS = "longs"
+    DOUBLES = "doubles"
+    STRINGS = "strings"
+
+
 @dataclass(frozen=True)
 class ColumnPlan:
     """What is collected for one column (see the module docstring)."""
@@ -31,6 +46,7 @@ class ColumnPlan:
     name: str
     type: str
     alias: str
+    theta: bool | None = None  # None: the default rule (integral and string columns)
 
     @property
     def nested(self) -> bool:
@@ -58,15 +74,32 @@ class ColumnPlan:
 
     @property
     def has_theta(self) -> bool:
+        if self.theta is not None:
+            return self.theta and self.has_sketches
         return self.type in INTEGRAL or self.type == "string"
+
+    @property
+    def top_k_items(self) -> str:
+        if self.type in INTEGRAL or self.temporal:
+            return TopKItems.LONGS
+        if self.type in FRACTIONAL or self.type.startswith("decimal"):
+            return TopKItems.DOUBLES
+        return TopKItems.STRINGS
 
     @property
     def has_sketches(self) -> bool:
         return not self.nested and self.type != "void"
 
 
-def plan_columns(columns: list[tuple[str, str]]) -> list[ColumnPlan]:
-    return [ColumnPlan(name, type_, f"c{i}") for i, (name, type_) in enumerate(columns)]
+def plan_columns(
+    columns: list[tuple[str, str]], theta_columns: list[str] | None = None
+) -> list[ColumnPlan]:
+    """One plan per column; `theta_columns`, when given, are the only ones with Theta."""
+    wanted = None if theta_columns is None else {c.lower() for c in theta_columns}
+    return [
+        ColumnPlan(name, type_, f"c{i}", None if wanted is None else name.lower() in wanted)
+        for i, (name, type_) in enumerate(columns)
+    ]
 
 
 def aggregate_expressions(plans: list[ColumnPlan]) -> list[Any]:
@@ -87,22 +120,48 @@ def aggregate_expressions(plans: list[ColumnPlan]) -> list[Any]:
             ]
         if not plan.has_sketches:
             continue
-        hashable = (
-            col
-            if plan.type in ("int", "bigint", "string", "binary")
-            else (col.cast("int") if plan.type in ("tinyint", "smallint") else col.cast("string"))
-        )
+        hashable = _hashable(col, plan)
         exprs.append(F.hll_sketch_agg(hashable, HLL_LG_K).alias(f"{a}__hll"))
         if plan.has_kll:
             exprs.append(F.kll_sketch_agg_double(_as_double(col, plan), KLL_K).alias(f"{a}__kll"))
         if plan.has_theta:
             exprs.append(F.theta_sketch_agg(hashable).alias(f"{a}__theta"))
         exprs.append(
-            F.expr(f"approx_top_k_accumulate(CAST(`{plan.name}` AS STRING), {TOP_K_ITEMS})")
+            F.expr(f"approx_top_k_accumulate({_top_k_item(plan)}, {TOP_K_ITEMS})")
             .getField("sketch")
             .alias(f"{a}__topk")
         )
     return exprs
+
+
+def _hashable(col: Any, plan: ColumnPlan) -> Any:
+    """What HLL and Theta sketches hash: the value itself where the sketch takes it (int,
+    bigint, string, binary), else an integer encoding that keeps values distinct."""
+    from pyspark.sql import functions as F
+
+    if plan.type in ("int", "bigint", "string", "binary"):
+        return col
+    if plan.type in ("tinyint", "smallint", "boolean"):
+        return col.cast("int")
+    if plan.type == "date":
+        return F.unix_date(col)
+    if plan.temporal:
+        return F.unix_micros(col.cast("timestamp"))
+    return F.when(col.isNotNull(), F.xxhash64(col))
+
+
+def _top_k_item(plan: ColumnPlan) -> str:
+    """The SQL of the value the heavy-hitters sketch tracks (see `ColumnPlan.top_k_items`)."""
+    name = f"`{plan.name}`"
+    if plan.type == "date":
+        return f"CAST(unix_date({name}) AS BIGINT)"
+    if plan.temporal:
+        return f"unix_micros(CAST({name} AS TIMESTAMP))"
+    if plan.top_k_items == TopKItems.LONGS:
+        return f"CAST({name} AS BIGINT)"
+    if plan.top_k_items == TopKItems.DOUBLES:
+        return f"CAST({name} AS DOUBLE)"
+    return name if plan.type == "string" else f"CAST({name} AS STRING)"
 
 
 def _as_double(col: Any, plan: ColumnPlan) -> Any:
@@ -127,6 +186,7 @@ class ColumnRecord:
     kll: bytes | None
     theta: bytes | None
     top_k: bytes | None
+    top_k_items: str | None
 
 
 def column_records(row: Any, plans: list[ColumnPlan]) -> list[ColumnRecord]:
@@ -148,6 +208,7 @@ def column_records(row: Any, plans: list[ColumnPlan]) -> list[ColumnRecord]:
                 kll=_bytes(values.get(f"{a}__kll")),
                 theta=_bytes(values.get(f"{a}__theta")),
                 top_k=_bytes(values.get(f"{a}__topk")),
+                top_k_items=plan.top_k_items if plan.has_sketches else None,
             )
         )
     return records

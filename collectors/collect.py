@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,14 +24,16 @@ from collectors.aggregations import (
     column_records,
     plan_columns,
 )
+from collectors.progress import ProgressSink, watch_spark_job
 from collectors.spark_session import spark_session
 from metastore.catalog import TableInfo, forget_statistics, get_table
 from metastore.engine import run_read, run_write
-from metastore.errors import StatlasError
+from metastore.errors import StatlasError, UnknownColumn
 from metastore.models import CollectionRun, ColumnStats, PartitionStats, utcnow
 from metastore.types import KeyValue
 
 STALE_RUN = dt.timedelta(hours=6)
+THETA_COLUMNS = "theta_columns"
 
 
 class CollectionFailed(StatlasError):
@@ -74,8 +77,16 @@ class _Partition:
 
 
 def collect(
-    engine: Engine, table: str, *, full: bool = False, master: str | None = None, spark: Any = None
+    engine: Engine,
+    table: str,
+    *,
+    full: bool = False,
+    master: str | None = None,
+    spark: Any = None,
+    spark_conf: Mapping[str, str] | None = None,
+    progress: ProgressSink | None = None,
 ) -> CollectionReport:
+    """Collect the statistics of `table`'s new and changed partitions (all with `full`)."""
     started = time.perf_counter()
     info, partitions, collected = run_read(engine, lambda conn: _plan(conn, table))
     to_scan = [p for p in partitions if full or collected.get(p.id) != p.fingerprint]
@@ -92,14 +103,23 @@ def collect(
     try:
         rows_by_values: dict[tuple[KeyValue, ...], tuple[int, list[ColumnRecord]]] = {}
         if to_scan:
-            session = spark if spark is not None else spark_session(master)
-            rows_by_values = _scan(session, info, to_scan)
+            session = spark if spark is not None else spark_session(master, spark_conf)
+            with watch_spark_job(session, f"collect-{info.name}-run-{run_id}", progress):
+                rows_by_values = _scan(
+                    session, info, to_scan, every=len(to_scan) == len(partitions), sink=progress
+                )
         report.timings["scan"] = time.perf_counter() - started
         report.rows = sum(rows for rows, _ in rows_by_values.values())
+        writes = progress if to_scan or removed else None
+        if writes is not None:
+            writes.update("write", 0, 1)
         run_write(
             engine,
             lambda conn: _write(conn, info, run_id, to_scan, removed, rows_by_values, report),
         )
+        report.timings["write"] = time.perf_counter() - started - report.timings["scan"]
+        if writes is not None:
+            writes.update("write", 1, 1)
     except BaseException as error:
         message = " ".join(str(error).split())[:500] or type(error).__name__
         run_write(engine, lambda conn: _finish_run(conn, run_id, "failed", report, message))
@@ -203,15 +223,20 @@ def _finish_run(
 
 
 def _scan(
-    spark: Any, info: TableInfo, partitions: list[_Partition]
+    spark: Any,
+    info: TableInfo,
+    partitions: list[_Partition],
+    *,
+    every: bool,
+    sink: ProgressSink | None = None,
 ) -> dict[tuple[KeyValue, ...], tuple[int, list[ColumnRecord]]]:
     """ONE aggregation over the given partitions, grouped by the partition keys."""
     reader = spark.read.format(info.format)
-    if info.partition_keys:
+    if info.partition_keys and not every:
         frame = reader.option("basePath", info.location).load([p.location for p in partitions])
-    else:
+    else:  # every partition: one listing of the table rather than one per partition
         frame = reader.load(info.location)
-    plans = plan_columns([(c.name, c.type) for c in info.columns])
+    plans = plan_columns([(c.name, c.type) for c in info.columns], theta_columns(info))
     keys = [f"`{k.name}`" for k in info.partition_keys]
     grouped = frame.groupBy(*keys) if keys else frame.groupBy()
     result: dict[tuple[KeyValue, ...], tuple[int, list[ColumnRecord]]] = {}
@@ -221,7 +246,24 @@ def _scan(
             for k in info.partition_keys
         )
         result[values] = (int(row["__rows"]), column_records(row, plans))
+        if sink is not None and (len(result) % 100 == 0 or len(result) == len(partitions)):
+            sink.update("receive", len(result), len(partitions))
     return result
+
+
+def theta_columns(info: TableInfo) -> list[str] | None:
+    """The table's `theta_columns` property (comma-separated), or None for the default."""
+    configured = info.properties.get(THETA_COLUMNS)
+    if configured is None:
+        return None
+    names = [n.strip().lower() for n in str(configured).split(",") if n.strip()]
+    known = {c.name.lower() for c in info.columns}
+    for name in names:
+        if name not in known:
+            raise UnknownColumn(
+                f"table property {THETA_COLUMNS} of {info.name} names unknown column {name!r}"
+            )
+    return names
 
 
 def _write(
@@ -263,6 +305,7 @@ def _write(
                 "kll": r.kll,
                 "theta": r.theta,
                 "top_k": r.top_k,
+                "top_k_items": r.top_k_items,
             }
             for r in records
         ]

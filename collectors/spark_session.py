@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 DEFAULT_MASTER = "local[*]"
@@ -13,14 +14,16 @@ def spark_master(master: str | None = None) -> str:
     return master or os.environ.get("STATLAS_SPARK_MASTER") or DEFAULT_MASTER
 
 
-def spark_session(master: str | None = None) -> Any:
-    """A SparkSession on `master` (an existing session of this process is reused)."""
+def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None) -> Any:
+    """A SparkSession on `master` (an existing session of this process is reused). `conf`
+    adds Spark settings (e.g. spark.sql.catalogImplementation=hive); spark-defaults.conf
+    in $SPARK_CONF_DIR applies as with any PySpark program."""
     from pyspark.sql import SparkSession
 
     chosen = spark_master(master)
     if chosen.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no network lookup of the host
-    session = (
+    builder = (
         SparkSession.builder.master(chosen)
         .appName("statlas-collect")
         .config("spark.ui.enabled", "false")
@@ -32,7 +35,11 @@ def spark_session(master: str | None = None) -> Any:
         .config("spark.driver.maxResultSize", "0")
         # partition values are read as the directory's text and typed by statlas itself
         .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
-        .getOrCreate()
     )
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    if (conf or {}).get("spark.sql.catalogImplementation") == "hive":
+        builder = builder.enableHiveSupport()
+    session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session

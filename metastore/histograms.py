@@ -18,9 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from datasketches import (
+    PyDoublesSerDe,
+    PyLongsSerDe,
+    PySerDe,
+    PyStringsSerDe,
     compact_theta_sketch,
     frequent_items_error_type,
-    frequent_strings_sketch,
+    frequent_items_sketch,
     hll_sketch,
     hll_union,
     kll_doubles_sketch,
@@ -123,14 +127,27 @@ def merge_theta(blobs: Iterable[bytes]) -> compact_theta_sketch:
     return union.get_result()
 
 
-def merge_frequent_strings(blobs: Iterable[bytes], lg_max_k: int = 10) -> frequent_strings_sketch:
-    merged = frequent_strings_sketch(lg_max_k)
+def items_serde(items: str | None) -> PySerDe:
+    """The serialiser of a heavy-hitters sketch's items: Spark writes longs, doubles and
+    strings with DataSketches' ArrayOfLongs/Doubles/StringsSerDe, which these mirror."""
+    if items == "longs":
+        return PyLongsSerDe()
+    if items == "doubles":
+        return PyDoublesSerDe()
+    return PyStringsSerDe()
+
+
+def merge_frequent_items(
+    blobs: Iterable[bytes], items: str | None, lg_max_k: int = 10
+) -> frequent_items_sketch:
+    serde = items_serde(items)
+    merged = frequent_items_sketch(lg_max_k)
     for blob in blobs:
-        merged.merge(frequent_strings_sketch.deserialize(blob))
+        merged.merge(frequent_items_sketch.deserialize(blob, serde))
     return merged
 
 
-def most_common(sketch: frequent_strings_sketch, limit: int) -> list[tuple[Any, int]]:
+def most_common(sketch: frequent_items_sketch, limit: int) -> list[tuple[Any, int]]:
     """The heaviest items with their estimated counts (no false positives), heaviest first."""
     items = sketch.get_frequent_items(frequent_items_error_type.NO_FALSE_POSITIVES)
     return [(item, int(estimate)) for item, estimate, _, _ in items[:limit]]

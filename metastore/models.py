@@ -26,7 +26,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # The Alembic revision these models describe (tests check it is the head of migrations/).
-SCHEMA_REVISION = "0002"
+SCHEMA_REVISION = "0003"
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -136,3 +136,4 @@ class ColumnStats(Base):
     kll: Mapped[bytes | None] = mapped_column(LargeBinary)
     theta: Mapped[bytes | None] = mapped_column(LargeBinary)
     top_k: Mapped[bytes | None] = mapped_column(LargeBinary)
+    top_k_items: Mapped[str | None] = mapped_column(String(8))

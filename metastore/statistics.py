@@ -1,5 +1,7 @@
 """Statistics of any set of partitions, rolled up exactly from the partitions' records:
-counts add, min/max compare, HLL and KLL sketches merge. Nothing is re-scanned."""
+counts add, min/max compare, HLL, Theta, KLL and heavy-hitter sketches merge. Nothing is
+re-scanned. NDV comes from the Theta union where every partition has a Theta sketch (exact
+up to 4,096 values, then within about 1.6%), else from the HLL union (lgK 12, about 1.6%)."""
 
 from __future__ import annotations
 
@@ -18,9 +20,10 @@ from metastore.histograms import (
     Histogram,
     equi_depth,
     equi_width,
-    merge_frequent_strings,
+    merge_frequent_items,
     merge_hll,
     merge_kll,
+    merge_theta,
     most_common,
     seed_uniform,
 )
@@ -40,9 +43,10 @@ class ColumnSummary:
     min: Any
     max: Any
     ndv: float | None
+    ndv_source: str | None
     avg_len: float | None
     max_len: int | None
-    mcv: list[tuple[str, int]]
+    mcv: list[tuple[Any, int]]
     equi_depth: Histogram | None
     equi_width: Histogram | None
     uniform: Histogram | None
@@ -60,9 +64,10 @@ class ColumnSummary:
             "min": _json(self.min),
             "max": _json(self.max),
             "ndv": None if self.ndv is None else round(self.ndv),
+            "ndv_source": self.ndv_source,
             "avg_len": self.avg_len,
             "max_len": self.max_len,
-            "mcv": [[v, c] for v, c in self.mcv],
+            "mcv": [[_json(v), c] for v, c in self.mcv],
             "equi_depth": hist(self.equi_depth),
             "equi_width": hist(self.equi_width),
             "uniform": hist(self.uniform),
@@ -131,7 +136,9 @@ def _summarise(
             c.max_len,
             c.hll,
             c.kll,
+            c.theta,
             c.top_k,
+            c.top_k_items,
         )
         .join(parts, parts.c.id == c.partition_id)
         .where(c.table_id == info.id, c.column_name.in_(names))
@@ -153,9 +160,15 @@ def _column(name: str, type_: str, rows: list[Any], row_count: int, buckets: int
     hlls = [r.hll for r in rows if r.hll is not None]
     klls = [r.kll for r in rows if r.kll is not None]
     tops = [r.top_k for r in rows if r.top_k is not None]
+    top_items = next((r.top_k_items for r in rows if r.top_k is not None), None)
     non_null = row_count - nulls
     lengths = [r.total_len for r in rows if r.total_len is not None]
-    ndv = merge_hll(hlls).get_estimate() if hlls else None
+    thetas = [r.theta for r in rows if r.theta is not None]
+    ndv, ndv_source = None, None
+    if thetas and len(thetas) == len(hlls):  # exact up to 4,096 values, then HLL's accuracy
+        ndv, ndv_source = merge_theta(thetas).get_estimate(), "theta"
+    elif hlls:
+        ndv, ndv_source = merge_hll(hlls).get_estimate(), "hll"
     depth = width = uniform = None
     if klls:
         kll = merge_kll(klls)
@@ -170,13 +183,35 @@ def _column(name: str, type_: str, rows: list[Any], row_count: int, buckets: int
         min=low,
         max=high,
         ndv=ndv,
+        ndv_source=ndv_source,
         avg_len=(sum(lengths) / non_null) if lengths and non_null else None,
         max_len=max((r.max_len for r in rows if r.max_len is not None), default=None),
-        mcv=most_common(merge_frequent_strings(tops), MCV_LIMIT) if tops else [],
+        mcv=_most_common_values(tops, top_items, type_),
         equi_depth=depth,
         equi_width=width,
         uniform=uniform,
     )
+
+
+def _most_common_values(tops: list[bytes], items: str | None, type_: str) -> list[tuple[Any, int]]:
+    """The heaviest values of the merged heavy-hitters sketches, as the column's values."""
+    if not tops:
+        return []
+    decode = _item_decoder(type_, items)
+    return [(decode(v), c) for v, c in most_common(merge_frequent_items(tops, items), MCV_LIMIT)]
+
+
+def _item_decoder(type_: str, items: str | None) -> Callable[[Any], Any]:
+    """Sketch items back to values: dates were tracked as days, timestamps as microseconds,
+    decimals as doubles."""
+    if items == "longs" and type_ == "date":
+        return lambda days: EPOCH.date() + dt.timedelta(days=days)
+    if items == "longs" and type_.startswith("timestamp"):
+        return lambda micros: EPOCH + dt.timedelta(microseconds=micros)
+    if items == "doubles" and type_.startswith("decimal"):
+        scale = int(type_.rstrip(")").split(",")[1]) if "," in type_ else 0
+        return lambda value: round(Decimal(repr(value)), scale)
+    return lambda value: value
 
 
 def _value_parser(type_: str) -> Callable[[str], Any]:

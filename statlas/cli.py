@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from metastore import Metastore, TupleList
-from metastore.catalog import BucketSpec, TableInfo, parse_partition_types
+from metastore.catalog import BucketSpec, RegistrationReport, TableInfo, parse_partition_types
 from metastore.errors import InvalidLookup, InvalidValue, StatlasError
 from metastore.lookup import PartitionQuery, read_tuple_file, read_value_file
 from statlas.settings import Settings
@@ -69,7 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
         "add new partitions and remove vanished ones.",
     )
     register.add_argument("name")
-    register.add_argument("--path", required=True, help="dataset directory or URI")
+    source = register.add_mutually_exclusive_group(required=True)
+    source.add_argument("--path", help="dataset directory or URI")
+    source.add_argument(
+        "--spark-table",
+        metavar="DB.TABLE",
+        help="a table of the Spark catalog (its location, format and partition keys)",
+    )
     register.add_argument(
         "--format",
         choices=["parquet", "orc"],
@@ -93,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="a table property (repeatable)",
     )
+    add_spark_options(register)
     register.add_argument("--json", action="store_true", help="print the report as JSON")
     register.set_defaults(handler=cmd_table_register)
 
@@ -130,11 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     collect.add_argument("name")
     collect.add_argument("--full", action="store_true", help="rescan every partition")
-    collect.add_argument(
-        "--master",
-        metavar="URL",
-        help="Spark master (default: $STATLAS_SPARK_MASTER, else local[*])",
-    )
+    add_spark_options(collect)
     collect.add_argument("--json", action="store_true", help="print the report as JSON")
     collect.set_defaults(handler=cmd_collect)
 
@@ -149,9 +152,34 @@ def build_parser() -> argparse.ArgumentParser:
     add_partition_filters(stats)
     stats.add_argument("--column", action="append", default=[], help="only these columns")
     stats.add_argument("--buckets", type=int, default=64, help="histogram buckets (64)")
+    stats.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="draw the histograms of the one --column given as a PNG",
+    )
     stats.add_argument("--json", action="store_true", help="print JSON")
     stats.set_defaults(handler=cmd_stats)
     return parser
+
+
+def add_spark_options(parser: argparse.ArgumentParser) -> None:
+    """Where Spark runs and how it is configured (`collect`, `table register --spark-table`)."""
+    parser.add_argument(
+        "--master",
+        metavar="URL",
+        help="Spark master (default: $STATLAS_SPARK_MASTER, else local[*])",
+    )
+    parser.add_argument(
+        "--spark-conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting (repeatable), e.g. spark.sql.catalogImplementation=hive",
+    )
+
+
+def spark_conf(args: argparse.Namespace) -> dict[str, str]:
+    return dict(_key_value_pair(p, "--spark-conf") for p in args.spark_conf)
 
 
 def add_partition_filters(parser: argparse.ArgumentParser) -> None:
@@ -230,14 +258,17 @@ def _bucket_spec(args: argparse.Namespace) -> BucketSpec | None:
 
 def cmd_table_register(args: argparse.Namespace, settings: Settings) -> int:
     properties = dict(_key_value_pair(p, "--property") for p in args.property) or None
-    report = _metastore(settings).register_table(
-        args.name,
-        args.path,
-        args.format,
-        parse_partition_types(args.partition_types),
-        _bucket_spec(args),
-        properties,
-    )
+    if args.spark_table:
+        report = _register_spark_table(args, settings, properties)
+    else:
+        report = _metastore(settings).register_table(
+            args.name,
+            args.path,
+            args.format,
+            parse_partition_types(args.partition_types),
+            _bucket_spec(args),
+            properties,
+        )
     if args.json:
         _print_json(report.as_json())
         return 0
@@ -249,6 +280,21 @@ def cmd_table_register(args: argparse.Namespace, settings: Settings) -> int:
         + (", schema changed" if report.schema_changed else "")
     )
     return 0
+
+
+def _register_spark_table(
+    args: argparse.Namespace, settings: Settings, properties: dict[str, str] | None
+) -> RegistrationReport:
+    from collectors.spark_session import spark_session
+    from collectors.spark_tables import register_spark_table
+
+    for option in ("format", "partition_types", "bucket_by", "buckets", "sort_by"):
+        if getattr(args, option):
+            flag = "--" + option.replace("_", "-")
+            raise InvalidValue(f"{flag} comes from the Spark catalog with --spark-table")
+    engine = _metastore(settings).ready()
+    spark = spark_session(args.master, spark_conf(args))
+    return register_spark_table(engine, args.name, spark, args.spark_table, properties)
 
 
 def cmd_table_list(args: argparse.Namespace, settings: Settings) -> int:
@@ -341,9 +387,19 @@ def cmd_partitions(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_collect(args: argparse.Namespace, settings: Settings) -> int:
     from collectors.collect import collect
+    from collectors.progress import console_progress
 
     ms = _metastore(settings)
-    report = collect(ms.ready(), args.name, full=args.full, master=args.master)
+    engine = ms.ready()
+    with console_progress(f"collect {args.name}") as progress:
+        report = collect(
+            engine,
+            args.name,
+            full=args.full,
+            master=args.master,
+            spark_conf=spark_conf(args),
+            progress=progress,
+        )
     if args.json:
         _print_json(report.as_json())
     elif report.partitions_scanned == 0:
@@ -362,23 +418,50 @@ def cmd_collect(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     from metastore.statistics import table_statistics
+    from statlas.charts import bar_chart, plot_histograms
 
     if args.buckets < 1:
         raise InvalidValue("--buckets must be at least 1")
+    if args.plot and len(args.column) != 1:
+        raise InvalidValue("--plot draws one column: give exactly one --column")
     ms = _metastore(settings)
     summary = table_statistics(
         ms.ready(), args.name, partition_query(args), args.column or None, args.buckets
     )
+    if args.plot:
+        [(name, column)] = summary.columns.items()
+        data = column.as_json()
+        plot_histograms(
+            args.plot,
+            f"{summary.table}.{name}: {summary.row_count:,} rows, {summary.partitions} partitions",
+            name,
+            data["equi_depth"],
+            data["equi_width"],
+        )
     if args.json:
         _print_json(summary.as_json())
         return 0
     print(f"{summary.table}: {summary.partitions} partitions, {summary.row_count:,} rows")
     for name, column in summary.columns.items():
-        ndv = "-" if column.ndv is None else f"{column.ndv:,.0f}"
+        data = column.as_json()
+        ndv = "-" if data["ndv"] is None else f"{data['ndv']:,}"
         print(
-            f"  {name} {column.type}: nulls {column.null_count:,}, ndv {ndv}, "
-            f"min {column.min}, max {column.max}"
+            f"\n{name} {column.type}: nulls {column.null_count:,}, ndv {ndv}, "
+            f"min {data['min']}, max {data['max']}"
+            + (f", avg length {column.avg_len:.1f}" if column.avg_len is not None else "")
+            + (f", max length {column.max_len}" if column.max_len is not None else "")
         )
+        if data["mcv"]:
+            common = ", ".join(f"{value} ({count:,})" for value, count in data["mcv"][:5])
+            print(f"  most common: {common}")
+        histogram = data["equi_width"] or data["uniform"]
+        if histogram and histogram["counts"]:
+            kind = "equi-width" if data["equi_width"] else "uniform (seed)"
+            print(f"  {kind} histogram:")
+            for line in bar_chart(histogram):
+                print(f"    {line}")
+    if args.plot:
+        print(f"\nplot written to {args.plot}")
     return 0
 
 

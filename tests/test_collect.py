@@ -48,6 +48,10 @@ def write_partition(
             "hot": pa.array(
                 [1 if rng.random() < 0.6 else rng.randrange(1000) for _ in range(rows)], pa.int32()
             ),
+            "rate": pa.array(
+                [Decimal(rng.choice(["0.05", "0.10", "0.10", "0.25"])) for _ in range(rows)],
+                pa.decimal128(4, 2),
+            ),
             "tags": [["a", "b"] if rng.random() < 0.5 else None for _ in range(rows)],
         }
     )
@@ -94,12 +98,19 @@ def test_collect_then_stats(
     names = [v for v in exact["name"] if v is not None]
     assert name.null_count == exact["name"].count(None)
     assert (name.min, name.max) == (min(names), max(names))
-    assert name.ndv == pytest.approx(len(set(names)), abs=1)
+    assert (name.ndv, name.ndv_source) == (len(set(names)), "theta")  # exact below 4,096
     assert name.max_len == max(map(len, names))
     assert name.avg_len == pytest.approx(sum(map(len, names)) / len(names))
     amount = summary.columns["amount"]
     assert (amount.min, amount.max) == (min(exact["amount"]), max(exact["amount"]))
     assert amount.ndv == pytest.approx(len(set(exact["amount"])), rel=0.05)
+    assert amount.ndv_source == "hll"
+    # equi-depth bounds are quantiles: their true ranks within KLL's rank error (k 200)
+    assert amount.equi_depth is not None
+    values = sorted(exact["amount"])
+    for i, bound in enumerate(amount.equi_depth.bounds[1:-1], start=1):
+        rank = sum(v < bound for v in values) / len(values)
+        assert abs(rank - i / 8) <= 0.0165
     assert amount.equi_depth is not None and sum(amount.equi_depth.counts) == pytest.approx(1600)
     day = summary.columns["day"].as_json()
     assert (day["min"], day["max"]) == (
@@ -108,7 +119,12 @@ def test_collect_then_stats(
     )
     assert day["equi_width"]["bounds"][0] == min(exact["day"]).isoformat()
     hot = summary.columns["hot"]
-    assert hot.mcv[0][0] == "1" and hot.mcv[0][1] >= exact["hot"].count(1)
+    assert hot.mcv[0][0] == 1 and hot.mcv[0][1] >= exact["hot"].count(1)
+    top_day, top_day_count = summary.columns["day"].mcv[0]
+    assert exact["day"].count(top_day) == max(exact["day"].count(d) for d in set(exact["day"]))
+    assert top_day_count >= exact["day"].count(top_day)
+    assert summary.columns["rate"].mcv[0][0] == Decimal("0.10")
+    assert summary.columns["rate"].as_json()["mcv"][0][0] == "0.10"
     tags = summary.columns["tags"]  # nested: counts and nulls only
     assert tags.null_count == exact["tags"].count(None) and tags.ndv is None
 
@@ -117,7 +133,7 @@ def test_collect_then_stats(
     emea_truth = truth([t for n, t in tables.items() if "region=emea" in n])
     assert emea.partitions == 3 and emea.row_count == 1200
     assert emea.columns["id"].min == min(emea_truth["id"])
-    assert emea.columns["id"].ndv == pytest.approx(len(set(emea_truth["id"])), rel=0.05)
+    assert emea.columns["id"].ndv == len(set(emea_truth["id"]))
 
 
 def test_incremental_runs(

@@ -7,7 +7,9 @@ import random
 
 import pytest
 from datasketches import (
-    frequent_strings_sketch,
+    PyLongsSerDe,
+    PyStringsSerDe,
+    frequent_items_sketch,
     hll_sketch,
     kll_doubles_sketch,
     update_theta_sketch,
@@ -16,7 +18,7 @@ from datasketches import (
 from metastore.histograms import (
     equi_depth,
     equi_width,
-    merge_frequent_strings,
+    merge_frequent_items,
     merge_hll,
     merge_kll,
     merge_theta,
@@ -81,7 +83,7 @@ def test_merges_roll_partitions_up() -> None:
     halves = [[f"v{i}" for i in range(0, 3000)], [f"v{i}" for i in range(2000, 5000)]]
     hlls, thetas, freqs, klls = [], [], [], []
     for half in halves:
-        h, t, f = hll_sketch(12), update_theta_sketch(), frequent_strings_sketch(6)
+        h, t, f = hll_sketch(12), update_theta_sketch(), frequent_items_sketch(6)
         for value in half:
             h.update(value)
             t.update(value)
@@ -89,13 +91,27 @@ def test_merges_roll_partitions_up() -> None:
         f.update("hot", 500)
         hlls.append(h.serialize_compact())
         thetas.append(t.compact().serialize())
-        freqs.append(f.serialize())
+        freqs.append(f.serialize(PyStringsSerDe()))
         klls.append(kll([float(v[1:]) for v in half]).serialize())
     assert merge_hll(hlls).get_estimate() == pytest.approx(5000, rel=0.05)
     assert merge_theta(thetas).get_estimate() == pytest.approx(5000, rel=0.05)
-    frequent = merge_frequent_strings(freqs)
+    frequent = merge_frequent_items(freqs, "strings")
     [(item, estimate)] = most_common(frequent, 1)
     assert item == "hot" and estimate >= 1000
     assert frequent.get_lower_bound("hot") <= 1000 <= frequent.get_upper_bound("hot")
     merged = merge_kll(klls)
     assert merged.n == 6000 and merged.get_min_value() == 0 and merged.get_max_value() == 4999
+
+
+def test_heavy_hitters_of_longs_merge() -> None:
+    blobs = []
+    for hot in (7, 7, 9):
+        sketch = frequent_items_sketch(6)
+        for value in range(100):
+            sketch.update(value)
+        sketch.update(hot, 300)
+        blobs.append(sketch.serialize(PyLongsSerDe()))
+    merged = merge_frequent_items(blobs, "longs")
+    assert [item for item, _ in most_common(merged, 2)] == [7, 9]
+    assert merged.get_lower_bound(7) <= 602 <= merged.get_upper_bound(7)
+    assert merged.get_lower_bound(9) <= 301 <= merged.get_upper_bound(9)
