@@ -1,12 +1,15 @@
 """statlas collect beside Spark's ANALYZE on TPC-H lineitem partitioned by l_shipdate.
 
     python benchmarks/collect.py [--scale 1] [--repeat 3] [--master local[2]]
+                                 [--postgres postgresql+psycopg2://127.0.0.1/test]
 
 In one run, one SparkSession, medians of --repeat (run `make data` first):
-  floor          one scan computing count, min and max of every column per partition
+  floor          one scan computing count, min and max of every column per partition,
+                 reading the files as statlas does (a DataFrame over the table's directory)
   analyze        ANALYZE TABLE ... COMPUTE STATISTICS FOR ALL COLUMNS, histograms on
   analyze-part   ANALYZE TABLE ... PARTITION (l_shipdate) COMPUTE STATISTICS (row counts)
-  statlas full   statlas collect --full (every statistic, per partition, into SQLite)
+  statlas full   statlas collect --full (every statistic, per partition) into SQLite and,
+                 with --postgres, into PostgreSQL (with the share of the run spent writing)
   statlas +1     statlas collect after one new partition appears
 """
 
@@ -19,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from pyspark.sql import functions as F
 
 from collectors.collect import collect
 from collectors.spark_session import spark_session
@@ -38,6 +43,7 @@ def main() -> None:
     parser.add_argument("--scale", default="1")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--postgres", help="also collect into this PostgreSQL metastore")
     args = parser.parse_args()
     source = DATA / f"tpch-sf{args.scale}" / "uniform" / "lineitem"
     if not source.exists():
@@ -50,17 +56,23 @@ def main() -> None:
     spark.sql(f"CREATE TABLE lineitem USING parquet LOCATION '{lineitem}'")
     spark.sql("ALTER TABLE lineitem RECOVER PARTITIONS")
     columns = [c for c in spark.table("lineitem").columns if c != "l_shipdate"]
-    floor_aggs = ", ".join(f"count({c}), min({c}), max({c})" for c in columns)
+    floor_aggs = [F.count(F.lit(1))] + [
+        agg(F.col(c)) for c in columns for agg in (F.count, F.min, F.max)
+    ]
     results: dict[str, list[float]] = {
-        k: [] for k in ("floor", "analyze", "analyze-part", "full", "plus1")
+        k: []
+        for k in ("floor", "analyze", "analyze-part", "full", "write", "pg", "pg-write", "plus1")
     }
     partitions = 0
     for attempt in range(args.repeat):
         results["floor"].append(
             timed(
-                lambda: spark.sql(
-                    f"SELECT l_shipdate, count(*), {floor_aggs} FROM lineitem GROUP BY l_shipdate"
-                ).collect()
+                lambda: (
+                    spark.read.parquet(str(lineitem))
+                    .groupBy("l_shipdate")
+                    .agg(*floor_aggs)
+                    .collect()
+                )
             )
         )
         results["analyze"].append(
@@ -83,7 +95,19 @@ def main() -> None:
         ms.register_table("lineitem", str(lineitem))
         report = collect(ms.engine, "lineitem", full=True, spark=spark)
         results["full"].append(report.seconds)
+        results["write"].append(report.timings["write"])
         partitions = report.partitions_scanned
+        if args.postgres:
+            pg = Metastore(args.postgres)
+            pg.upgrade()
+            if any(t.name == "lineitem" for t in pg.tables()):
+                pg.drop_table("lineitem")
+            pg.register_table("lineitem", str(lineitem))
+            on_pg = collect(pg.engine, "lineitem", full=True, spark=spark)
+            results["pg"].append(on_pg.seconds)
+            results["pg-write"].append(on_pg.timings["write"])
+            pg.drop_table("lineitem")
+            pg.dispose()
         new = lineitem / "l_shipdate=1999-01-01"
         shutil.copytree(lineitem / "l_shipdate=1995-06-17", new)
         ms.register_table("lineitem", str(lineitem))
@@ -92,7 +116,7 @@ def main() -> None:
         results["plus1"].append(plus.seconds)
         shutil.rmtree(new)
         ms.dispose()
-    median = {k: statistics.median(v) for k, v in results.items()}
+    median = {k: statistics.median(v) for k, v in results.items() if v}
     print(
         f"\nlineitem SF {args.scale}, {partitions} partitions, {args.master}, "
         f"medians of {args.repeat}\n"
@@ -113,6 +137,20 @@ def main() -> None:
         f"{median['full'] / median['floor']:.2f} x floor, "
         f"{median['full'] / median['analyze']:.2f} x ANALYZE |"
     )
+    print(
+        f"| ... of which writing to SQLite | {median['write']:.1f} | "
+        f"{median['write'] / median['full']:.1%} of the run |"
+    )
+    if "pg" in median:
+        print(
+            f"| statlas collect --full into PostgreSQL | {median['pg']:.1f} | "
+            f"{median['pg'] / median['floor']:.2f} x floor, "
+            f"{median['pg'] / median['analyze']:.2f} x ANALYZE |"
+        )
+        print(
+            f"| ... of which writing to PostgreSQL | {median['pg-write']:.1f} | "
+            f"{median['pg-write'] / median['pg']:.1%} of the run |"
+        )
     print(
         f"| statlas collect, one new partition | {median['plus1']:.1f} | "
         f"{median['full'] / median['plus1']:.0f} x faster than full |"

@@ -4,11 +4,13 @@ turns back into per-column records. All of them run in ONE aggregation (no Pytho
   every column      row count, non-null count (-> nulls)
   orderable         min, max  (numbers, decimals, dates, timestamps, strings, booleans)
   string, binary    total and max length (-> average and max length)
-  scalar columns    HLL sketch (lgK 12) for NDV, heavy hitters (approx_top_k)
+  scalar columns    a distinct-count sketch: Theta (lgK 12) for join-key candidates, HLL
+                    (lgK 12) for the others; heavy hitters (approx_top_k)
   numeric/temporal  KLL sketch (k 200) of the value as a double (dates as days, timestamps
                     as microseconds since the epoch): the histograms' source
-  integral, string  Theta sketch, for join-key overlap (the table's `theta_columns`
-                    property, when set, names the columns instead)
+  integral, string  the join-key candidates by default: their Theta sketches give join-key
+                    overlap AND the NDV (exact up to 4,096 values, then as accurate as the
+                    HLL); the table's `theta_columns` property, when set, names them instead
   nested            counts and nulls only
 
 Sketches are fed the cheapest faithful encoding of a value, never its text: integers and
@@ -23,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from metastore.histograms import HLL_LG_K, KLL_K
+from metastore.histograms import HLL_LG_K, KLL_K, THETA_LG_K
 from metastore.types import format_value
 
 INTEGRAL = ("tinyint", "smallint", "int", "bigint")
@@ -121,11 +123,12 @@ def aggregate_expressions(plans: list[ColumnPlan]) -> list[Any]:
         if not plan.has_sketches:
             continue
         hashable = _hashable(col, plan)
-        exprs.append(F.hll_sketch_agg(hashable, HLL_LG_K).alias(f"{a}__hll"))
+        if plan.has_theta:  # also the column's distinct count: no HLL of the same values
+            exprs.append(F.theta_sketch_agg(hashable, THETA_LG_K).alias(f"{a}__theta"))
+        else:
+            exprs.append(F.hll_sketch_agg(hashable, HLL_LG_K).alias(f"{a}__hll"))
         if plan.has_kll:
             exprs.append(F.kll_sketch_agg_double(_as_double(col, plan), KLL_K).alias(f"{a}__kll"))
-        if plan.has_theta:
-            exprs.append(F.theta_sketch_agg(hashable).alias(f"{a}__theta"))
         exprs.append(
             F.expr(f"approx_top_k_accumulate({_top_k_item(plan)}, {TOP_K_ITEMS})")
             .getField("sketch")

@@ -32,6 +32,7 @@ from datasketches import (
 )
 
 HLL_LG_K = 12
+THETA_LG_K = 12
 KLL_K = 200
 
 

@@ -164,11 +164,7 @@ def _column(name: str, type_: str, rows: list[Any], row_count: int, buckets: int
     non_null = row_count - nulls
     lengths = [r.total_len for r in rows if r.total_len is not None]
     thetas = [r.theta for r in rows if r.theta is not None]
-    ndv, ndv_source = None, None
-    if thetas and len(thetas) == len(hlls):  # exact up to 4,096 values, then HLL's accuracy
-        ndv, ndv_source = merge_theta(thetas).get_estimate(), "theta"
-    elif hlls:
-        ndv, ndv_source = merge_hll(hlls).get_estimate(), "hll"
+    ndv, ndv_source = _distinct_count(hlls, thetas, sum(1 for r in rows if r.hll or r.theta))
     depth = width = uniform = None
     if klls:
         kll = merge_kll(klls)
@@ -191,6 +187,22 @@ def _column(name: str, type_: str, rows: list[Any], row_count: int, buckets: int
         equi_width=width,
         uniform=uniform,
     )
+
+
+def _distinct_count(
+    hlls: list[bytes], thetas: list[bytes], sketched: int
+) -> tuple[float | None, str | None]:
+    """NDV from the Theta union when every partition has a Theta sketch, else from the HLL
+    union when every partition has an HLL; partitions sketched differently (the table's
+    Theta columns changed between runs) give the larger of the two, a lower bound."""
+    if not sketched:
+        return None, None
+    if len(thetas) == sketched:
+        return merge_theta(thetas).get_estimate(), "theta"
+    if len(hlls) == sketched:
+        return merge_hll(hlls).get_estimate(), "hll"
+    estimates = [merge_theta(thetas).get_estimate(), merge_hll(hlls).get_estimate()]
+    return max(estimates), "mixed"
 
 
 def _most_common_values(tops: list[bytes], items: str | None, type_: str) -> list[tuple[Any, int]]:
