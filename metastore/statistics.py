@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -50,6 +50,9 @@ class ColumnSummary:
     equi_depth: Histogram | None
     equi_width: Histogram | None
     uniform: Histogram | None
+    # the merged sketches themselves, for estimators (not part of the JSON form)
+    kll: Any = field(default=None, repr=False)
+    theta: Any = field(default=None, repr=False)
 
     def as_json(self) -> dict[str, Any]:
         def hist(h: Histogram | None) -> dict[str, list[Any]] | None:
@@ -96,18 +99,24 @@ def table_statistics(
     query: PartitionQuery | None = None,
     columns: list[str] | None = None,
     buckets: int = DEFAULT_BUCKETS,
+    mcv_limit: int = MCV_LIMIT,
 ) -> TableSummary:
     """Roll up the statistics of the partitions of `table` that `query` selects (all)."""
     return run_read(
         engine,
         lambda conn: _summarise(
-            conn, get_table(conn, table), query or PartitionQuery(), columns, buckets
+            conn, get_table(conn, table), query or PartitionQuery(), columns, buckets, mcv_limit
         ),
     )
 
 
 def _summarise(
-    conn: Connection, info: TableInfo, query: PartitionQuery, wanted: list[str] | None, buckets: int
+    conn: Connection,
+    info: TableInfo,
+    query: PartitionQuery,
+    wanted: list[str] | None,
+    buckets: int,
+    mcv_limit: int = MCV_LIMIT,
 ) -> TableSummary:
     known = {c.name: c.type for c in info.columns}
     names = [c.lower() for c in wanted] if wanted else list(known)
@@ -148,11 +157,15 @@ def _summarise(
     by_column: dict[str, list[Any]] = {n: [] for n in names}
     for row in conn.execute(column_query):
         by_column[row.column_name].append(row)
-    summaries = {n: _column(n, known[n], by_column[n], row_count, buckets) for n in names}
+    summaries = {
+        n: _column(n, known[n], by_column[n], row_count, buckets, mcv_limit) for n in names
+    }
     return TableSummary(info.name, len(counts), row_count, summaries)
 
 
-def _column(name: str, type_: str, rows: list[Any], row_count: int, buckets: int) -> ColumnSummary:
+def _column(
+    name: str, type_: str, rows: list[Any], row_count: int, buckets: int, mcv_limit: int
+) -> ColumnSummary:
     parse = _value_parser(type_)
     nulls = sum(r.null_count for r in rows)
     mins = [parse(r.min_value) for r in rows if r.min_value is not None]
@@ -165,7 +178,7 @@ def _column(name: str, type_: str, rows: list[Any], row_count: int, buckets: int
     lengths = [r.total_len for r in rows if r.total_len is not None]
     thetas = [r.theta for r in rows if r.theta is not None]
     ndv, ndv_source = _distinct_count(hlls, thetas, sum(1 for r in rows if r.hll or r.theta))
-    depth = width = uniform = None
+    depth = width = uniform = kll = None
     if klls:
         kll = merge_kll(klls)
         depth, width = equi_depth(kll, buckets), equi_width(kll, buckets)
@@ -182,10 +195,12 @@ def _column(name: str, type_: str, rows: list[Any], row_count: int, buckets: int
         ndv_source=ndv_source,
         avg_len=(sum(lengths) / non_null) if lengths and non_null else None,
         max_len=max((r.max_len for r in rows if r.max_len is not None), default=None),
-        mcv=_most_common_values(tops, top_items, type_),
+        mcv=_most_common_values(tops, top_items, type_, mcv_limit),
         equi_depth=depth,
         equi_width=width,
         uniform=uniform,
+        kll=kll,
+        theta=merge_theta(thetas) if thetas and len(thetas) == len(rows) else None,
     )
 
 
@@ -205,12 +220,14 @@ def _distinct_count(
     return max(estimates), "mixed"
 
 
-def _most_common_values(tops: list[bytes], items: str | None, type_: str) -> list[tuple[Any, int]]:
+def _most_common_values(
+    tops: list[bytes], items: str | None, type_: str, limit: int = MCV_LIMIT
+) -> list[tuple[Any, int]]:
     """The heaviest values of the merged heavy-hitters sketches, as the column's values."""
     if not tops:
         return []
     decode = _item_decoder(type_, items)
-    return [(decode(v), c) for v, c in most_common(merge_frequent_items(tops, items), MCV_LIMIT)]
+    return [(decode(v), c) for v, c in most_common(merge_frequent_items(tops, items), limit)]
 
 
 def _item_decoder(type_: str, items: str | None) -> Callable[[Any], Any]:
@@ -258,3 +275,38 @@ def _json(value: Any) -> Any:
     if isinstance(value, dt.date):
         return value.isoformat()
     return str(value)
+
+
+@dataclass(frozen=True)
+class PartitionRows:
+    """The collected row count of one selected partition, with its key values."""
+
+    values: tuple[Any, ...]
+    rows: int
+
+
+def partition_rows(
+    engine: Engine, table: str, query: PartitionQuery | None = None
+) -> list[PartitionRows]:
+    """Row counts of the partitions of `table` that `query` selects and that have statistics:
+    the exact distribution of the partition keys."""
+
+    def read(conn: Connection) -> list[PartitionRows]:
+        info = get_table(conn, table)
+        store = info.store()
+        parts = store.table
+        p = PartitionStats.__table__.c
+        selected = (
+            select(*store.key_columns, p.row_count)
+            .join(parts, parts.c.id == p.partition_id)
+            .where(p.table_id == info.id)
+        )
+        predicate = build_predicate(conn.dialect.name, info, query or PartitionQuery())
+        if predicate is not None:
+            selected = selected.where(predicate)
+        width = len(info.partition_keys)
+        return [
+            PartitionRows(tuple(row[:width]), int(row[width])) for row in conn.execute(selected)
+        ]
+
+    return run_read(engine, read)

@@ -159,6 +159,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     stats.add_argument("--json", action="store_true", help="print JSON")
     stats.set_defaults(handler=cmd_stats)
+
+    estimate = commands.add_parser(
+        "estimate",
+        parents=[common],
+        help="estimate a query's rows, node by node",
+        description="Plans the query against the registered tables and estimates every "
+        "node's rows, row size and per-column statistics from the collected statistics.",
+    )
+    estimate.add_argument("--sql", required=True, help="the query (a SELECT)")
+    estimate.add_argument("--dialect", choices=["spark", "hive"], default="spark")
+    estimate.add_argument(
+        "--level",
+        choices=["basic", "histogram", "sketch"],
+        default="sketch",
+        help="basic: the seed's formulas; histogram: + MCVs and histograms; "
+        "sketch (default): + Theta key overlap and heavy hitters",
+    )
+    estimate.add_argument("--json", action="store_true", help="print JSON")
+    estimate.set_defaults(handler=cmd_estimate)
     return parser
 
 
@@ -462,6 +481,18 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
                 print(f"    {line}")
     if args.plot:
         print(f"\nplot written to {args.plot}")
+    return 0
+
+
+def cmd_estimate(args: argparse.Namespace, settings: Settings) -> int:
+    from optimizer.estimate.api import plan_and_stats
+    from optimizer.estimate.explain import estimate_json, estimate_text
+
+    plan, stats = plan_and_stats(_metastore(settings).ready(), args.sql, args.level, args.dialect)
+    if args.json:
+        _print_json(estimate_json(plan, stats))
+    else:
+        print(estimate_text(plan, stats))
     return 0
 
 

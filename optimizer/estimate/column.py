@@ -1,0 +1,135 @@
+"""What the estimator knows about one column of a plan node's output.
+
+Distributions are kept as the base table's merged sketches plus a restriction: after
+`x >= 10` the column's values are the KLL distribution conditioned on [10, +inf), so a
+second conjunct `x < 20` costs P(10 <= x < 20) / P(x >= 10), not an independent guess.
+Values are compared through an order-preserving numeric encoding (dates as days, timestamps
+as microseconds since the epoch, strings by their first bytes), the one the KLL sketches
+were built with.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import Any
+
+from optimizer.estimate.values import DEFAULT, Estimate
+
+EPOCH = dt.datetime(1970, 1, 1)
+STRING_PREFIX_BYTES = 8
+
+
+def encode(value: Any) -> float | None:
+    """The order-preserving numeric form of a value (None when it has none)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float | Decimal):
+        return float(value)
+    if isinstance(value, dt.datetime):
+        return (value.replace(tzinfo=None) - EPOCH) / dt.timedelta(microseconds=1)
+    if isinstance(value, dt.date):
+        return float((value - EPOCH.date()).days)
+    if isinstance(value, str):
+        return encode_string(value)
+    return None
+
+
+def encode_string(text: str) -> float:
+    """Strings in [0, 1): the first bytes as base-256 digits (order-preserving on them)."""
+    total, scale = 0.0, 1.0
+    for byte in text.encode()[:STRING_PREFIX_BYTES]:
+        scale /= 256.0
+        total += byte * scale
+    return total
+
+
+@dataclass(frozen=True)
+class ColumnEstimate:
+    type: str
+    ndv: Estimate
+    null_fraction: float = 0.0
+    low: Any = None
+    high: Any = None
+    mcv: tuple[tuple[Any, float], ...] = ()  # (value, fraction of the node's rows)
+    kll: Any = None  # distribution of the non-null values of the source
+    restrict: tuple[float | None, float | None] = (None, None)  # encoded [lo, hi]
+    theta: Any = None  # distinct values of the source, for join-key overlap
+    theta_share: float = 1.0  # fraction of the source's distinct values still present
+    width: float = 8.0  # average bytes per value
+    # an exact distribution (partition keys): sorted encoded values, cumulative fractions
+    points: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+
+    @property
+    def is_string(self) -> bool:
+        return self.type == "string" or self.type.startswith(("varchar", "char"))
+
+    def mcv_total(self) -> float:
+        return sum(f for _, f in self.mcv)
+
+    def cdf(self, value: float, inclusive: bool) -> float | None:
+        """P(x < value) (or <=) among the non-null values, from KLL, within the restriction;
+        None without a KLL sketch."""
+        if self.points is not None:
+            rank: Callable[[float, bool], float] = self._exact_rank
+        elif self.kll is None or self.kll.is_empty():
+            return None
+        else:
+            rank = self.kll.get_rank
+        lo, hi = self.restrict
+        if lo is not None and value < lo:
+            return 0.0
+        if hi is not None and value > hi:
+            return 1.0
+        base = rank(value, inclusive)
+        floor = rank(lo, False) if lo is not None else 0.0
+        ceiling = rank(hi, True) if hi is not None else 1.0
+        mass = ceiling - floor
+        if mass <= 0:
+            return 0.0
+        return min(1.0, max(0.0, (base - floor) / mass))
+
+    def _exact_rank(self, value: float, inclusive: bool) -> float:
+        assert self.points is not None
+        codes, cumulative = self.points
+        position = (bisect_right if inclusive else bisect_left)(codes, value)
+        return cumulative[position - 1] if position else 0.0
+
+    def linear_cdf(self, value: float) -> float | None:
+        """P(x < value) assuming values spread evenly between min and max (no sketch)."""
+        low, high = encode(self.low), encode(self.high)
+        if low is None or high is None:
+            return None
+        lo, hi = self.restrict
+        low = max(low, lo) if lo is not None else low
+        high = min(high, hi) if hi is not None else high
+        if high <= low:
+            return 0.0 if value <= low else 1.0
+        return min(1.0, max(0.0, (value - low) / (high - low)))
+
+    def restricted(self, lo: float | None, hi: float | None) -> ColumnEstimate:
+        old_lo, old_hi = self.restrict
+        new_lo = lo if old_lo is None else (old_lo if lo is None else max(lo, old_lo))
+        new_hi = hi if old_hi is None else (old_hi if hi is None else min(hi, old_hi))
+        return replace(self, restrict=(new_lo, new_hi))
+
+
+def unknown_column(rows: float, type_: str = "unknown") -> ColumnEstimate:
+    """A column nothing is known about: as many distinct values as rows (a named default)."""
+    return ColumnEstimate(type_, Estimate(max(1.0, rows), DEFAULT, "default:ndv=rows"))
+
+
+def distinct_after_sampling(ndv: float, rows_before: float, rows_after: float) -> float:
+    """Expected distinct values left when rows_after of rows_before rows survive a filter
+    that does not look at the column (Cardenas 1975; each value has rows/ndv copies)."""
+    if ndv <= 0 or rows_before <= 0:
+        return 0.0
+    keep = min(1.0, max(0.0, rows_after / rows_before))
+    copies = rows_before / ndv
+    return min(ndv, rows_after, ndv * (1.0 - math.pow(1.0 - keep, copies)))

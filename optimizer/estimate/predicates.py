@@ -1,0 +1,384 @@
+"""Selectivity of a filter predicate over a node's columns, at one of three levels.
+
+basic      the seed's rules only (seed "cost-based-optimizer", Filter Selectivity): = 1/V,
+           column = column 1/max(V1, V2), < > 1/3, <> (V-1)/V, OR, AND as a product, and
+           the named defaults below for what the seed does not cover.
+histogram  most-common values, then the KLL distribution (equi-depth in the limit) for
+           =, <>, ranges, BETWEEN, IN (values outside [min, max] match nothing), IS NULL,
+           LIKE 'prefix%' and string ranges through an order-preserving encoding; ranges on
+           one column condition each other (x >= a AND x < b is one interval).
+sketch     as histogram (the joins differ, see stats_query).
+
+Each call returns the selectivity as an Estimate (with its source) and the columns as they
+are after the filter (restricted ranges, NDV 1 after equality).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import replace
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from sqlglot import exp
+
+from optimizer.estimate.column import ColumnEstimate, encode, encode_string
+from optimizer.estimate.selectivity import (
+    SEED_INEQUALITY,
+    seed_column_equality,
+    seed_equality,
+    seed_not_equal,
+)
+from optimizer.estimate.values import DEFAULT, ESTIMATED, Estimate, clamp_fraction, weakest
+from optimizer.plan import ColumnRef, column_of
+
+BASIC, HISTOGRAM, SKETCH = "basic", "histogram", "sketch"
+LEVELS = (BASIC, HISTOGRAM, SKETCH)
+
+DEFAULT_SELECTIVITY = 1.0 / 3.0  # a predicate nothing is known about (the seed's 1/3)
+DEFAULT_IS_NULL = 0.01  # IS NULL on a column without statistics
+DEFAULT_LIKE = 0.1  # LIKE with a pattern that is not a plain prefix
+
+Columns = Mapping[ColumnRef, ColumnEstimate]
+
+
+class _Unknown(Exception):
+    """A literal or expression the estimator cannot evaluate."""
+
+
+def selectivity(
+    predicate: exp.Expr, columns: Columns, level: str
+) -> tuple[Estimate, dict[ColumnRef, ColumnEstimate]]:
+    """Selectivity of `predicate` and the columns after it."""
+    state = dict(columns)
+    estimate = _selectivity(predicate, state, level)
+    return estimate, state
+
+
+def _selectivity(
+    predicate: exp.Expr, state: dict[ColumnRef, ColumnEstimate], level: str
+) -> Estimate:
+    if isinstance(predicate, exp.Paren):
+        return _selectivity(predicate.this, state, level)
+    if isinstance(predicate, exp.And):
+        before = dict(state)
+        left = _selectivity(predicate.left, state, level)
+        # seed: a product of independent selectivities; above basic, the right side is
+        # conditioned on the left (ranges of one column narrow each other)
+        right = _selectivity(predicate.right, before if level == BASIC else state, level)
+        return Estimate(
+            left.value * right.value,
+            weakest(left.precision, right.precision),
+            _join_sources("and", left, right),
+        )
+    if isinstance(predicate, exp.Or):
+        left = _selectivity(predicate.left, dict(state), level)
+        right = _selectivity(predicate.right, dict(state), level)
+        # seed: n(1 - (1 - m1/n)(1 - m2/n)) divided by n
+        value = 1.0 - (1.0 - left.value) * (1.0 - right.value)
+        return Estimate(
+            clamp_fraction(value),
+            weakest(left.precision, right.precision),
+            _join_sources("or", left, right),
+        )
+    if isinstance(predicate, exp.Not):
+        inner = _selectivity(predicate.this, dict(state), level)
+        nulls = _null_fraction_of(predicate.this, state) if level != BASIC else 0.0
+        return Estimate(
+            clamp_fraction(1.0 - inner.value - nulls), inner.precision, f"not({inner.source})"
+        )
+    try:
+        return _leaf(predicate, state, level)
+    except _Unknown:
+        return Estimate(DEFAULT_SELECTIVITY, DEFAULT, "default:1/3")
+
+
+def _join_sources(op: str, left: Estimate, right: Estimate) -> str:
+    return left.source if left.source == right.source else f"{op}({left.source},{right.source})"
+
+
+def _leaf(predicate: exp.Expr, state: dict[ColumnRef, ColumnEstimate], level: str) -> Estimate:
+    if isinstance(predicate, exp.Boolean):
+        return Estimate(1.0 if predicate.this else 0.0, ESTIMATED, "constant")
+    if isinstance(predicate, exp.Is):
+        ref = _column(predicate.this, state)
+        negated = False
+        target = predicate.expression
+        if isinstance(target, exp.Not):
+            negated, target = True, target.this
+        if not isinstance(target, exp.Null):
+            raise _Unknown
+        column = state[ref]
+        if level == BASIC:
+            value = DEFAULT_IS_NULL
+            estimate = Estimate(value, DEFAULT, "default:is_null")
+        else:
+            estimate = Estimate(column.null_fraction, ESTIMATED, "null_count")
+        if negated:
+            return Estimate(1.0 - estimate.value, estimate.precision, estimate.source)
+        state[ref] = replace(
+            column, null_fraction=1.0, ndv=Estimate(0, ESTIMATED, "is_null"), mcv=()
+        )
+        return estimate
+    if isinstance(predicate, exp.In):
+        if predicate.args.get("query") is not None:
+            raise _Unknown
+        return _in_list(predicate, state, level)
+    if isinstance(predicate, exp.Between):
+        ref = _column(predicate.this, state)
+        low = _literal(predicate.args["low"], state[ref])
+        high = _literal(predicate.args["high"], state[ref])
+        return _range(ref, state, level, low, True, high, True, "between")
+    if isinstance(predicate, exp.Like):
+        return _like(predicate, state, level)
+    if isinstance(predicate, exp.EQ | exp.NEQ | exp.LT | exp.LTE | exp.GT | exp.GTE):
+        return _comparison(predicate, state, level)
+    raise _Unknown
+
+
+def _comparison(
+    predicate: exp.Binary, state: dict[ColumnRef, ColumnEstimate], level: str
+) -> Estimate:
+    left, right = predicate.left, predicate.right
+    left_ref, right_ref = _maybe_column(left, state), _maybe_column(right, state)
+    op: type[exp.Binary] = type(predicate)
+    if left_ref and right_ref:  # column op column
+        a, b = state[left_ref], state[right_ref]
+        if op is exp.EQ:
+            value = seed_column_equality(a.ndv.value, b.ndv.value)
+            return Estimate(value, weakest(a.ndv.precision, b.ndv.precision), "seed:1/max(V1,V2)")
+        if op is exp.NEQ:
+            return Estimate(
+                1.0 - seed_column_equality(a.ndv.value, b.ndv.value), ESTIMATED, "seed:1-1/max(V)"
+            )
+        return Estimate(SEED_INEQUALITY, DEFAULT, "seed:1/3")
+    if right_ref and not left_ref:  # literal op column: flip
+        flipped: dict[type[exp.Binary], type[exp.Binary]] = {
+            exp.LT: exp.GT,
+            exp.LTE: exp.GTE,
+            exp.GT: exp.LT,
+            exp.GTE: exp.LTE,
+        }
+        op = flipped.get(op, op)
+        left, right, left_ref = right, left, right_ref
+    if left_ref is None:
+        raise _Unknown
+    column = state[left_ref]
+    value = _literal(right, column)
+    if op is exp.EQ:
+        return _equality(left_ref, state, level, value)
+    if op is exp.NEQ:
+        eq = _equality(left_ref, dict(state), level, value)
+        if level == BASIC:
+            return Estimate(seed_not_equal(column.ndv.value), column.ndv.precision, "seed:(V-1)/V")
+        return Estimate(
+            clamp_fraction(1.0 - column.null_fraction - eq.value), eq.precision, eq.source
+        )
+    if op is exp.LT:
+        return _range(left_ref, state, level, None, False, value, False, "range")
+    if op is exp.LTE:
+        return _range(left_ref, state, level, None, False, value, True, "range")
+    if op is exp.GT:
+        return _range(left_ref, state, level, value, False, None, False, "range")
+    return _range(left_ref, state, level, value, True, None, False, "range")
+
+
+def _equality(
+    ref: ColumnRef, state: dict[ColumnRef, ColumnEstimate], level: str, value: Any
+) -> Estimate:
+    column = state[ref]
+    if level == BASIC:
+        estimate = Estimate(seed_equality(column.ndv.value), column.ndv.precision, "seed:1/V")
+    else:
+        estimate = _equality_fraction(column, value)
+    state[ref] = replace(
+        column,
+        ndv=Estimate(min(1.0, column.ndv.value), column.ndv.precision, "equality"),
+        low=value,
+        high=value,
+        null_fraction=0.0,
+        mcv=tuple((v, 1.0) for v, _ in column.mcv if v == value),
+        restrict=(encode(value), encode(value)),
+    )
+    return estimate
+
+
+def _equality_fraction(column: ColumnEstimate, value: Any) -> Estimate:
+    """Fraction of rows equal to `value`: its MCV frequency, zero outside [min, max], else
+    the rows outside the MCVs spread over the other distinct values."""
+    for item, frequency in column.mcv:
+        if item == value:
+            return Estimate(frequency, ESTIMATED, "mcv")
+    code, lo, hi = encode(value), encode(column.low), encode(column.high)
+    if code is not None and lo is not None and hi is not None and not lo <= code <= hi:
+        return Estimate(0.0, ESTIMATED, "outside min/max")
+    restricted_lo, restricted_hi = column.restrict
+    if code is not None and (
+        (restricted_lo is not None and code < restricted_lo)
+        or (restricted_hi is not None and code > restricted_hi)
+    ):
+        return Estimate(0.0, ESTIMATED, "outside range")
+    rest = max(0.0, 1.0 - column.null_fraction - column.mcv_total())
+    others = max(column.ndv.value - len(column.mcv), 1.0)
+    source = "ndv" if not column.mcv else "mcv+ndv"
+    return Estimate(rest / others, column.ndv.precision, f"{source}:{column.ndv.source}")
+
+
+def _in_list(predicate: exp.In, state: dict[ColumnRef, ColumnEstimate], level: str) -> Estimate:
+    ref = _column(predicate.this, state)
+    column = state[ref]
+    values = list(dict.fromkeys(_literal(e, column) for e in predicate.expressions))
+    if level == BASIC:  # seed: an IN list is an OR of equalities
+        total = 0.0
+        for _ in values:
+            one = seed_equality(column.ndv.value)
+            total = 1.0 - (1.0 - total) * (1.0 - one)
+        estimate = Estimate(total, column.ndv.precision, "seed:or(1/V)")
+    else:
+        fractions = [_equality_fraction(column, v) for v in values]
+        total = clamp_fraction(sum(f.value for f in fractions))
+        sources = sorted({f.source for f in fractions})
+        estimate = Estimate(
+            total, weakest(*(f.precision for f in fractions)), "+".join(sources) or "in"
+        )
+    codes = [c for c in (encode(v) for v in values) if c is not None]
+    state[ref] = replace(
+        column,
+        ndv=Estimate(min(float(len(values)), column.ndv.value), ESTIMATED, "in_list"),
+        null_fraction=0.0,
+        mcv=tuple((v, f) for v, f in column.mcv if v in values),
+    )
+    if codes and level != BASIC:
+        state[ref] = state[ref].restricted(min(codes), max(codes))
+    return estimate
+
+
+def _range(
+    ref: ColumnRef,
+    state: dict[ColumnRef, ColumnEstimate],
+    level: str,
+    low: Any,
+    low_inclusive: bool,
+    high: Any,
+    high_inclusive: bool,
+    kind: str,
+) -> Estimate:
+    column = state[ref]
+    if level == BASIC:
+        count = 2 if (low is not None and high is not None) else 1
+        value = SEED_INEQUALITY**count  # BETWEEN is two inequalities
+        return Estimate(value, DEFAULT, "seed:1/3")
+    lo, hi = encode(low), encode(high)
+    if (low is not None and lo is None) or (high is not None and hi is None):
+        raise _Unknown
+    non_null = 1.0 - column.null_fraction
+    below_high = 1.0 if hi is None else _cdf(column, hi, high_inclusive)
+    below_low = 0.0 if lo is None else _cdf(column, lo, not low_inclusive)
+    if below_high is None or below_low is None:
+        return Estimate(SEED_INEQUALITY, DEFAULT, "default:1/3")
+    fraction = clamp_fraction(below_high - below_low) * non_null
+    source = "kll" if column.kll is not None else "min/max"
+    state[ref] = replace(
+        column.restricted(lo, hi),
+        ndv=Estimate(
+            max(1.0, column.ndv.value * clamp_fraction(below_high - below_low)),
+            ESTIMATED,
+            f"{source}:range",
+        ),
+        null_fraction=0.0,
+    )
+    return Estimate(fraction, ESTIMATED, source)
+
+
+def _cdf(column: ColumnEstimate, code: float, inclusive: bool) -> float | None:
+    """P(x < code) (inclusive: <=) among non-null values: KLL where there is one, else
+    a uniform spread between min and max (strings: by their encoded prefix)."""
+    value = column.cdf(code, inclusive)
+    if value is not None:
+        return value
+    return column.linear_cdf(code)
+
+
+def _like(predicate: exp.Like, state: dict[ColumnRef, ColumnEstimate], level: str) -> Estimate:
+    ref = _column(predicate.this, state)
+    pattern = predicate.expression
+    if not isinstance(pattern, exp.Literal) or not pattern.is_string:
+        raise _Unknown
+    text = pattern.this
+    prefix = text.split("%", 1)[0].split("_", 1)[0]
+    exact_prefix = text == prefix + "%" and "\\" not in prefix
+    if level == BASIC or not exact_prefix or not prefix:
+        return Estimate(DEFAULT_LIKE, DEFAULT, "default:like")
+    column = state[ref]
+    matched = [f for v, f in column.mcv if isinstance(v, str) and v.startswith(prefix)]
+    lo = encode_string(prefix)
+    upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    hi = encode_string(upper)
+    below_hi, below_lo = _cdf(column, hi, False), _cdf(column, lo, False)
+    if below_hi is None or below_lo is None:
+        return Estimate(DEFAULT_LIKE, DEFAULT, "default:like")
+    spread = clamp_fraction(below_hi - below_lo)
+    rest = max(0.0, 1.0 - column.null_fraction - column.mcv_total())
+    value = sum(matched) + spread * rest
+    state[ref] = column.restricted(lo, hi)
+    return Estimate(clamp_fraction(value), ESTIMATED, "mcv+prefix range")
+
+
+def _null_fraction_of(predicate: exp.Expr, state: dict[ColumnRef, ColumnEstimate]) -> float:
+    """NOT p is false where p's column is NULL (three-valued logic)."""
+    refs = [r for r in (column_of(c) for c in predicate.find_all(exp.Column)) if r in state]
+    if len(refs) != 1 or isinstance(predicate, exp.Is):
+        return 0.0
+    return state[refs[0]].null_fraction
+
+
+def _column(expression: exp.Expr, state: dict[ColumnRef, ColumnEstimate]) -> ColumnRef:
+    ref = _maybe_column(expression, state)
+    if ref is None:
+        raise _Unknown
+    return ref
+
+
+def _maybe_column(expression: exp.Expr, state: dict[ColumnRef, ColumnEstimate]) -> ColumnRef | None:
+    if isinstance(expression, exp.Cast):  # CAST(col AS same-family type) keeps the order
+        return _maybe_column(expression.this, state)
+    ref = column_of(expression)
+    return ref if ref is not None and ref in state else None
+
+
+def _literal(expression: exp.Expr, column: ColumnEstimate) -> Any:
+    """A literal (possibly CAST, negated, DATE '...') as a value of the column's type."""
+    if isinstance(expression, exp.Paren):
+        return _literal(expression.this, column)
+    if isinstance(expression, exp.Cast | exp.TsOrDsToDate):
+        return _literal(expression.this, column)
+    if isinstance(expression, exp.Neg):
+        value = _literal(expression.this, column)
+        if isinstance(value, int | float | Decimal):
+            return -value
+        raise _Unknown
+    if isinstance(expression, exp.Boolean):
+        return bool(expression.this)
+    if not isinstance(expression, exp.Literal):
+        raise _Unknown
+    return _typed(expression.this, expression.is_string, column.type)
+
+
+def _typed(text: str, is_string: bool, type_: str) -> Any:
+    try:
+        if type_ in ("tinyint", "smallint", "int", "bigint"):
+            return int(Decimal(text)) if Decimal(text) == int(Decimal(text)) else float(text)
+        if type_ in ("float", "double"):
+            return float(text)
+        if type_.startswith("decimal"):
+            return Decimal(text)
+        if type_ == "date":
+            return dt.date.fromisoformat(text.strip()[:10])
+        if type_.startswith("timestamp"):
+            return dt.datetime.fromisoformat(text.strip())
+        if type_ == "boolean":
+            return text.lower() == "true"
+    except (ValueError, InvalidOperation):
+        raise _Unknown from None
+    return text

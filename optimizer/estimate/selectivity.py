@@ -1,0 +1,146 @@
+"""The estimation formulas, as pure functions over numbers.
+
+`seed_*`: the seed "cost-based-optimizer", section "Filter Selectivity / Join Cardinality /
+Join Selectivity / Distinct Estimation (without Histogram)", exactly as written there.
+`eqjoin_mcv`: PostgreSQL's eqjoinsel_inner (src/backend/utils/adt/selfuncs.c).
+`sketch_join_rows`: join size from Theta-sketch key overlap plus heavy hitters.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+SEED_INEQUALITY = 1.0 / 3.0  # seed: "In Equality Predicates (Less/Greater than) = 1/3"
+
+
+def seed_equality(ndv: float) -> float:
+    """seed: equality with a literal = 1/V(R, A)."""
+    return 1.0 / max(ndv, 1.0)
+
+
+def seed_column_equality(ndv_a: float, ndv_b: float) -> float:
+    """seed: equality of two columns = 1/max(V(R, A), V(R, B))."""
+    return 1.0 / max(ndv_a, ndv_b, 1.0)
+
+
+def seed_not_equal(ndv: float) -> float:
+    """seed: not equal = (V(R, A) - 1)/V(R, A)."""
+    ndv = max(ndv, 1.0)
+    return (ndv - 1.0) / ndv
+
+
+def seed_or_rows(n: float, m1: float, m2: float) -> float:
+    """seed: OR = n * (1 - (1 - m1/n)(1 - m2/n)); m1, m2 the rows of each side."""
+    if n <= 0:
+        return 0.0
+    return n * (1.0 - (1.0 - m1 / n) * (1.0 - m2 / n))
+
+
+def seed_and(selectivities: Iterable[float]) -> float:
+    """seed: AND = the product of the selectivities of the conjuncts."""
+    return math.prod(selectivities)
+
+
+def seed_join_selectivity(key_ndvs: Sequence[tuple[float, float]]) -> float:
+    """seed: 1/max(V(R1, a), V(R2, a)) per key, multiplied over the keys."""
+    return math.prod(1.0 / max(v1, v2, 1.0) for v1, v2 in key_ndvs)
+
+
+def seed_inner_join_rows(rows: Sequence[float], selectivity: float) -> float:
+    """seed: inner join = product of the children's cardinalities * join selectivity."""
+    return math.prod(rows) * selectivity
+
+
+def seed_outer_join_rows(inner_rows: float, preserved_rows: float) -> float:
+    """seed: one-sided outer join = max(inner join rows, cardinality of the outer side)."""
+    return max(inner_rows, preserved_rows)
+
+
+def seed_full_outer_join_rows(inner_rows: float, left_rows: float, right_rows: float) -> float:
+    """seed: full outer join = max(inner join rows, left + right cardinalities)."""
+    return max(inner_rows, left_rows + right_rows)
+
+
+def seed_join_distinct(ndv_left: float, ndv_right: float) -> float:
+    """seed: V(J, a) = max(V(R1, a), V(R2, a)) for an attribute of both sides (inner and full
+    outer joins) and for union all; V(R1, a) when it comes from one side only."""
+    return max(ndv_left, ndv_right)
+
+
+def seed_group_by_rows(key_ndvs: Sequence[float]) -> float:
+    """seed: V(G, a, b, c) = max(V(R, a), V(R, b), V(R, c)): the rows of a group by."""
+    return max(key_ndvs, default=1.0)
+
+
+def group_by_rows(key_ndvs: Sequence[float], input_rows: float) -> float:
+    """Groups: the product of the keys' NDVs (independent keys), never above the input
+    rows; one group without keys."""
+    if not key_ndvs:
+        return 1.0 if input_rows > 0 else 0.0
+    return min(input_rows, math.prod(max(v, 1.0) for v in key_ndvs))
+
+
+def eqjoin_mcv(
+    mcv1: Sequence[tuple[Any, float]],
+    mcv2: Sequence[tuple[Any, float]],
+    null1: float,
+    null2: float,
+    ndv1: float,
+    ndv2: float,
+) -> float:
+    """PostgreSQL's eqjoinsel_inner: most-common values matched pairwise, the rest of each
+    side spread uniformly over its other distinct values. Frequencies are fractions of
+    each side's rows."""
+    if not mcv1 or not mcv2:
+        return (1.0 - null1) * (1.0 - null2) / max(ndv1, ndv2, 1.0)
+    freq2 = dict(mcv2)
+    match_prod = match1 = match2 = 0.0
+    matched = 0
+    for value, f1 in mcv1:
+        f2 = freq2.get(value)
+        if f2 is not None:
+            match_prod += f1 * f2
+            match1 += f1
+            match2 += f2
+            matched += 1
+    sum1, sum2 = sum(f for _, f in mcv1), sum(f for _, f in mcv2)
+    unmatch1, unmatch2 = sum1 - match1, sum2 - match2
+    other1 = max(0.0, 1.0 - null1 - sum1)
+    other2 = max(0.0, 1.0 - null2 - sum2)
+    total1 = total2 = match_prod
+    if ndv2 > len(mcv2):
+        total1 += unmatch1 * other2 / (ndv2 - len(mcv2))
+    if ndv2 > matched:
+        total1 += other1 * (other2 + unmatch2) / (ndv2 - matched)
+    if ndv1 > len(mcv1):
+        total2 += unmatch2 * other1 / (ndv1 - len(mcv1))
+    if ndv1 > matched:
+        total2 += other2 * (other1 + unmatch1) / (ndv1 - matched)
+    return min(total1, total2)
+
+
+def sketch_join_rows(
+    rows1: float,
+    rows2: float,
+    ndv1: float,
+    ndv2: float,
+    shared_keys: float,
+    heavy1: dict[Any, float],
+    heavy2: dict[Any, float],
+    null1: float = 0.0,
+    null2: float = 0.0,
+) -> float:
+    """Rows of an equi-join from what the sketches show: `shared_keys` distinct keys occur on
+    both sides (Theta intersection); heavy keys present on both sides contribute count1 x
+    count2 exactly; every other shared key contributes the average rows per key of each
+    side's remaining rows. Heavy maps are value -> rows on that side."""
+    both = set(heavy1) & set(heavy2)
+    heavy_rows = sum(heavy1[v] * heavy2[v] for v in both)
+    shared_rest = max(0.0, shared_keys - len(both))
+    rest1 = max(0.0, rows1 * (1.0 - null1) - sum(heavy1[v] for v in both))
+    rest2 = max(0.0, rows2 * (1.0 - null2) - sum(heavy2[v] for v in both))
+    per_key1 = rest1 / max(ndv1 - len(both), 1.0)
+    per_key2 = rest2 / max(ndv2 - len(both), 1.0)
+    return heavy_rows + shared_rest * per_key1 * per_key2

@@ -1,0 +1,483 @@
+"""One entry point for every estimate of a plan (Calcite's RelMetadataQuery): `StatsQuery.of(
+node)` gives the node's rows, row size and per-column statistics, derived once per node and
+cached, by one handler per operator.
+
+Scans take the statistics of exactly the partitions their partition-key conjuncts select
+(the metastore's lookup + sketch roll-up); partition keys themselves are described exactly
+by the per-partition row counts. Joins at level `basic` follow the seed; at `histogram`,
+PostgreSQL's MCV matching; at `sketch`, Theta-sketch key overlap plus heavy hitters.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import singledispatchmethod
+from typing import Any
+
+from sqlglot import exp
+
+from metastore.catalog import TableInfo
+from metastore.lookup import PartitionQuery
+from metastore.statistics import PartitionRows, TableSummary
+from optimizer.estimate.column import (
+    ColumnEstimate,
+    distinct_after_sampling,
+    encode,
+    unknown_column,
+)
+from optimizer.estimate.predicates import BASIC, LEVELS, SKETCH, selectivity
+from optimizer.estimate.selectivity import (
+    eqjoin_mcv,
+    group_by_rows,
+    seed_full_outer_join_rows,
+    seed_group_by_rows,
+    seed_inner_join_rows,
+    seed_join_distinct,
+    seed_join_selectivity,
+    seed_outer_join_rows,
+    sketch_join_rows,
+)
+from optimizer.estimate.values import (
+    DEFAULT,
+    ESTIMATED,
+    EXACT,
+    Estimate,
+    clamp_fraction,
+    weakest,
+)
+from optimizer.plan import (
+    Aggregate,
+    ColumnRef,
+    Filter,
+    Join,
+    Limit,
+    Node,
+    Project,
+    Scan,
+    Sort,
+    Union,
+    column_of,
+    conjunction,
+)
+
+MCV_LIMIT = 100
+TYPE_WIDTH = {"tinyint": 1, "smallint": 2, "int": 4, "bigint": 8, "float": 4, "double": 8}
+
+
+@dataclass(frozen=True)
+class NodeStats:
+    rows: Estimate
+    row_size: float
+    columns: dict[ColumnRef, ColumnEstimate]
+
+
+class StatisticsSource:
+    """What the metastore knows about a table's partitions (an interface for tests too)."""
+
+    def table(self, name: str) -> TableInfo:
+        raise NotImplementedError
+
+    def summary(self, name: str, query: PartitionQuery) -> TableSummary:
+        raise NotImplementedError
+
+    def partitions(self, name: str, query: PartitionQuery) -> list[PartitionRows]:
+        raise NotImplementedError
+
+
+class MetastoreSource(StatisticsSource):
+    def __init__(self, engine: Any) -> None:
+        from metastore.catalog import describe_table
+
+        self.engine = engine
+        self._describe = describe_table
+
+    def table(self, name: str) -> TableInfo:
+        return self._describe(self.engine, name)
+
+    def summary(self, name: str, query: PartitionQuery) -> TableSummary:
+        from metastore.statistics import table_statistics
+
+        return table_statistics(self.engine, name, query, mcv_limit=MCV_LIMIT)
+
+    def partitions(self, name: str, query: PartitionQuery) -> list[PartitionRows]:
+        from metastore.statistics import partition_rows
+
+        return partition_rows(self.engine, name, query)
+
+
+class StatsQuery:
+    def __init__(self, source: StatisticsSource, level: str = SKETCH) -> None:
+        if level not in LEVELS:
+            raise ValueError(f"unknown level {level!r}")
+        self.source, self.level = source, level
+        self._cache: dict[int, NodeStats] = {}
+        self._tables: dict[str, TableInfo] = {}
+
+    def of(self, node: Node) -> NodeStats:
+        key = id(node)
+        if key not in self._cache:
+            self._cache[key] = self._derive(node)
+        return self._cache[key]
+
+    @singledispatchmethod
+    def _derive(self, node: Node) -> NodeStats:
+        raise NotImplementedError(type(node).__name__)
+
+    # ---- scan -------------------------------------------------------------------------
+    @_derive.register
+    def _scan(self, node: Scan) -> NodeStats:
+        usable, rest = self._partition_conjuncts(node)
+        selected = PartitionQuery(where=_partition_where(usable)) if usable else PartitionQuery()
+        partitions = self.source.partitions(node.table, selected)
+        summary = self.source.summary(node.table, selected)
+        rows = float(summary.row_count)
+        info = self._table(node.table)
+        columns: dict[ColumnRef, ColumnEstimate] = {}
+        for name, column in summary.columns.items():
+            columns[(node.alias, name)] = self._from_summary(column, rows)
+        for position, key in enumerate(info.partition_keys):
+            columns[(node.alias, key.name)] = _key_column(
+                str(key.type), [(p.values[position], p.rows) for p in partitions], rows
+            )
+        for ref in node.output():
+            columns.setdefault(ref, unknown_column(rows))
+        row_size = sum(c.width for c in columns.values())
+        precision = EXACT if partitions or not info.partition_keys else ESTIMATED
+        source = "partition stats" if usable else "table stats"
+        stats = NodeStats(Estimate(rows, precision, source), row_size, columns)
+        if rest:  # partition conjuncts the metastore cannot evaluate: estimated instead
+            estimate, after = selectivity(conjunction(rest), columns, self.level)  # type: ignore[arg-type]
+            stats = NodeStats(stats.rows.scaled(estimate), row_size, after)
+        return stats
+
+    def _partition_conjuncts(self, node: Scan) -> tuple[list[exp.Expr], list[exp.Expr]]:
+        """The Scan's partition-key conjuncts the metastore's --where accepts, and the rest."""
+        from metastore.errors import StatlasError
+        from metastore.where import where_predicate
+
+        store = self._table(node.table).store()
+        usable, rest = [], []
+        for conjunct in node.partition_filter:
+            try:
+                where_predicate(_partition_where([conjunct]), store, "sqlite")
+                usable.append(conjunct)
+            except StatlasError:
+                rest.append(conjunct)
+        return usable, rest
+
+    def _from_summary(self, column: Any, rows: float) -> ColumnEstimate:
+        non_null = rows - column.null_count
+        if column.ndv is None:
+            ndv = Estimate(max(non_null, 1.0), DEFAULT, "default:ndv=rows")
+        else:
+            exact_small = column.ndv_source == "theta" and column.ndv < 4096
+            ndv = Estimate(
+                max(1.0, float(column.ndv)), EXACT if exact_small else ESTIMATED, column.ndv_source
+            )
+        level_mcv = self.level != BASIC
+        width = column.avg_len if column.avg_len is not None else TYPE_WIDTH.get(column.type, 8)
+        return ColumnEstimate(
+            column.type,
+            ndv,
+            null_fraction=(column.null_count / rows) if rows else 0.0,
+            low=column.min,
+            high=column.max,
+            mcv=tuple((v, c / rows) for v, c in column.mcv) if level_mcv and rows else (),
+            kll=column.kll if self.level != BASIC else None,
+            theta=column.theta if self.level == SKETCH else None,
+            width=float(width),
+        )
+
+    def _table(self, name: str) -> TableInfo:
+        if name not in self._tables:
+            self._tables[name] = self.source.table(name)
+        return self._tables[name]
+
+    # ---- filter -----------------------------------------------------------------------
+    @_derive.register
+    def _filter(self, node: Filter) -> NodeStats:
+        child = self.of(node.child)
+        estimate, columns = selectivity(node.condition, child.columns, self.level)
+        rows = child.rows.scaled(estimate)
+        return NodeStats(rows, child.row_size, self._after_filter(child, columns, rows.value))
+
+    def _after_filter(
+        self, child: NodeStats, columns: dict[ColumnRef, ColumnEstimate], rows: float
+    ) -> dict[ColumnRef, ColumnEstimate]:
+        """seed: V(F, a) = V(R, a) at level basic; else the distinct values a filter on
+        other columns leaves (distinct_after_sampling), and never more than the rows."""
+        if self.level == BASIC:
+            return columns
+        result = {}
+        for ref, column in columns.items():
+            before = child.columns.get(ref)
+            if before is not None and column is before:  # not a column of the predicate
+                kept = distinct_after_sampling(column.ndv.value, child.rows.value, rows)
+                share = kept / column.ndv.value if column.ndv.value else 0.0
+                column = replace(
+                    column,
+                    ndv=Estimate(kept, column.ndv.precision, column.ndv.source),
+                    theta_share=column.theta_share * share,
+                )
+            elif before is not None and before.ndv.value:
+                share = min(1.0, column.ndv.value / before.ndv.value)
+                column = replace(column, theta_share=before.theta_share * share)
+            if column.ndv.value > rows:
+                column = replace(column, ndv=Estimate(rows, column.ndv.precision, "capped:rows"))
+            result[ref] = column
+        return result
+
+    # ---- project, sort, limit -----------------------------------------------------------
+    @_derive.register
+    def _project(self, node: Project) -> NodeStats:
+        child = self.of(node.child)
+        columns = {ref: _expression_column(expression, child) for ref, expression in node.outputs}
+        return NodeStats(child.rows, sum(c.width for c in columns.values()), columns)
+
+    @_derive.register
+    def _sort(self, node: Sort) -> NodeStats:
+        return self.of(node.child)
+
+    @_derive.register
+    def _limit(self, node: Limit) -> NodeStats:
+        child = self.of(node.child)
+        if child.rows.value <= node.count:
+            return child
+        rows = Estimate(float(node.count), child.rows.precision, "limit")
+        return NodeStats(rows, child.row_size, child.columns)
+
+    # ---- aggregate ----------------------------------------------------------------------
+    @_derive.register
+    def _aggregate(self, node: Aggregate) -> NodeStats:
+        child = self.of(node.child)
+        keys = [_expression_column(k, child) for k in node.group_by]
+        ndvs = [k.ndv.value for k in keys]
+        if not node.group_by:
+            rows = Estimate(1.0, EXACT, "no grouping keys")
+        elif self.level == BASIC:
+            rows = Estimate(
+                min(seed_group_by_rows(ndvs), child.rows.value),
+                weakest(ESTIMATED, *(k.ndv.precision for k in keys)),
+                "seed:max(V)",
+            )
+        else:
+            rows = Estimate(
+                group_by_rows(ndvs, child.rows.value),
+                weakest(ESTIMATED, *(k.ndv.precision for k in keys)),
+                "product(V) capped",
+            )
+        columns = {}
+        for ref, expression in node.outputs:
+            if expression.find(exp.AggFunc) is not None:
+                columns[ref] = unknown_column(rows.value, "aggregate")
+            else:
+                columns[ref] = _expression_column(expression, child)
+        return NodeStats(rows, sum(c.width for c in columns.values()), columns)
+
+    # ---- union --------------------------------------------------------------------------
+    @_derive.register
+    def _union(self, node: Union) -> NodeStats:
+        parts = [self.of(child) for child in node.inputs]
+        total = sum(p.rows.value for p in parts)
+        columns = {}
+        for position, ref in enumerate(node.names):
+            sides = [
+                p.columns.get(child.output()[position])
+                for p, child in zip(parts, node.inputs, strict=True)
+            ]
+            known = [s for s in sides if s is not None]
+            ndv = max((s.ndv.value for s in known), default=total)  # seed: max(V1, V2)
+            base = known[0] if known else unknown_column(total)
+            columns[ref] = replace(
+                base, ndv=Estimate(ndv, ESTIMATED, "seed:max(V)"), mcv=(), kll=None, theta=None
+            )
+        rows = Estimate(total, weakest(*(p.rows.precision for p in parts)), "union all: sum")
+        if node.distinct:
+            distinct = min(total, math.prod(max(c.ndv.value, 1.0) for c in columns.values()))
+            rows = Estimate(distinct, ESTIMATED, "union: distinct rows")
+        row_size = sum(p.row_size for p in parts) / max(len(parts), 1)  # seed: average
+        return NodeStats(rows, row_size, columns)
+
+    # ---- join ---------------------------------------------------------------------------
+    @_derive.register
+    def _join(self, node: Join) -> NodeStats:
+        left, right = self.of(node.left), self.of(node.right)
+        inner, source = self._inner_join_rows(node, left, right)
+        precision = weakest(left.rows.precision, right.rows.precision, ESTIMATED)
+        if node.residual is not None:
+            combined = {**left.columns, **right.columns}
+            residual, _ = selectivity(node.residual, combined, self.level)
+            inner *= residual.value
+        rows = inner
+        if node.kind == "left":
+            rows = seed_outer_join_rows(inner, left.rows.value)
+        elif node.kind == "right":
+            rows = seed_outer_join_rows(inner, right.rows.value)
+        elif node.kind == "full":
+            rows = seed_full_outer_join_rows(inner, left.rows.value, right.rows.value)
+        elif node.kind in ("semi", "anti"):
+            matched = self._semi_fraction(node, left, right)
+            fraction = matched if node.kind == "semi" else 1.0 - matched
+            rows = left.rows.value * fraction
+            source = f"{node.kind}:{source}"
+        columns = self._join_columns(node, left, right, rows)
+        size = left.row_size + (0.0 if node.kind in ("semi", "anti") else right.row_size)
+        return NodeStats(Estimate(max(rows, 0.0), precision, source), size, columns)
+
+    def _inner_join_rows(self, node: Join, left: NodeStats, right: NodeStats) -> tuple[float, str]:
+        l_rows, r_rows = left.rows.value, right.rows.value
+        if not node.keys:
+            return l_rows * r_rows, "cross product"
+        pairs = [(left.columns.get(a), right.columns.get(b)) for a, b in node.keys]
+        known = [(a, b) for a, b in pairs if a is not None and b is not None]
+        if self.level == BASIC or not known:
+            sel = seed_join_selectivity([(a.ndv.value, b.ndv.value) for a, b in known])
+            return seed_inner_join_rows([l_rows, r_rows], sel), "seed:1/max(V1,V2)"
+        per_key = [self._key_selectivity(a, b, l_rows, r_rows) for a, b in known]
+        per_key.sort(key=lambda item: item[0])
+        # keys beyond the first: independent, but a composite key is never more selective
+        # than 1/min(rows) of either side (it cannot match less than one row per row)
+        sel = per_key[0][0]
+        for extra, _ in per_key[1:]:
+            sel *= extra
+        floor = 1.0 / max(l_rows, r_rows, 1.0)
+        if len(per_key) > 1:
+            sel = max(sel, floor)
+        return seed_inner_join_rows([l_rows, r_rows], sel), per_key[0][1]
+
+    def _key_selectivity(
+        self, a: ColumnEstimate, b: ColumnEstimate, l_rows: float, r_rows: float
+    ) -> tuple[float, str]:
+        if self.level == SKETCH and a.theta is not None and b.theta is not None:
+            shared = _theta_overlap(a, b)
+            heavy_a = {v: f * l_rows for v, f in a.mcv}
+            heavy_b = {v: f * r_rows for v, f in b.mcv}
+            rows = sketch_join_rows(
+                l_rows,
+                r_rows,
+                a.ndv.value,
+                b.ndv.value,
+                shared,
+                heavy_a,
+                heavy_b,
+                a.null_fraction,
+                b.null_fraction,
+            )
+            product = l_rows * r_rows
+            return (rows / product if product else 0.0), "theta+heavy hitters"
+        sel = eqjoin_mcv(a.mcv, b.mcv, a.null_fraction, b.null_fraction, a.ndv.value, b.ndv.value)
+        return sel, ("mcv join" if a.mcv and b.mcv else "ndv join")
+
+    def _semi_fraction(self, node: Join, left: NodeStats, right: NodeStats) -> float:
+        """Share of the left rows whose keys occur on the right."""
+        if not node.keys:
+            return 1.0 if right.rows.value > 0 else 0.0
+        a, b = left.columns.get(node.keys[0][0]), right.columns.get(node.keys[0][1])
+        if a is None or b is None:
+            return 0.5
+        if self.level == SKETCH and a.theta is not None and b.theta is not None:
+            return clamp_fraction(_theta_overlap(a, b) / max(a.ndv.value, 1.0))
+        return clamp_fraction(min(a.ndv.value, b.ndv.value) / max(a.ndv.value, 1.0)) * (
+            1.0 - a.null_fraction
+        )
+
+    def _join_columns(
+        self, node: Join, left: NodeStats, right: NodeStats, rows: float
+    ) -> dict[ColumnRef, ColumnEstimate]:
+        if node.kind in ("semi", "anti"):
+            sides = [left]
+        else:
+            sides = [left, right]
+        columns: dict[ColumnRef, ColumnEstimate] = {}
+        for side in sides:
+            for ref, column in side.columns.items():
+                if self.level != BASIC and column.ndv.value > rows:
+                    column = replace(column, ndv=Estimate(rows, ESTIMATED, "capped:rows"))
+                columns[ref] = column
+        for a, b in node.keys:  # seed: V(J, a) = max(V(R1, a), V(R2, a)) for join keys
+            if a in columns and b in columns and node.kind == "inner":
+                left_ndv, right_ndv = columns[a].ndv.value, columns[b].ndv.value
+                ndv = (
+                    seed_join_distinct(left_ndv, right_ndv)
+                    if self.level == BASIC
+                    else min(left_ndv, right_ndv)  # a key in the output matched both sides
+                )
+                for ref in (a, b):
+                    columns[ref] = replace(columns[ref], ndv=Estimate(ndv, ESTIMATED, "join key"))
+        return columns
+
+
+def _theta_overlap(a: ColumnEstimate, b: ColumnEstimate) -> float:
+    """Distinct keys present on both sides: the Theta intersection of the sources, scaled by
+    the share of each side's distinct values its filters kept (independently)."""
+    from datasketches import theta_intersection
+
+    intersection = theta_intersection()
+    intersection.update(a.theta)
+    intersection.update(b.theta)
+    shared = float(intersection.get_result().get_estimate())
+    return shared * a.theta_share * b.theta_share
+
+
+def _expression_column(expression: exp.Expr, child: NodeStats) -> ColumnEstimate:
+    ref = column_of(expression)
+    if ref is not None and ref in child.columns:
+        return child.columns[ref]
+    refs = [column_of(c) for c in expression.find_all(exp.Column)]
+    inputs = [child.columns[r] for r in refs if r is not None and r in child.columns]
+    if len(inputs) == 1:  # a function of one column has at most its distinct values
+        only = inputs[0]
+        return replace(
+            unknown_column(child.rows.value),
+            ndv=Estimate(only.ndv.value, only.ndv.precision, "function of one column"),
+        )
+    return unknown_column(child.rows.value)
+
+
+def _key_column(type_: str, values: list[tuple[Any, int]], rows: float) -> ColumnEstimate:
+    """A partition key, described exactly by the selected partitions' row counts: every
+    value with its frequency, and its exact distribution."""
+    counts: Counter[Any] = Counter()
+    for value, count in values:
+        counts[value] += count
+    nulls = counts.pop(None, 0)
+    present = sorted(v for v in counts if counts[v] > 0)
+    non_null = sum(counts[v] for v in present)
+    codes, cumulative, running = [], [], 0
+    for value in present:
+        code = encode(value)
+        if code is None:
+            break
+        running += counts[value]
+        codes.append(code)
+        cumulative.append(running / non_null)
+    points = (tuple(codes), tuple(cumulative)) if len(codes) == len(present) and present else None
+    return ColumnEstimate(
+        type_,
+        Estimate(float(len(present)), EXACT, "partition listing"),
+        null_fraction=(nulls / rows) if rows else 0.0,
+        low=present[0] if present else None,
+        high=present[-1] if present else None,
+        mcv=tuple((v, counts[v] / rows) for v in present) if rows else (),
+        width=8.0,
+        points=points,
+    )
+
+
+def _partition_where(conjuncts: list[exp.Expr] | tuple[exp.Expr, ...]) -> str:
+    """Partition-key conjuncts as a --where expression on bare key names."""
+
+    def strip(n: exp.Expr) -> exp.Expr:
+        if isinstance(n, exp.Column):
+            return exp.column(n.name)
+        return n
+
+    parts = [p.transform(strip).sql(dialect="spark") for p in conjuncts]
+    return " AND ".join(f"({p})" for p in parts)
+
+
+def estimate_rows(stats: Callable[[Node], NodeStats], node: Node) -> float:
+    return stats(node).rows.value

@@ -1,0 +1,202 @@
+"""The logical plan: immutable nodes over qualified columns (relation alias, column name).
+
+Expressions stay sqlglot expressions whose columns are qualified with the relation alias
+that produces them (`exp.Column(table=alias, this=name)`), so every rule and estimator can
+name the column a predicate reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot import exp
+
+ColumnRef = tuple[str, str]  # (relation alias, column name)
+
+JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti", "cross")
+
+
+@dataclass(frozen=True, eq=False)
+class Node:
+    """A plan node; identity is the object (plans are trees, nodes are not shared)."""
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return ()
+
+    @property
+    def op(self) -> str:
+        return type(self).__name__.lower()
+
+    def output(self) -> tuple[ColumnRef, ...]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, eq=False)
+class Scan(Node):
+    """A table read under `alias`; `partition_filter` holds the conjuncts on partition keys
+    (they choose the partitions whose statistics describe the scan)."""
+
+    table: str
+    alias: str
+    columns: tuple[str, ...]
+    partition_keys: tuple[str, ...] = ()
+    partition_filter: tuple[exp.Expr, ...] = ()
+
+    def output(self) -> tuple[ColumnRef, ...]:
+        return tuple((self.alias, c) for c in self.columns + self.partition_keys)
+
+
+@dataclass(frozen=True, eq=False)
+class Filter(Node):
+    child: Node
+    condition: exp.Expr
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def output(self) -> tuple[ColumnRef, ...]:
+        return self.child.output()
+
+
+@dataclass(frozen=True, eq=False)
+class Project(Node):
+    """Outputs named (alias, name), each an expression over the child's columns."""
+
+    child: Node
+    outputs: tuple[tuple[ColumnRef, exp.Expr], ...]
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def output(self) -> tuple[ColumnRef, ...]:
+        return tuple(ref for ref, _ in self.outputs)
+
+
+@dataclass(frozen=True, eq=False)
+class Join(Node):
+    """`kind` is one of JOIN_KINDS; `keys` are the equi-join pairs (left column, right
+    column) of the condition, `residual` the rest of it."""
+
+    left: Node
+    right: Node
+    kind: str
+    keys: tuple[tuple[ColumnRef, ColumnRef], ...] = ()
+    residual: exp.Expr | None = None
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.left, self.right)
+
+    def output(self) -> tuple[ColumnRef, ...]:
+        if self.kind in ("semi", "anti"):
+            return self.left.output()
+        return self.left.output() + self.right.output()
+
+
+@dataclass(frozen=True, eq=False)
+class Aggregate(Node):
+    child: Node
+    group_by: tuple[exp.Expr, ...]
+    outputs: tuple[tuple[ColumnRef, exp.Expr], ...]
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def output(self) -> tuple[ColumnRef, ...]:
+        return tuple(ref for ref, _ in self.outputs)
+
+
+@dataclass(frozen=True, eq=False)
+class Union(Node):
+    """UNION ALL (distinct=False) or UNION; outputs are the first child's columns renamed."""
+
+    inputs: tuple[Node, ...]
+    distinct: bool
+    names: tuple[ColumnRef, ...]
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return self.inputs
+
+    def output(self) -> tuple[ColumnRef, ...]:
+        return self.names
+
+
+@dataclass(frozen=True, eq=False)
+class Sort(Node):
+    child: Node
+    keys: tuple[exp.Expr, ...]
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def output(self) -> tuple[ColumnRef, ...]:
+        return self.child.output()
+
+
+@dataclass(frozen=True, eq=False)
+class Limit(Node):
+    child: Node
+    count: int
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def output(self) -> tuple[ColumnRef, ...]:
+        return self.child.output()
+
+
+@dataclass(frozen=True)
+class Annotated:
+    """A node with what the estimator says about it (for EXPLAIN-like output)."""
+
+    node: Node
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def walk(node: Node) -> list[Node]:
+    """The nodes of a plan, children before parents."""
+    result: list[Node] = []
+    for child in node.children:
+        result += walk(child)
+    result.append(node)
+    return result
+
+
+def column_of(expression: exp.Expr) -> ColumnRef | None:
+    """The (alias, name) of a bare qualified column, else None."""
+    if isinstance(expression, exp.Paren):
+        return column_of(expression.this)
+    if isinstance(expression, exp.Column) and expression.table:
+        return (expression.table.lower(), expression.name.lower())
+    return None
+
+
+def columns_in(expression: exp.Expr) -> set[ColumnRef]:
+    return {(c.table.lower(), c.name.lower()) for c in expression.find_all(exp.Column) if c.table}
+
+
+def conjuncts(expression: exp.Expr | None) -> list[exp.Expr]:
+    if expression is None:
+        return []
+    if isinstance(expression, exp.Paren):
+        return conjuncts(expression.this)
+    if isinstance(expression, exp.And):
+        return conjuncts(expression.left) + conjuncts(expression.right)
+    return [expression]
+
+
+def conjunction(parts: list[exp.Expr]) -> exp.Expr | None:
+    if not parts:
+        return None
+    result = parts[0]
+    for part in parts[1:]:
+        result = exp.and_(result, part, copy=False)
+    return result

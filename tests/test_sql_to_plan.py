@@ -1,0 +1,132 @@
+"""SQL to plan: qualification against the catalog, where each WHERE conjunct goes, join
+kinds and keys, subqueries, and one-line errors for what cannot be planned."""
+
+from __future__ import annotations
+
+import pytest
+from sqlglot import exp
+
+from metastore.catalog import Column, PartitionKey, TableInfo
+from metastore.errors import UnknownColumn, UnknownTable
+from metastore.types import parse_key_type
+from optimizer.plan import Aggregate, Filter, Join, Limit, Project, Scan, Sort, Union, walk
+from optimizer.sql_to_plan import InvalidQuery, build_plan
+
+
+def info(name: str, columns: dict[str, str], keys: dict[str, str] | None = None) -> TableInfo:
+    return TableInfo(
+        1,
+        name,
+        "/data/" + name,
+        "parquet",
+        tuple(Column(c, t, True) for c, t in columns.items()),
+        tuple(PartitionKey(k, parse_key_type(t)) for k, t in (keys or {}).items()),
+        None,
+        {},
+        1,
+    )
+
+
+TABLES = {
+    "sales": info("sales", {"id": "bigint", "cust": "bigint", "amount": "double"}, {"dt": "date"}),
+    "customers": info("customers", {"id": "bigint", "name": "string", "nation": "int"}),
+    "db.nations": info("db.nations", {"id": "int", "name": "string"}),
+}
+
+
+def lookup(name: str) -> TableInfo:
+    if name not in TABLES:
+        raise UnknownTable(f"unknown table {name}")
+    return TABLES[name]
+
+
+def plan(sql: str):  # type: ignore[no-untyped-def]
+    return build_plan(sql, lookup)
+
+
+def nodes(sql: str, kind: type) -> list:  # type: ignore[type-arg]
+    return [n for n in walk(plan(sql)) if isinstance(n, kind)]
+
+
+def test_conjuncts_go_to_partitions_relations_and_joins() -> None:
+    sql = (
+        "SELECT c.name, SUM(s.amount) FROM sales s, customers c "
+        "WHERE s.cust = c.id AND s.dt >= '2024-01-01' AND s.amount > 10 AND c.nation = 3 "
+        "AND s.amount > c.nation GROUP BY c.name ORDER BY 2 LIMIT 5"
+    )
+    root = plan(sql)
+    assert isinstance(root, Limit) and isinstance(root.child, Sort)
+    assert isinstance(root.child.child, Aggregate)
+    [scan_s, scan_c] = nodes(sql, Scan)
+    assert [p.sql() for p in scan_s.partition_filter] == ["s.dt >= '2024-01-01'"]
+    filters = [f.condition.sql() for f in nodes(sql, Filter)]
+    assert filters == ["s.amount > 10", "c.nation = 3"]
+    [join] = nodes(sql, Join)
+    assert join.kind == "inner" and join.keys == ((("s", "cust"), ("c", "id")),)
+    assert join.residual is not None and join.residual.sql() == "s.amount > c.nation"
+
+
+def test_outer_joins_keep_filters_on_the_null_supplying_side_above_the_join() -> None:
+    sql = (
+        "SELECT * FROM sales s LEFT JOIN customers c ON s.cust = c.id AND c.nation = 1 "
+        "WHERE c.name = 'x' AND s.amount > 1"
+    )
+    [join] = nodes(sql, Join)
+    assert join.kind == "left"
+    assert isinstance(join.right, Filter) and join.right.condition.sql() == "c.nation = 1"
+    assert isinstance(join.left, Filter) and join.left.condition.sql() == "s.amount > 1"
+    top = [f for f in nodes(sql, Filter) if isinstance(f.child, Join)]
+    assert [f.condition.sql() for f in top] == ["c.name = 'x'"]
+    full = nodes("SELECT * FROM sales s FULL JOIN customers c ON s.cust = c.id", Join)
+    assert full[0].kind == "full"
+
+
+def test_subqueries_become_semi_and_anti_joins() -> None:
+    sql = (
+        "SELECT s.id FROM sales s WHERE s.cust IN (SELECT c.id FROM customers c WHERE "
+        "c.nation = 2) AND NOT EXISTS (SELECT 1 FROM customers k WHERE k.id = s.cust)"
+    )
+    kinds = [(j.kind, j.keys[0][0]) for j in nodes(sql, Join)]
+    assert kinds == [("semi", ("s", "cust")), ("anti", ("s", "cust"))]
+
+
+def test_derived_tables_ctes_unions_and_qualified_names() -> None:
+    sql = (
+        "WITH big AS (SELECT cust, amount FROM sales WHERE amount > 100) "
+        "SELECT n.name, b.amount FROM big b JOIN customers c ON b.cust = c.id "
+        "JOIN db.nations n ON c.nation = n.id"
+    )
+    joins = nodes(sql, Join)
+    assert [j.keys for j in joins] == [
+        ((("b", "cust"), ("c", "id")),),
+        ((("c", "nation"), ("n", "id")),),
+    ]
+    assert any(isinstance(n, Project) for n in walk(joins[0].left))
+    union = plan("SELECT id FROM sales UNION ALL SELECT id FROM customers")
+    assert isinstance(union, Union) and not union.distinct
+    assert isinstance(plan("SELECT DISTINCT cust FROM sales"), Aggregate)
+
+
+@pytest.mark.parametrize(
+    ("sql", "error", "message"),
+    [
+        ("SELECT * FROM nope", UnknownTable, "unknown table nope"),
+        ("SELECT s.nope FROM sales s", UnknownColumn, "nope"),
+        ("SELECT * FROM sales WHERE", InvalidQuery, "malformed SQL"),
+        ("SELEC 1", InvalidQuery, "malformed SQL"),
+        ("", InvalidQuery, "empty"),
+        ("INSERT INTO sales VALUES (1, 2, 3.0, DATE'2024-01-01')", InvalidQuery, "only queries"),
+        ("SELECT 1; SELECT 2", InvalidQuery, "one statement"),
+        ("SELECT 1", InvalidQuery, "without FROM"),
+    ],
+)
+def test_errors_are_one_line(sql: str, error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=message) as raised:
+        plan(sql)
+    assert "\n" not in str(raised.value)
+
+
+def test_hive_dialect() -> None:
+    root = build_plan("SELECT `s`.`id` FROM sales s WHERE s.dt = '2024-01-01'", lookup, "hive")
+    [scan] = [n for n in walk(root) if isinstance(n, Scan)]
+    assert isinstance(scan.partition_filter[0], exp.EQ)
