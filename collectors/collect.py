@@ -122,6 +122,8 @@ def collect(
             writes.update("write", 1, 1)
     except BaseException as error:
         message = " ".join(str(error).split())[:500] or type(error).__name__
+        if _jvm_gone(error):
+            message = f"the Spark JVM went away (killed or crashed): {message}"
         run_write(engine, lambda conn: _finish_run(conn, run_id, "failed", report, message))
         if isinstance(error, StatlasError | KeyboardInterrupt):
             raise
@@ -131,6 +133,18 @@ def collect(
         ) from error
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _jvm_gone(error: BaseException) -> bool:
+    """Whether py4j lost its connection to the JVM (a killed or crashed driver)."""
+    chain: BaseException | None = error
+    while chain is not None:
+        if type(chain).__module__.startswith("py4j") and "Network" in type(chain).__name__:
+            return True
+        if isinstance(chain, ConnectionError):
+            return True
+        chain = chain.__cause__ or chain.__context__
+    return False
 
 
 def _plan(

@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, Protocol, TextIO
 
 PHASES = {"scan": "scanning (Spark tasks)", "receive": "receiving partitions", "write": "writing"}
@@ -122,8 +122,9 @@ def watch_spark_job(
     finally:
         stop.set()
         watcher.join()
-        context.setLocalProperty("spark.jobGroup.id", None)
-        context.setLocalProperty("spark.job.description", None)
+        with suppress(Exception):  # a dead JVM: keep the scan's own error, not this one
+            context.setLocalProperty("spark.jobGroup.id", None)
+            context.setLocalProperty("spark.job.description", None)
 
 
 def _tasks_of_group(context: Any, group: str) -> tuple[int, int]:

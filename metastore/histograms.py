@@ -151,4 +151,5 @@ def merge_frequent_items(
 def most_common(sketch: frequent_items_sketch, limit: int) -> list[tuple[Any, int]]:
     """The heaviest items with their estimated counts (no false positives), heaviest first."""
     items = sketch.get_frequent_items(frequent_items_error_type.NO_FALSE_POSITIVES)
-    return [(item, int(estimate)) for item, estimate, _, _ in items[:limit]]
+    ordered = sorted(items, key=lambda item: (-item[1], str(item[0])))  # ties: stable order
+    return [(item, int(estimate)) for item, estimate, _, _ in ordered[:limit]]

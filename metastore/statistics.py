@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from datasketches import frequent_items_error_type
 from sqlalchemy import Connection, Engine, select
 
 from metastore.catalog import TableInfo, get_table
@@ -50,6 +51,7 @@ class ColumnSummary:
     equi_depth: Histogram | None
     equi_width: Histogram | None
     uniform: Histogram | None
+    mcv_error: int = 0  # the merged heavy-hitters sketch's maximum error (0: exact)
     # the merged sketches themselves, for estimators (not part of the JSON form)
     kll: Any = field(default=None, repr=False)
     theta: Any = field(default=None, repr=False)
@@ -177,6 +179,7 @@ def _column(
     non_null = row_count - nulls
     lengths = [r.total_len for r in rows if r.total_len is not None]
     thetas = [r.theta for r in rows if r.theta is not None]
+    merged_top = merge_frequent_items(tops, top_items) if tops else None
     ndv, ndv_source = _distinct_count(hlls, thetas, sum(1 for r in rows if r.hll or r.theta))
     depth = width = uniform = kll = None
     if klls:
@@ -195,7 +198,8 @@ def _column(
         ndv_source=ndv_source,
         avg_len=(sum(lengths) / non_null) if lengths and non_null else None,
         max_len=max((r.max_len for r in rows if r.max_len is not None), default=None),
-        mcv=_most_common_values(tops, top_items, type_, mcv_limit),
+        mcv=_most_common_values(merged_top, top_items, type_, mcv_limit),
+        mcv_error=_mcv_error(merged_top, mcv_limit),
         equi_depth=depth,
         equi_width=width,
         uniform=uniform,
@@ -221,13 +225,21 @@ def _distinct_count(
 
 
 def _most_common_values(
-    tops: list[bytes], items: str | None, type_: str, limit: int = MCV_LIMIT
+    merged: Any, items: str | None, type_: str, limit: int = MCV_LIMIT
 ) -> list[tuple[Any, int]]:
-    """The heaviest values of the merged heavy-hitters sketches, as the column's values."""
-    if not tops:
+    """The heaviest values of the merged heavy-hitters sketch, as the column's values."""
+    if merged is None:
         return []
     decode = _item_decoder(type_, items)
-    return [(decode(v), c) for v, c in most_common(merge_frequent_items(tops, items), limit)]
+    return [(decode(v), c) for v, c in most_common(merged, limit)]
+
+
+def _mcv_error(merged: Any, limit: int) -> int:
+    """How far the heavy hitters' estimates may be above their true counts."""
+    if merged is None:
+        return 0
+    items = merged.get_frequent_items(frequent_items_error_type.NO_FALSE_POSITIVES)[:limit]
+    return max((int(estimate - lower) for _, estimate, lower, _ in items), default=0)
 
 
 def _item_decoder(type_: str, items: str | None) -> Callable[[Any], Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -19,6 +20,9 @@ from statlas.settings import Settings
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # py4j logs a traceback when the JVM dies mid-call; the error is reported as one line
+    logging.getLogger("py4j").setLevel(logging.CRITICAL)
+    logging.getLogger().addHandler(logging.NullHandler())
     if not hasattr(args, "handler"):
         parser.print_help()
         return 2

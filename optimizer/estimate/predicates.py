@@ -39,6 +39,8 @@ LEVELS = (BASIC, HISTOGRAM, SKETCH)
 DEFAULT_SELECTIVITY = 1.0 / 3.0  # a predicate nothing is known about (the seed's 1/3)
 DEFAULT_IS_NULL = 0.01  # IS NULL on a column without statistics
 DEFAULT_LIKE = 0.1  # LIKE with a pattern that is not a plain prefix
+KLL_RANK_ERROR = 0.0165  # KLL k=200: normalised rank error (two-sided, 99% confidence)
+INTEGRAL_TYPES = ("tinyint", "smallint", "int", "bigint")
 
 Columns = Mapping[ColumnRef, ColumnEstimate]
 
@@ -277,7 +279,10 @@ def _range(
     below_low = 0.0 if lo is None else _cdf(column, lo, not low_inclusive)
     if below_high is None or below_low is None:
         return Estimate(SEED_INEQUALITY, DEFAULT, "default:1/3")
-    fraction = clamp_fraction(below_high - below_low) * non_null
+    within = clamp_fraction(below_high - below_low)
+    if column.kll is not None and column.points is None and within < 2 * KLL_RANK_ERROR:
+        within = _narrow_range(column, lo, hi, within)
+    fraction = within * non_null
     source = "kll" if column.kll is not None else "min/max"
     state[ref] = replace(
         column.restricted(lo, hi),
@@ -289,6 +294,21 @@ def _range(
         null_fraction=0.0,
     )
     return Estimate(fraction, ESTIMATED, source)
+
+
+def _narrow_range(
+    column: ColumnEstimate, lo: float | None, hi: float | None, from_kll: float
+) -> float:
+    """A range narrower than KLL's rank error: KLL only bounds it (within +-error), so take
+    the range's share of the value domain, kept inside those bounds."""
+    above = 0.0 if lo is None else column.linear_cdf(lo)
+    below = 1.0 if hi is None else column.linear_cdf(hi)
+    if above is None or below is None:
+        return from_kll
+    step = 1.0 if column.type in INTEGRAL_TYPES or column.type == "date" else 0.0
+    span = (encode(column.high) or 0.0) - (encode(column.low) or 0.0) + step
+    linear = clamp_fraction(below - above + (step / span if span > 0 and lo == hi else 0.0))
+    return min(max(linear, from_kll - KLL_RANK_ERROR, 0.0), from_kll + KLL_RANK_ERROR)
 
 
 def _cdf(column: ColumnEstimate, code: float, inclusive: bool) -> float | None:

@@ -185,7 +185,7 @@ class StatsQuery:
             null_fraction=(column.null_count / rows) if rows else 0.0,
             low=column.min,
             high=column.max,
-            mcv=tuple((v, c / rows) for v, c in column.mcv) if level_mcv and rows else (),
+            mcv=_provable_mcvs(column, rows) if level_mcv and rows else (),
             kll=column.kll if self.level != BASIC else None,
             theta=column.theta if self.level == SKETCH else None,
             width=float(width),
@@ -305,6 +305,8 @@ class StatsQuery:
     @_derive.register
     def _join(self, node: Join) -> NodeStats:
         left, right = self.of(node.left), self.of(node.right)
+        if self.level != BASIC and node.kind in ("inner", "semi"):
+            left, right = _transfer_ranges(node, left, right)
         inner, source = self._inner_join_rows(node, left, right)
         precision = weakest(left.rows.precision, right.rows.precision, ESTIMATED)
         if node.residual is not None:
@@ -410,16 +412,117 @@ class StatsQuery:
         return columns
 
 
+def _transfer_ranges(node: Join, left: NodeStats, right: NodeStats) -> tuple[NodeStats, NodeStats]:
+    """Transitive predicates: a = b and b restricted to [lo, hi] imply a in [lo, hi]. Both
+    join keys are narrowed to the intersection of their ranges (each side's rows scaled by
+    the fraction of its own distribution inside it), so that a filter on a dimension key
+    also filters the fact rows that can match, skew included."""
+    for a, b in node.keys:
+        column_a, column_b = left.columns.get(a), right.columns.get(b)
+        if column_a is None or column_b is None:
+            continue
+        (low_a, high_a), (low_b, high_b) = _bounds(column_a), _bounds(column_b)
+        if None in (low_a, high_a, low_b, high_b):
+            continue
+        assert low_a is not None and low_b is not None and high_a is not None
+        assert high_b is not None
+        low, high = max(low_a, low_b), min(high_a, high_b)
+        if (low, high) == (low_a, high_a) == (low_b, high_b):
+            continue
+        left = _narrowed(left, a, column_a, column_b, low, high)
+        right = _narrowed(right, b, column_b, column_a, low, high)
+    return left, right
+
+
+def _bounds(column: ColumnEstimate) -> tuple[float | None, float | None]:
+    low, high = encode(column.low), encode(column.high)
+    lo, hi = column.restrict
+    if lo is not None:
+        low = lo if low is None else max(low, lo)
+    if hi is not None:
+        high = hi if high is None else min(high, hi)
+    return low, high
+
+
+def _narrowed(
+    side: NodeStats,
+    ref: ColumnRef,
+    target: ColumnEstimate,
+    other: ColumnEstimate,
+    low: float,
+    high: float,
+) -> NodeStats:
+    above = _cdf_or_none(target, low, False)
+    below = _cdf_or_none(target, high, True)
+    if above is None or below is None:
+        return side
+    fraction = clamp_fraction(below - above) if high >= low else 0.0
+    rows = side.rows.value * fraction
+    # distinct values inside the range: the range's share of the column's value domain
+    own_low, own_high = _bounds(target)
+    domain = 1.0
+    if own_low is not None and own_high is not None and own_high > own_low:
+        domain = clamp_fraction((min(high, own_high) - max(low, own_low)) / (own_high - own_low))
+    ndv = max(1.0, min(target.ndv.value * domain, rows)) if rows > 0 else 0.0
+    share = ndv / target.ndv.value if target.ndv.value else 1.0
+    kept = tuple(
+        (v, f / fraction)
+        for v, f in target.mcv
+        if fraction > 0 and (code := encode(v)) is not None and low <= code <= high
+    )
+    narrowed = replace(
+        target,
+        restrict=(low, high),
+        ndv=Estimate(ndv, ESTIMATED, "transitive range"),
+        mcv=kept,
+        null_fraction=0.0,
+        theta_share=target.theta_share * share,
+    )
+    columns = {}
+    for key, column in side.columns.items():
+        if key == ref:
+            column = narrowed
+        elif column.ndv.value > max(rows, 1.0):
+            column = replace(column, ndv=Estimate(max(rows, 1.0), ESTIMATED, "capped:rows"))
+        columns[key] = column
+    return NodeStats(Estimate(rows, ESTIMATED, "transitive range"), side.row_size, columns)
+
+
+def _cdf_or_none(column: ColumnEstimate, code: float, inclusive: bool) -> float | None:
+    value = column.cdf(code, inclusive)
+    return value if value is not None else column.linear_cdf(code)
+
+
 def _theta_overlap(a: ColumnEstimate, b: ColumnEstimate) -> float:
     """Distinct keys present on both sides: the Theta intersection of the sources, scaled by
-    the share of each side's distinct values its filters kept (independently)."""
+    the share of each side's distinct values its filters kept: independently, except when
+    both were narrowed to the same range (then the smaller share)."""
     from datasketches import theta_intersection
 
     intersection = theta_intersection()
     intersection.update(a.theta)
     intersection.update(b.theta)
     shared = float(intersection.get_result().get_estimate())
+    if a.restrict == b.restrict and a.restrict != (None, None):
+        # both narrowed to one range: the keys left on the smaller side are contained in
+        # the other as much as the sources' keys were
+        containment = shared / max(min(a.theta.get_estimate(), b.theta.get_estimate()), 1.0)
+        return float(min(a.ndv.value, b.ndv.value) * min(1.0, containment))
     return shared * a.theta_share * b.theta_share
+
+
+def _provable_mcvs(column: Any, rows: float) -> tuple[tuple[Any, float], ...]:
+    """The heavy hitters whose count is provably above an average value's (estimate minus
+    the sketch's maximum error), as fractions of the rows: on a near-unique column the
+    sketch's estimates are mostly its error, not frequencies."""
+    if not column.mcv:
+        return ()
+    non_null = rows - column.null_count
+    average = non_null / max(float(column.ndv or 1.0), 1.0)
+    error = float(column.mcv_error or 0)
+    if error == 0:  # an exact sketch: every value it holds, with its true count
+        return tuple((v, c / rows) for v, c in column.mcv)
+    return tuple((v, c / rows) for v, c in column.mcv if c - error > average)
 
 
 def _expression_column(expression: exp.Expr, child: NodeStats) -> ColumnEstimate:

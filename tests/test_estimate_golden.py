@@ -1,0 +1,132 @@
+"""Estimates against Spark-computed truth on small generated data: a fact table partitioned
+by day whose foreign key follows a Zipf law, and a dimension table; both collected into
+each database. Golden figures: (SQL, the q-error each level must stay within)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from metastore import Metastore
+
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
+
+# (sql, max q-error at sketch level, max q-error at basic level or None for "no bound")
+GOLDEN = [
+    ("SELECT * FROM facts f WHERE f.day = DATE'2024-01-03'", 1.01, 1.01),
+    ("SELECT * FROM facts f WHERE f.day BETWEEN '2024-01-02' AND '2024-01-04'", 1.01, 1.01),
+    ("SELECT * FROM facts f WHERE f.qty < 10", 1.15, None),
+    ("SELECT * FROM facts f WHERE f.qty >= 10 AND f.qty < 20", 1.2, None),
+    ("SELECT * FROM facts f WHERE f.dim_id = 1", 1.2, None),
+    ("SELECT * FROM facts f WHERE f.dim_id IN (1, 2, 3)", 1.2, None),
+    ("SELECT * FROM facts f WHERE f.dim_id = 999999", 1.01, None),
+    ("SELECT * FROM facts f WHERE f.tag = 'hot'", 1.2, None),
+    ("SELECT * FROM facts f WHERE f.tag LIKE 'c%'", 1.5, None),
+    ("SELECT * FROM facts f JOIN dims d ON f.dim_id = d.id", 1.1, 1.1),
+    ("SELECT * FROM facts f JOIN dims d ON f.dim_id = d.id WHERE d.kind = 'a'", 1.5, None),
+    ("SELECT * FROM facts f JOIN dims d ON f.dim_id = d.id WHERE d.id <= 3", 1.5, None),
+    ("SELECT * FROM facts f JOIN facts g ON f.dim_id = g.dim_id", 1.5, None),
+    (
+        "SELECT * FROM facts f WHERE f.dim_id IN (SELECT d.id FROM dims d WHERE d.id < 50)",
+        1.5,
+        None,
+    ),
+    ("SELECT f.tag, COUNT(*) FROM facts f GROUP BY f.tag", 1.01, None),
+    ("SELECT * FROM facts f LEFT JOIN dims d ON f.dim_id = d.id", 1.1, 1.1),
+]
+
+
+def q_error(estimate: float, truth: float) -> float:
+    estimate, truth = max(estimate, 1.0), max(truth, 1.0)
+    return max(estimate / truth, truth / estimate)
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    from collectors.spark_session import spark_session
+
+    session = spark_session("local[2]")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rng = random.Random(42)
+    root = tmp_path_factory.mktemp("golden")
+    weights = [1 / k**1.3 for k in range(1, 501)]
+    for day in range(6):
+        rows = 2000 + 300 * day
+        ids = rng.choices(range(1, 501), weights=weights, k=rows)
+        data = pa.table(
+            {
+                "dim_id": pa.array(ids, pa.int64()),
+                "qty": pa.array([rng.randrange(50) for _ in range(rows)], pa.int32()),
+                "tag": [
+                    "hot" if rng.random() < 0.3 else rng.choice(["cold", "cool", "warm", "mild"])
+                    for _ in range(rows)
+                ],
+            }
+        )
+        directory = root / "facts" / f"day={dt.date(2024, 1, 1) + dt.timedelta(day)}"
+        directory.mkdir(parents=True)
+        pq.write_table(data, directory / "part-0.parquet")
+    (root / "dims").mkdir()
+    pq.write_table(
+        pa.table(
+            {
+                "id": pa.array(range(1, 701), pa.int64()),
+                "kind": [rng.choice("abcd") for _ in range(700)],
+            }
+        ),
+        root / "dims" / "part-0.parquet",
+    )
+    return root
+
+
+@pytest.fixture(scope="module")
+def truth(spark: Any, lake: Path) -> dict[str, int]:
+    spark.read.option("basePath", str(lake / "facts")).parquet(
+        str(lake / "facts")
+    ).createOrReplaceTempView("facts")
+    spark.read.parquet(str(lake / "dims")).createOrReplaceTempView("dims")
+    spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "true")
+    counts = {sql: spark.sql(f"SELECT COUNT(*) FROM ({sql}) q").first()[0] for sql, _, _ in GOLDEN}
+    spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+    return counts
+
+
+def test_estimates_against_spark_truth(
+    metastore: Metastore, spark: Any, lake: Path, truth: dict[str, int]
+) -> None:
+    from collectors.collect import collect
+    from optimizer.estimate.api import estimate_rows
+
+    metastore.register_table("facts", str(lake / "facts"))
+    metastore.register_table("dims", str(lake / "dims"))
+    collect(metastore.engine, "facts", spark=spark)
+    collect(metastore.engine, "dims", spark=spark)
+    failures = []
+    for sql, sketch_bound, basic_bound in GOLDEN:
+        errors = {
+            level: q_error(estimate_rows(metastore.engine, sql, level), truth[sql])
+            for level in ("basic", "histogram", "sketch")
+        }
+        if errors["sketch"] > sketch_bound or (basic_bound and errors["basic"] > basic_bound):
+            from optimizer.estimate.api import plan_and_stats
+            from optimizer.estimate.explain import estimate_text
+
+            plan, stats = plan_and_stats(metastore.engine, sql, "sketch")
+            failures.append(
+                (sql, truth[sql], {k: round(v, 3) for k, v in errors.items()})
+                + tuple(estimate_text(plan, stats).splitlines())
+            )
+    assert not failures, json.dumps(failures, indent=1)
