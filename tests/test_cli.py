@@ -205,3 +205,25 @@ def test_unreachable_postgres_is_one_line_exit_3(capsys: pytest.CaptureFixture[s
     assert main(["table", "list", "--db", url]) == 3
     err = capsys.readouterr().err
     assert err.startswith("statlas: error: cannot reach the metastore at") and err.count("\n") == 1
+
+
+def test_estimate_json_and_errors(registered: str, capsys: pytest.CaptureFixture[str]) -> None:
+    sql = "SELECT s.region, COUNT(*) FROM sales s WHERE s.dt = '2024-01-01' GROUP BY s.region"
+    result = run_json(capsys, "estimate", "--db", registered, "--sql", sql, "--json")
+    assert isinstance(result, dict) and result["level"] == "sketch"
+    plan = result["plan"]
+    assert plan["op"] == "aggregate" and plan["children"][0]["op"] == "scan"
+    scan = plan["children"][0]
+    assert scan["source"] == "no statistics (run statlas collect)"
+    assert scan["precision"] == "default" and "s.dt" in scan["columns"]
+    assert main(["estimate", "--db", registered, "--sql", sql, "--level", "basic"]) == 0
+    assert "scan sales AS s partitions: s.dt = '2024-01-01'" in capsys.readouterr().out
+    for bad, message in [
+        ("SELECT * FROM nope", "unknown table 'nope'"),
+        ("SELECT s.nope FROM sales s", "unknown column"),
+        ("SELECT * FROM sales WHERE", "malformed SQL"),
+        ("DELETE FROM sales", "only queries"),
+    ]:
+        assert main(["estimate", "--db", registered, "--sql", bad]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("statlas: error: ") and message in err and err.count("\n") == 1

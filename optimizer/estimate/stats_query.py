@@ -147,6 +147,8 @@ class StatsQuery:
         row_size = sum(c.width for c in columns.values())
         precision = EXACT if partitions or not info.partition_keys else ESTIMATED
         source = "partition stats" if usable else "table stats"
+        if not partitions and summary.partitions == 0:
+            precision, source = DEFAULT, "no statistics (run statlas collect)"
         stats = NodeStats(Estimate(rows, precision, source), row_size, columns)
         if rest:  # partition conjuncts the metastore cannot evaluate: estimated instead
             estimate, after = selectivity(conjunction(rest), columns, self.level)  # type: ignore[arg-type]

@@ -1,0 +1,66 @@
+"""statlas as an estimator of the q-error harness (benchmarks/qerror.py).
+
+Per variant: a SQLite metastore under benchmarks/.data/ with every TPC-H table registered
+and collected (incrementally: a second run scans nothing), then, per query, the estimated
+rows of the input of its COUNT(*) at each level. Estimates come from statistics only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from collectors.collect import collect
+from metastore import Metastore
+from optimizer.estimate.api import plan_and_stats
+from optimizer.plan import Aggregate, Node, Project
+
+TABLES = ("lineitem", "orders", "customer", "part", "supplier", "partsupp", "nation", "region")
+LEVELS = ("basic", "histogram", "sketch")
+
+
+def metastore_for(root: Path, scale: str, variant: str, directory: Path, spark: Any) -> Metastore:
+    """The variant's metastore, registered and collected (nothing is rescanned when the
+    data did not change)."""
+    path = root / f"qerror-statlas-sf{scale}-{variant}.db"
+    metastore = Metastore(f"sqlite:///{path}")
+    metastore.upgrade()
+    inference = spark.conf.get("spark.sql.sources.partitionColumnTypeInference.enabled")
+    spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+    try:
+        for table in TABLES:
+            metastore.register_table(table, str(directory / table))
+            collect(metastore.engine, table, spark=spark)
+    finally:
+        spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", inference)
+    return metastore
+
+
+def count_input(plan: Node) -> Node:
+    """The node whose rows a `SELECT COUNT(*) FROM ... WHERE ...` counts."""
+    node = plan
+    while isinstance(node, Project):
+        node = node.child
+    if isinstance(node, Aggregate) and not node.group_by:
+        return node.child
+    return node
+
+
+def estimate_count_input(metastore: Metastore, sql: str, level: str) -> float:
+    plan, stats = plan_and_stats(metastore.engine, sql, level)
+    return stats.of(count_input(plan)).rows.value
+
+
+def estimators(
+    metastore_of: Callable[[str], Metastore], sql_of: Callable[[Any, str], str]
+) -> dict[str, Callable[[Any, str], float | None]]:
+    """{"statlas-<level>": estimate(query, variant)} over the variant's metastore."""
+
+    def make(level: str) -> Callable[[Any, str], float | None]:
+        def estimate(query: Any, variant: str) -> float | None:
+            return estimate_count_input(metastore_of(variant), sql_of(query, variant), level)
+
+        return estimate
+
+    return {f"statlas-{level}": make(level) for level in LEVELS}
