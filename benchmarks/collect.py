@@ -116,6 +116,11 @@ def main() -> None:
         results["plus1"].append(plus.seconds)
         shutil.rmtree(new)
         ms.dispose()
+        print(
+            f"attempt {attempt + 1}: "
+            + ", ".join(f"{k} {v[-1]:.1f}" for k, v in results.items() if v),
+            flush=True,
+        )
     median = {k: statistics.median(v) for k, v in results.items() if v}
     print(
         f"\nlineitem SF {args.scale}, {partitions} partitions, {args.master}, "

@@ -33,6 +33,9 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
         # by day): room on the driver, and results streamed (collectors/collect.py)
         .config("spark.driver.memory", os.environ.get("STATLAS_SPARK_DRIVER_MEMORY", "4g"))
         .config("spark.driver.maxResultSize", "0")
+        # results of up to 100 MB come back with the task, not through the block manager
+        # (where a busy driver was seen to lose them: TaskResultLost)
+        .config("spark.task.maxDirectResultSize", str(100 * 1024 * 1024))
         # partition values are read as the directory's text and typed by statlas itself
         .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
     )

@@ -26,7 +26,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # The Alembic revision these models describe (tests check it is the head of migrations/).
-SCHEMA_REVISION = "0003"
+SCHEMA_REVISION = "0004"
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",

@@ -53,3 +53,30 @@ def test_models_name_the_head_revision() -> None:
     from metastore.models import SCHEMA_REVISION
 
     assert migrate.head_revision() == SCHEMA_REVISION
+
+
+def test_postgres_keeps_sketches_uncompressed(pg_url: str) -> None:
+    from sqlalchemy import text
+
+    ms = Metastore(pg_url)
+    ms.upgrade()
+    with ms.engine.connect() as conn:
+        storage = dict(
+            conn.execute(
+                text(
+                    "SELECT attname, attstorage FROM pg_attribute WHERE attrelid = "
+                    "'column_stats'::regclass AND attname IN ('hll', 'kll', 'theta', 'top_k')"
+                )
+            ).all()
+        )
+    assert storage == {"hll": "e", "kll": "e", "theta": "e", "top_k": "e"}
+    migrate.downgrade(ms.engine, "0003")
+    with ms.engine.connect() as conn:
+        theta = conn.execute(
+            text(
+                "SELECT attstorage FROM pg_attribute WHERE attrelid = "
+                "'column_stats'::regclass AND attname = 'theta'"
+            )
+        ).scalar_one()
+    assert theta == "x"
+    ms.dispose()
