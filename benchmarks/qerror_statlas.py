@@ -13,8 +13,9 @@ from typing import Any
 
 from collectors.collect import collect
 from metastore import Metastore
-from optimizer.estimate.api import plan_and_stats
+from optimizer.estimate.stats_query import MetastoreSource, StatsQuery
 from optimizer.plan import Aggregate, Node, Project
+from optimizer.sql_to_plan import build_plan
 
 TABLES = ("lineitem", "orders", "customer", "part", "supplier", "partsupp", "nation", "region")
 LEVELS = ("basic", "histogram", "sketch")
@@ -47,9 +48,15 @@ def count_input(plan: Node) -> Node:
     return node
 
 
+_SOURCES: dict[int, MetastoreSource] = {}
+
+
 def estimate_count_input(metastore: Metastore, sql: str, level: str) -> float:
-    plan, stats = plan_and_stats(metastore.engine, sql, level)
-    return stats.of(count_input(plan)).rows.value
+    """Rows of the query's COUNT(*) input; each table's statistics of a partition selection
+    are read and merged once per run (they do not change between queries)."""
+    source = _SOURCES.setdefault(id(metastore), MetastoreSource(metastore.engine, memo=True))
+    plan = build_plan(sql, source.table)
+    return StatsQuery(source, level).of(count_input(plan)).rows.value
 
 
 def estimators(

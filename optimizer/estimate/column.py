@@ -91,8 +91,8 @@ class ColumnEstimate:
         floor = rank(lo, False) if lo is not None else 0.0
         ceiling = rank(hi, True) if hi is not None else 1.0
         mass = ceiling - floor
-        if mass <= 0:
-            return 0.0
+        if mass <= 0:  # the sketch kept nothing inside the restriction: no shape to use
+            return None
         return min(1.0, max(0.0, (base - floor) / mass))
 
     def _exact_rank(self, value: float, inclusive: bool) -> float:

@@ -69,8 +69,11 @@ def _selectivity(
         # seed: a product of independent selectivities; above basic, the right side is
         # conditioned on the left (ranges of one column narrow each other)
         right = _selectivity(predicate.right, before if level == BASIC else state, level)
+        value = left.value * right.value
+        if level != BASIC:  # conditioning never makes A AND B exceed B alone
+            value = min(value, _selectivity(predicate.right, dict(before), level).value)
         return Estimate(
-            left.value * right.value,
+            value,
             weakest(left.precision, right.precision),
             _join_sources("and", left, right),
         )

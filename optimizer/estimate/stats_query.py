@@ -88,24 +88,42 @@ class StatisticsSource:
 
 
 class MetastoreSource(StatisticsSource):
-    def __init__(self, engine: Any) -> None:
+    """The metastore's statistics; with `memo`, each (table, partition selection) is read
+    and merged once (for a caller estimating many queries over unchanged statistics)."""
+
+    def __init__(self, engine: Any, memo: bool = False) -> None:
         from metastore.catalog import describe_table
 
         self.engine = engine
         self._describe = describe_table
+        self._memo: dict[tuple[str, str, PartitionQuery], Any] | None = {} if memo else None
+
+    def _remember(self, key: tuple[str, str, PartitionQuery], compute: Callable[[], Any]) -> Any:
+        if self._memo is None:
+            return compute()
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def table(self, name: str) -> TableInfo:
-        return self._describe(self.engine, name)
+        return self._remember(  # type: ignore[no-any-return]
+            ("table", name, PartitionQuery()), lambda: self._describe(self.engine, name)
+        )
 
     def summary(self, name: str, query: PartitionQuery) -> TableSummary:
         from metastore.statistics import table_statistics
 
-        return table_statistics(self.engine, name, query, mcv_limit=MCV_LIMIT)
+        return self._remember(  # type: ignore[no-any-return]
+            ("summary", name, query),
+            lambda: table_statistics(self.engine, name, query, mcv_limit=MCV_LIMIT),
+        )
 
     def partitions(self, name: str, query: PartitionQuery) -> list[PartitionRows]:
         from metastore.statistics import partition_rows
 
-        return partition_rows(self.engine, name, query)
+        return self._remember(  # type: ignore[no-any-return]
+            ("partitions", name, query), lambda: partition_rows(self.engine, name, query)
+        )
 
 
 class StatsQuery:
