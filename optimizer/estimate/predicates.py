@@ -196,7 +196,7 @@ def _equality(
     if level == BASIC:
         estimate = Estimate(seed_equality(column.ndv.value), column.ndv.precision, "seed:1/V")
     else:
-        estimate = _equality_fraction(column, value)
+        estimate = equality_fraction(column, value)
     state[ref] = replace(
         column,
         ndv=Estimate(min(1.0, column.ndv.value), column.ndv.precision, "equality"),
@@ -209,7 +209,7 @@ def _equality(
     return estimate
 
 
-def _equality_fraction(column: ColumnEstimate, value: Any) -> Estimate:
+def equality_fraction(column: ColumnEstimate, value: Any) -> Estimate:
     """Fraction of rows equal to `value`: its MCV frequency, zero outside [min, max], else
     the rows outside the MCVs spread over the other distinct values."""
     for item, frequency in column.mcv:
@@ -241,7 +241,7 @@ def _in_list(predicate: exp.In, state: dict[ColumnRef, ColumnEstimate], level: s
             total = 1.0 - (1.0 - total) * (1.0 - one)
         estimate = Estimate(total, column.ndv.precision, "seed:or(1/V)")
     else:
-        fractions = [_equality_fraction(column, v) for v in values]
+        fractions = [equality_fraction(column, v) for v in values]
         total = clamp_fraction(sum(f.value for f in fractions))
         sources = sorted({f.source for f in fractions})
         estimate = Estimate(
@@ -284,7 +284,7 @@ def _range(
         return Estimate(SEED_INEQUALITY, DEFAULT, "default:1/3")
     within = clamp_fraction(below_high - below_low)
     if column.kll is not None and column.points is None and within < 2 * KLL_RANK_ERROR:
-        within = _narrow_range(column, lo, hi, within)
+        within = narrow_range(column, lo, hi, within)
     fraction = within * non_null
     source = "kll" if column.kll is not None else "min/max"
     state[ref] = replace(
@@ -299,7 +299,7 @@ def _range(
     return Estimate(fraction, ESTIMATED, source)
 
 
-def _narrow_range(
+def narrow_range(
     column: ColumnEstimate, lo: float | None, hi: float | None, from_kll: float
 ) -> float:
     """A range narrower than KLL's rank error: KLL only bounds it (within +-error), so take

@@ -28,7 +28,15 @@ from optimizer.estimate.column import (
     encode,
     unknown_column,
 )
-from optimizer.estimate.predicates import BASIC, LEVELS, SKETCH, selectivity
+from optimizer.estimate.predicates import (
+    BASIC,
+    KLL_RANK_ERROR,
+    LEVELS,
+    SKETCH,
+    equality_fraction,
+    narrow_range,
+    selectivity,
+)
 from optimizer.estimate.selectivity import (
     eqjoin_mcv,
     group_by_rows,
@@ -472,14 +480,19 @@ def _narrowed(
     low: float,
     high: float,
 ) -> NodeStats:
-    above = _cdf_or_none(target, low, False)
-    below = _cdf_or_none(target, high, True)
+    own_low, own_high = _bounds(target)
+    inside = own_low is not None and own_high is not None and low <= own_low <= own_high <= high
+    above = 0.0 if inside else _cdf_or_none(target, low, False)
+    below = 1.0 if inside else _cdf_or_none(target, high, True)
     if above is None or below is None:
         return side
     fraction = clamp_fraction(below - above) if high >= low else 0.0
+    if not inside and low == high and other.low is not None and target.points is None:
+        fraction = equality_fraction(target, other.low).value  # a point: MCV or 1/NDV
+    elif not inside and target.kll is not None and fraction < 2 * KLL_RANK_ERROR:
+        fraction = narrow_range(target, low, high, fraction)
     rows = side.rows.value * fraction
     # distinct values inside the range: the range's share of the column's value domain
-    own_low, own_high = _bounds(target)
     domain = 1.0
     if own_low is not None and own_high is not None and own_high > own_low:
         domain = clamp_fraction((min(high, own_high) - max(low, own_low)) / (own_high - own_low))
