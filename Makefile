@@ -47,6 +47,7 @@ demo: $(STAMP) ## generate a dataset, register it in ./demo/statlas.db, look up,
 	cd $(DEMO) && ../$(BIN)/statlas collect sales
 	cd $(DEMO) && ../$(BIN)/statlas stats sales --where "region = 'emea'"
 	cd $(DEMO) && ../$(BIN)/statlas stats sales --column amount --buckets 4 --json
+	cd $(DEMO) && ../$(BIN)/statlas estimate --sql "SELECT s.region, COUNT(*) FROM sales s WHERE s.dt BETWEEN '2024-03-01' AND '2024-03-07' AND s.amount > 400 GROUP BY s.region"
 	@echo "demo done: the metastore is $(DEMO)/statlas.db"
 
 .PHONY: lint
