@@ -66,13 +66,13 @@ class ColumnSummary:
         return {
             "type": self.type,
             "null_count": self.null_count,
-            "min": _json(self.min),
-            "max": _json(self.max),
+            "min": json_scalar(self.min),
+            "max": json_scalar(self.max),
             "ndv": None if self.ndv is None else round(self.ndv),
             "ndv_source": self.ndv_source,
             "avg_len": self.avg_len,
             "max_len": self.max_len,
-            "mcv": [[_json(v), c] for v, c in self.mcv],
+            "mcv": [[json_scalar(v), c] for v, c in self.mcv],
             "equi_depth": hist(self.equi_depth),
             "equi_width": hist(self.equi_width),
             "uniform": hist(self.uniform),
@@ -279,7 +279,9 @@ def _bound_decoder(type_: str) -> Callable[[float], Any]:
     return lambda value: value
 
 
-def _json(value: Any) -> Any:
+def json_scalar(value: Any) -> Any:
+    """A statistic's value as JSON: numbers and strings as they are, dates and timestamps
+    in ISO form, decimals and anything else as text (no digit lost)."""
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, dt.datetime):

@@ -7,12 +7,11 @@
 
 from __future__ import annotations
 
-import datetime as dt
-from decimal import Decimal
 from typing import Any
 
 from sqlglot import exp
 
+from metastore.statistics import json_scalar
 from optimizer.estimate.column import ColumnEstimate
 from optimizer.estimate.stats_query import StatsQuery
 from optimizer.plan import Aggregate, Filter, Join, Limit, Node, Project, Scan, Sort, Union
@@ -86,17 +85,9 @@ def _column(column: ColumnEstimate) -> dict[str, Any]:
 
 
 def _json(value: Any) -> Any:
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, dt.datetime):
-        return value.isoformat(sep=" ")
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, Decimal):
-        return str(value)
     if isinstance(value, exp.Expr):
         return value.sql("spark")
-    return str(value)
+    return json_scalar(value)
 
 
 def estimate_text(plan: Node, stats: StatsQuery) -> str:
