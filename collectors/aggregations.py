@@ -12,6 +12,8 @@ turns back into per-column records. All of them run in ONE aggregation (no Pytho
                     overlap AND the NDV (exact up to 4,096 values, then as accurate as the
                     HLL); the table's `theta_columns` property, when set, names them instead
   nested            counts and nulls only
+  the row           a Bernoulli sample of the partition's rows at the run's rate, as a list
+                    of structs of the sampled columns (metastore.samples)
 
 Sketches are fed the cheapest faithful encoding of a value, never its text: integers and
 strings as they are, dates as days, timestamps as microseconds, other types through
@@ -26,11 +28,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from metastore.histograms import HLL_LG_K, KLL_K, THETA_LG_K
+from metastore.samples import encode_sample, sample_kind
 from metastore.types import format_value
 
 INTEGRAL = ("tinyint", "smallint", "int", "bigint")
 FRACTIONAL = ("float", "double")
 TOP_K_ITEMS = 100
+SAMPLE_SEED = 20261122
+DRAW = "__statlas_draw"
 
 
 class TopKItems:
@@ -104,11 +109,32 @@ def plan_columns(
     ]
 
 
-def aggregate_expressions(plans: list[ColumnPlan]) -> list[Any]:
-    """The Spark columns of the one aggregation, aliased `c<i>__<statistic>`."""
+def sampled(plans: list[ColumnPlan]) -> list[ColumnPlan]:
+    """The columns a row sample keeps (numbers, temporal values, booleans, strings)."""
+    return [plan for plan in plans if sample_kind(plan.type) is not None]
+
+
+def with_draw(frame: Any, sample_rate: float) -> Any:
+    """The frame with each row's uniform draw for the sample (Spark allows no random
+    expression inside an aggregate, so it is drawn in the projection below it)."""
+    from pyspark.sql import functions as F
+
+    if 0 < sample_rate < 1:
+        return frame.withColumn(DRAW, F.rand(SAMPLE_SEED))
+    return frame
+
+
+def aggregate_expressions(plans: list[ColumnPlan], sample_rate: float = 0.0) -> list[Any]:
+    """The Spark columns of the one aggregation, aliased `c<i>__<statistic>`, and with a
+    positive `sample_rate` the partition's sampled rows as `__sample`."""
     from pyspark.sql import functions as F
 
     exprs = [F.count(F.lit(1)).alias("__rows")]
+    kept = sampled(plans)
+    if sample_rate > 0 and kept:
+        row = F.struct(*[F.col(f"`{p.name}`").alias(p.alias) for p in kept])
+        drawn = row if sample_rate >= 1 else F.when(F.col(DRAW) < sample_rate, row)
+        exprs.append(F.collect_list(drawn).alias("__sample"))  # NULLs (not drawn) skipped
     for plan in plans:
         col = F.col(f"`{plan.name}`")
         a = plan.alias
@@ -215,6 +241,16 @@ def column_records(row: Any, plans: list[ColumnPlan]) -> list[ColumnRecord]:
             )
         )
     return records
+
+
+def sample_record(row: Any, plans: list[ColumnPlan]) -> tuple[int, bytes] | None:
+    """The partition's sampled rows as (count, stored bytes); None when none were drawn."""
+    drawn = row.asDict().get("__sample")
+    if not drawn:
+        return None
+    kept = sampled(plans)
+    columns = [(p.name, p.type) for p in kept]
+    return len(drawn), encode_sample(columns, ([r[p.alias] for p in kept] for r in drawn))
 
 
 def _int_or_none(value: Any) -> int | None:

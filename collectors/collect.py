@@ -23,6 +23,8 @@ from collectors.aggregations import (
     aggregate_expressions,
     column_records,
     plan_columns,
+    sample_record,
+    with_draw,
 )
 from collectors.progress import ProgressSink, watch_spark_job
 from collectors.spark_session import spark_session
@@ -30,6 +32,7 @@ from metastore.catalog import TableInfo, forget_statistics, get_table
 from metastore.engine import run_read, run_write
 from metastore.errors import StatlasError, UnknownColumn
 from metastore.models import CollectionRun, ColumnStats, PartitionStats, utcnow
+from metastore.samples import sample_rate, target_rows
 from metastore.types import KeyValue
 
 STALE_RUN = dt.timedelta(hours=6)
@@ -69,6 +72,15 @@ class CollectionReport:
 
 
 @dataclass(frozen=True)
+class _Scanned:
+    """What the scan returned for one partition."""
+
+    rows: int
+    columns: list[ColumnRecord]
+    sample: tuple[int, bytes] | None  # (sampled rows, stored bytes)
+
+
+@dataclass(frozen=True)
 class _Partition:
     id: int
     values: tuple[KeyValue, ...]
@@ -88,7 +100,7 @@ def collect(
 ) -> CollectionReport:
     """Collect the statistics of `table`'s new and changed partitions (all with `full`)."""
     started = time.perf_counter()
-    info, partitions, collected = run_read(engine, lambda conn: _plan(conn, table))
+    info, partitions, collected, rows_per_byte = run_read(engine, lambda conn: _plan(conn, table))
     to_scan = [p for p in partitions if full or collected.get(p.id) != p.fingerprint]
     removed = sorted(set(collected) - {p.id for p in partitions})
     report = CollectionReport(
@@ -101,15 +113,21 @@ def collect(
     run_id = run_write(engine, lambda conn: _start_run(conn, info))
     report.run_id = run_id
     try:
-        rows_by_values: dict[tuple[KeyValue, ...], tuple[int, list[ColumnRecord]]] = {}
+        rows_by_values: dict[tuple[KeyValue, ...], _Scanned] = {}
         if to_scan:
+            rate = sample_rate(target_rows(info), report.bytes, rows_per_byte)
             session = spark if spark is not None else spark_session(master, spark_conf)
             with watch_spark_job(session, f"collect-{info.name}-run-{run_id}", progress):
                 rows_by_values = _scan(
-                    session, info, to_scan, every=len(to_scan) == len(partitions), sink=progress
+                    session,
+                    info,
+                    to_scan,
+                    every=len(to_scan) == len(partitions),
+                    rate=rate,
+                    sink=progress,
                 )
         report.timings["scan"] = time.perf_counter() - started
-        report.rows = sum(rows for rows, _ in rows_by_values.values())
+        report.rows = sum(scanned.rows for scanned in rows_by_values.values())
         writes = progress if to_scan or removed else None
         if writes is not None:
             writes.update("write", 0, 1)
@@ -149,7 +167,9 @@ def _jvm_gone(error: BaseException) -> bool:
 
 def _plan(
     conn: Connection, table: str
-) -> tuple[TableInfo, list[_Partition], dict[int, tuple[int, int, int]]]:
+) -> tuple[TableInfo, list[_Partition], dict[int, tuple[int, int, int]], float | None]:
+    """The table, its partitions, the fingerprints their statistics were taken at, and its
+    rows per file byte so far (None before the first collection)."""
     info = get_table(conn, table)
     store = info.store().table
     partitions = [
@@ -172,15 +192,19 @@ def _plan(
         )
     ]
     stats = PartitionStats.__table__.c
-    collected = {
-        pid: (files, size, modified)
-        for pid, files, size, modified in conn.execute(
-            select(
-                stats.partition_id, stats.file_count, stats.total_bytes, stats.modified_ns
-            ).where(stats.table_id == info.id)
-        )
-    }
-    return info, partitions, collected
+    collected, rows, size_total = {}, 0, 0
+    for pid, files, size, modified, count in conn.execute(
+        select(
+            stats.partition_id,
+            stats.file_count,
+            stats.total_bytes,
+            stats.modified_ns,
+            stats.row_count,
+        ).where(stats.table_id == info.id)
+    ):
+        collected[pid] = (files, size, modified)
+        rows, size_total = rows + count, size_total + size
+    return info, partitions, collected, (rows / size_total if rows and size_total else None)
 
 
 def _start_run(conn: Connection, info: TableInfo) -> int:
@@ -242,9 +266,11 @@ def _scan(
     partitions: list[_Partition],
     *,
     every: bool,
+    rate: float,
     sink: ProgressSink | None = None,
-) -> dict[tuple[KeyValue, ...], tuple[int, list[ColumnRecord]]]:
-    """ONE aggregation over the given partitions, grouped by the partition keys."""
+) -> dict[tuple[KeyValue, ...], _Scanned]:
+    """ONE aggregation over the given partitions, grouped by the partition keys, drawing
+    each partition's row sample at `rate` on the way."""
     reader = spark.read.format(info.format)
     if info.partition_keys and not every:
         frame = reader.option("basePath", info.location).load([p.location for p in partitions])
@@ -252,14 +278,17 @@ def _scan(
         frame = reader.load(info.location)
     plans = plan_columns([(c.name, c.type) for c in info.columns], theta_columns(info))
     keys = [f"`{k.name}`" for k in info.partition_keys]
+    frame = with_draw(frame, rate)
     grouped = frame.groupBy(*keys) if keys else frame.groupBy()
-    result: dict[tuple[KeyValue, ...], tuple[int, list[ColumnRecord]]] = {}
-    for row in grouped.agg(*aggregate_expressions(plans)).toLocalIterator():
+    result: dict[tuple[KeyValue, ...], _Scanned] = {}
+    for row in grouped.agg(*aggregate_expressions(plans, rate)).toLocalIterator():
         values = tuple(
             None if row[k.name] is None else k.type.parse(str(row[k.name]))
             for k in info.partition_keys
         )
-        result[values] = (int(row["__rows"]), column_records(row, plans))
+        result[values] = _Scanned(
+            int(row["__rows"]), column_records(row, plans), sample_record(row, plans)
+        )
         if sink is not None and (len(result) % 100 == 0 or len(result) == len(partitions)):
             sink.update("receive", len(result), len(partitions))
     return result
@@ -286,23 +315,26 @@ def _write(
     run_id: int,
     scanned: list[_Partition],
     removed: list[int],
-    rows_by_values: dict[tuple[KeyValue, ...], tuple[int, list[ColumnRecord]]],
+    rows_by_values: dict[tuple[KeyValue, ...], _Scanned],
     report: CollectionReport,
 ) -> None:
     forget_statistics(conn, info.id, [p.id for p in scanned] + removed)
     partition_rows, column_rows = [], []
     for partition in scanned:
-        rows, records = rows_by_values.get(partition.values, (0, []))
+        got = rows_by_values.get(partition.values, _Scanned(0, [], None))
+        records = got.columns
         files, size, modified = partition.fingerprint
         partition_rows.append(
             {
                 "table_id": info.id,
                 "partition_id": partition.id,
-                "row_count": rows,
+                "row_count": got.rows,
                 "file_count": files,
                 "total_bytes": size,
                 "modified_ns": modified,
                 "run_id": run_id,
+                "sample_size": got.sample[0] if got.sample else None,
+                "sample": got.sample[1] if got.sample else None,
             }
         )
         column_rows += [

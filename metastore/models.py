@@ -26,7 +26,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # The Alembic revision these models describe (tests check it is the head of migrations/).
-SCHEMA_REVISION = "0004"
+SCHEMA_REVISION = "0005"
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -115,6 +115,9 @@ class PartitionStats(Base):
     total_bytes: Mapped[int] = mapped_column(BigInteger)
     modified_ns: Mapped[int] = mapped_column(BigInteger)
     run_id: Mapped[int] = mapped_column(ForeignKey("collection_runs.id", ondelete="CASCADE"))
+    # a uniform random sample of the partition's rows (metastore.samples), and its size
+    sample_size: Mapped[int | None] = mapped_column(Integer)
+    sample: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
 class ColumnStats(Base):

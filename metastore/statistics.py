@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from datasketches import frequent_items_error_type
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine, null, select
 
 from metastore.catalog import TableInfo, get_table
 from metastore.engine import run_read
@@ -148,7 +148,8 @@ def _summarise(
             c.hll,
             c.kll,
             c.theta,
-            c.top_k,
+            # no heavy hitters wanted: skip their sketches (the largest, slowest to merge)
+            c.top_k if mcv_limit > 0 else null().label("top_k"),
             c.top_k_items,
         )
         .join(parts, parts.c.id == c.partition_id)

@@ -182,6 +182,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     estimate.add_argument("--json", action="store_true", help="print JSON")
     estimate.set_defaults(handler=cmd_estimate)
+
+    prune = commands.add_parser(
+        "prune",
+        parents=[common],
+        help="map-join partition pruning of a query's big table",
+        description="Finds the query's map joins whose small sides can prune the big "
+        "table's partitions, collects the small sides' key values with Spark and asks the "
+        "metastore which partitions can match.",
+    )
+    prune.add_argument("--sql", required=True, help="the query (a SELECT)")
+    prune.add_argument("--dialect", choices=["spark", "hive"], default="spark")
+    prune.add_argument(
+        "--run", action="store_true", help="also run the pruned query on Spark (adds rows)"
+    )
+    prune.add_argument(
+        "--map-join-threshold",
+        type=int,
+        default=None,
+        metavar="BYTES",
+        help="largest estimated small side of a map join (default 10,000,000)",
+    )
+    prune.add_argument(
+        "--max-values",
+        type=int,
+        default=None,
+        metavar="N",
+        help="distinct values per key before falling back to a [min, max] range (default 10,000)",
+    )
+    add_spark_options(prune)
+    prune.add_argument("--json", action="store_true", help="print JSON")
+    prune.set_defaults(handler=cmd_prune)
     return parser
 
 
@@ -497,6 +528,46 @@ def cmd_estimate(args: argparse.Namespace, settings: Settings) -> int:
         _print_json(estimate_json(plan, stats))
     else:
         print(estimate_text(plan, stats))
+    return 0
+
+
+def cmd_prune(args: argparse.Namespace, settings: Settings) -> int:
+    from pruner.candidates import MAP_JOIN_THRESHOLD
+    from pruner.prune import MAX_VALUES, prune
+
+    threshold = args.map_join_threshold if args.map_join_threshold is not None else None
+    max_values = args.max_values if args.max_values is not None else MAX_VALUES
+    if threshold is not None and threshold < 0:
+        raise InvalidValue("--map-join-threshold must not be negative")
+    if max_values < 1:
+        raise InvalidValue("--max-values must be at least 1")
+    report = prune(
+        _metastore(settings).ready(),
+        args.sql,
+        master=args.master,
+        spark_conf=spark_conf(args),
+        dialect=args.dialect,
+        threshold=MAP_JOIN_THRESHOLD if threshold is None else threshold,
+        max_values=max_values,
+        run=args.run,
+    )
+    if args.json:
+        _print_json(report.as_json())
+        return 0
+    print(
+        f"{report.table}: {report.partitions_after} of {report.partitions_before} partitions "
+        f"kept, on {', '.join(report.keys)} "
+        f"({', '.join(f'{k}: {n:,} values' for k, n in report.values_collected.items())}) "
+        f"in {report.seconds:.1f} s"
+    )
+    if report.fallback:
+        print(f"fallback: {report.fallback}")
+    for predicate in report.predicates:
+        print(f"predicate for {report.table}: {predicate}")
+    for rejected in report.rejected:
+        print(f"not pruned: {rejected['join']}: {rejected['reason']}")
+    if report.rows is not None:
+        print(f"rows: {report.rows:,}")
     return 0
 
 

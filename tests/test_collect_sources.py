@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import select
 
 from metastore import Metastore, PartitionQuery
-from metastore.errors import UnknownColumn, UnknownTable
+from metastore.errors import InvalidValue, UnknownColumn, UnknownTable
 from metastore.models import CollectionRun, ColumnStats
 from metastore.statistics import table_statistics
 from tests.test_collect import write_partition
@@ -203,3 +203,45 @@ def test_spark_catalog_table(metastore: Metastore, spark: Any, tmp_path: Path) -
             register_spark_table(metastore.engine, "nope", spark, "default.nope")
     finally:
         spark.sql("DROP TABLE IF EXISTS default.statlas_orders")
+
+
+def test_row_samples_are_drawn_in_the_scan_and_pooled_per_partition_set(
+    metastore: Metastore, spark: Any, tmp_path: Path
+) -> None:
+    from collectors.collect import collect
+    from metastore.samples import table_sample
+
+    root = tmp_path / "sales"
+    written = {
+        region: write_partition(root, ["2024-01-01", region], random.Random(i), 800)
+        for i, region in enumerate(("emea", "apac"))
+    }
+    metastore.register_table("sales", str(root))
+    collect(metastore.engine, "sales", spark=spark)
+    whole = table_sample(metastore.engine, "sales")  # 1,600 rows < 100,000: every row
+    assert whole is not None and whole.size == 1600 and whole.partitions == 2
+    assert set(whole.weights) == {1.0}
+    emea = table_sample(metastore.engine, "sales", PartitionQuery.of({"region": ["emea"]}))
+    assert emea is not None and emea.size == 800
+    assert sorted(emea.columns["id"]) == sorted(float(v) for v in written["emea"]["id"].to_pylist())
+    assert set(emea.columns["region"]) == {"emea"}  # partition keys filled in
+    assert "tags" not in emea.columns  # nested: not sampled
+    names = written["emea"]["name"].to_pylist()
+    assert sum(v is None for v in emea.columns["name"]) == names.count(None)
+
+    # a target of 400 rows: a Bernoulli sample at rate 1/4, each row standing for about 4
+    metastore.register_table("sales", str(root), properties={"sample_rows": "400"})
+    collect(metastore.engine, "sales", spark=spark, full=True)
+    quarter = table_sample(metastore.engine, "sales")
+    assert quarter is not None and 300 <= quarter.size <= 500
+    assert quarter.weights.sum() == pytest.approx(1600)
+    ids = {float(v) for t in written.values() for v in t["id"].to_pylist()}
+    assert set(quarter.columns["id"]) <= ids
+
+    metastore.register_table("sales", str(root), properties={"sample_rows": "0"})
+    collect(metastore.engine, "sales", spark=spark, full=True)
+    assert table_sample(metastore.engine, "sales") is None
+
+    metastore.register_table("sales", str(root), properties={"sample_rows": "many"})
+    with pytest.raises(InvalidValue, match="sample_rows .* whole number"):
+        collect(metastore.engine, "sales", spark=spark, full=True)

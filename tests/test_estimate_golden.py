@@ -40,6 +40,16 @@ GOLDEN = [
         None,
     ),
     ("SELECT f.tag, COUNT(*) FROM facts f GROUP BY f.tag", 1.01, None),
+    # correlated columns (band is a function of qty): counted on the row sample
+    ("SELECT * FROM facts f WHERE f.qty < 10 AND f.band = 'high'", 2.0, None),
+    ("SELECT * FROM facts f WHERE f.qty >= 30 AND f.band = 'high'", 1.05, None),
+    ("SELECT * FROM facts f WHERE f.tag LIKE '%o%'", 1.05, None),
+    (
+        "SELECT * FROM facts f JOIN dims d ON f.dim_id = d.id WHERE f.qty >= 30 "
+        "AND f.band = 'high' AND f.day >= '2024-01-04'",
+        1.5,
+        None,
+    ),
     ("SELECT * FROM facts f LEFT JOIN dims d ON f.dim_id = d.id", 1.1, 1.1),
 ]
 
@@ -66,10 +76,12 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for day in range(6):
         rows = 2000 + 300 * day
         ids = rng.choices(range(1, 501), weights=weights, k=rows)
+        qty = [rng.randrange(50) for _ in range(rows)]
         data = pa.table(
             {
                 "dim_id": pa.array(ids, pa.int64()),
-                "qty": pa.array([rng.randrange(50) for _ in range(rows)], pa.int32()),
+                "qty": pa.array(qty, pa.int32()),
+                "band": ["high" if q >= 25 else "low" for q in qty],  # a function of qty
                 "tag": [
                     "hot" if rng.random() < 0.3 else rng.choice(["cold", "cool", "warm", "mild"])
                     for _ in range(rows)

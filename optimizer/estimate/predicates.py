@@ -45,8 +45,14 @@ INTEGRAL_TYPES = ("tinyint", "smallint", "int", "bigint")
 Columns = Mapping[ColumnRef, ColumnEstimate]
 
 
-class _Unknown(Exception):
+class NotEstimable(Exception):
     """A literal or expression the estimator cannot evaluate."""
+
+
+def literal_value(expression: exp.Expr, type_: str) -> Any:
+    """A literal (possibly CAST, negated, DATE '...') as a value of a column of `type_`;
+    NotEstimable when it is not one."""
+    return _literal(expression, ColumnEstimate(type_, Estimate(1.0, DEFAULT, "literal")))
 
 
 def selectivity(
@@ -95,7 +101,7 @@ def _selectivity(
         )
     try:
         return _leaf(predicate, state, level)
-    except _Unknown:
+    except NotEstimable:
         return Estimate(DEFAULT_SELECTIVITY, DEFAULT, "default:1/3")
 
 
@@ -113,7 +119,7 @@ def _leaf(predicate: exp.Expr, state: dict[ColumnRef, ColumnEstimate], level: st
         if isinstance(target, exp.Not):
             negated, target = True, target.this
         if not isinstance(target, exp.Null):
-            raise _Unknown
+            raise NotEstimable
         column = state[ref]
         if level == BASIC:
             value = DEFAULT_IS_NULL
@@ -128,7 +134,7 @@ def _leaf(predicate: exp.Expr, state: dict[ColumnRef, ColumnEstimate], level: st
         return estimate
     if isinstance(predicate, exp.In):
         if predicate.args.get("query") is not None:
-            raise _Unknown
+            raise NotEstimable
         return _in_list(predicate, state, level)
     if isinstance(predicate, exp.Between):
         ref = _column(predicate.this, state)
@@ -139,7 +145,7 @@ def _leaf(predicate: exp.Expr, state: dict[ColumnRef, ColumnEstimate], level: st
         return _like(predicate, state, level)
     if isinstance(predicate, exp.EQ | exp.NEQ | exp.LT | exp.LTE | exp.GT | exp.GTE):
         return _comparison(predicate, state, level)
-    raise _Unknown
+    raise NotEstimable
 
 
 def _comparison(
@@ -168,7 +174,7 @@ def _comparison(
         op = flipped.get(op, op)
         left, right, left_ref = right, left, right_ref
     if left_ref is None:
-        raise _Unknown
+        raise NotEstimable
     column = state[left_ref]
     value = _literal(right, column)
     if op is exp.EQ:
@@ -276,7 +282,7 @@ def _range(
         return Estimate(value, DEFAULT, "seed:1/3")
     lo, hi = encode(low), encode(high)
     if (low is not None and lo is None) or (high is not None and hi is None):
-        raise _Unknown
+        raise NotEstimable
     non_null = 1.0 - column.null_fraction
     below_high = 1.0 if hi is None else _cdf(column, hi, high_inclusive)
     below_low = 0.0 if lo is None else _cdf(column, lo, not low_inclusive)
@@ -327,7 +333,7 @@ def _like(predicate: exp.Like, state: dict[ColumnRef, ColumnEstimate], level: st
     ref = _column(predicate.this, state)
     pattern = predicate.expression
     if not isinstance(pattern, exp.Literal) or not pattern.is_string:
-        raise _Unknown
+        raise NotEstimable
     text = pattern.this
     prefix = text.split("%", 1)[0].split("_", 1)[0]
     exact_prefix = text == prefix + "%" and "\\" not in prefix
@@ -359,7 +365,7 @@ def _null_fraction_of(predicate: exp.Expr, state: dict[ColumnRef, ColumnEstimate
 def _column(expression: exp.Expr, state: dict[ColumnRef, ColumnEstimate]) -> ColumnRef:
     ref = _maybe_column(expression, state)
     if ref is None:
-        raise _Unknown
+        raise NotEstimable
     return ref
 
 
@@ -380,11 +386,11 @@ def _literal(expression: exp.Expr, column: ColumnEstimate) -> Any:
         value = _literal(expression.this, column)
         if isinstance(value, int | float | Decimal):
             return -value
-        raise _Unknown
+        raise NotEstimable
     if isinstance(expression, exp.Boolean):
         return bool(expression.this)
     if not isinstance(expression, exp.Literal):
-        raise _Unknown
+        raise NotEstimable
     return _typed(expression.this, expression.is_string, column.type)
 
 
@@ -403,5 +409,5 @@ def _typed(text: str, is_string: bool, type_: str) -> Any:
         if type_ == "boolean":
             return text.lower() == "true"
     except (ValueError, InvalidOperation):
-        raise _Unknown from None
+        raise NotEstimable from None
     return text

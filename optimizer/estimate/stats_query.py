@@ -21,6 +21,7 @@ from sqlglot import exp
 
 from metastore.catalog import TableInfo
 from metastore.lookup import PartitionQuery
+from metastore.samples import Sample
 from metastore.statistics import PartitionRows, TableSummary
 from optimizer.estimate.column import (
     ColumnEstimate,
@@ -36,6 +37,11 @@ from optimizer.estimate.predicates import (
     equality_fraction,
     narrow_range,
     selectivity,
+)
+from optimizer.estimate.sample_filter import (
+    combine_with_sample,
+    count_on_sample,
+    worth_sampling,
 )
 from optimizer.estimate.selectivity import (
     eqjoin_mcv,
@@ -94,15 +100,20 @@ class StatisticsSource:
     def partitions(self, name: str, query: PartitionQuery) -> list[PartitionRows]:
         raise NotImplementedError
 
+    def sample(self, name: str, query: PartitionQuery) -> Sample | None:
+        """The pooled row sample of the selected partitions (None: none collected)."""
+        return None
+
 
 class MetastoreSource(StatisticsSource):
     """The metastore's statistics; with `memo`, each (table, partition selection) is read
-    and merged once (for a caller estimating many queries over unchanged statistics)."""
+    and merged once (for a caller estimating many queries over unchanged statistics); with
+    `mcv_limit` 0, without heavy hitters (cheaper, for coarse decisions)."""
 
-    def __init__(self, engine: Any, memo: bool = False) -> None:
+    def __init__(self, engine: Any, memo: bool = False, mcv_limit: int = MCV_LIMIT) -> None:
         from metastore.catalog import describe_table
 
-        self.engine = engine
+        self.engine, self.mcv_limit = engine, mcv_limit
         self._describe = describe_table
         self._memo: dict[tuple[str, str, PartitionQuery], Any] | None = {} if memo else None
 
@@ -123,7 +134,7 @@ class MetastoreSource(StatisticsSource):
 
         return self._remember(  # type: ignore[no-any-return]
             ("summary", name, query),
-            lambda: table_statistics(self.engine, name, query, mcv_limit=MCV_LIMIT),
+            lambda: table_statistics(self.engine, name, query, mcv_limit=self.mcv_limit),
         )
 
     def partitions(self, name: str, query: PartitionQuery) -> list[PartitionRows]:
@@ -131,6 +142,13 @@ class MetastoreSource(StatisticsSource):
 
         return self._remember(  # type: ignore[no-any-return]
             ("partitions", name, query), lambda: partition_rows(self.engine, name, query)
+        )
+
+    def sample(self, name: str, query: PartitionQuery) -> Sample | None:
+        from metastore.samples import table_sample
+
+        return self._remember(  # type: ignore[no-any-return]
+            ("sample", name, query), lambda: table_sample(self.engine, name, query)
         )
 
 
@@ -156,7 +174,7 @@ class StatsQuery:
     @_derive.register
     def _scan(self, node: Scan) -> NodeStats:
         usable, rest = self._partition_conjuncts(node)
-        selected = PartitionQuery(where=_partition_where(usable)) if usable else PartitionQuery()
+        selected = _selection(usable)
         partitions = self.source.partitions(node.table, selected)
         summary = self.source.summary(node.table, selected)
         rows = float(summary.row_count)
@@ -182,19 +200,7 @@ class StatsQuery:
         return stats
 
     def _partition_conjuncts(self, node: Scan) -> tuple[list[exp.Expr], list[exp.Expr]]:
-        """The Scan's partition-key conjuncts the metastore's --where accepts, and the rest."""
-        from metastore.errors import StatlasError
-        from metastore.where import where_predicate
-
-        store = self._table(node.table).store()
-        usable, rest = [], []
-        for conjunct in node.partition_filter:
-            try:
-                where_predicate(_partition_where([conjunct]), store, "sqlite")
-                usable.append(conjunct)
-            except StatlasError:
-                rest.append(conjunct)
-        return usable, rest
+        return split_partition_conjuncts(node, self._table(node.table))
 
     def _from_summary(self, column: Any, rows: float) -> ColumnEstimate:
         non_null = rows - column.null_count
@@ -229,8 +235,28 @@ class StatsQuery:
     def _filter(self, node: Filter) -> NodeStats:
         child = self.of(node.child)
         estimate, columns = selectivity(node.condition, child.columns, self.level)
+        if self.level == SKETCH and isinstance(node.child, Scan):
+            estimate = self._with_sample(node.child, node.condition, estimate, child.rows.value)
         rows = child.rows.scaled(estimate)
         return NodeStats(rows, child.row_size, self._after_filter(child, columns, rows.value))
+
+    def _with_sample(
+        self, scan: Scan, condition: exp.Expr, independent: Estimate, rows: float
+    ) -> Estimate:
+        """The filter's selectivity checked against the scan's row sample where it reads
+        correlated columns or lacks statistics (optimizer.estimate.sample_filter)."""
+        if not worth_sampling(condition, independent):
+            return independent
+        sample = self.source.sample(scan.table, _selection(self._partition_conjuncts(scan)[0]))
+        if sample is None:
+            return independent
+        info = self._table(scan.table)
+        types = {c.name: c.type for c in info.columns}
+        types.update({k.name: str(k.type) for k in info.partition_keys})
+        count = count_on_sample(condition, sample, scan.alias, types)
+        if count is None:
+            return independent
+        return combine_with_sample(independent, count, rows)
 
     def _after_filter(
         self, child: NodeStats, columns: dict[ColumnRef, ColumnEstimate], rows: float
@@ -601,6 +627,34 @@ def _key_column(type_: str, values: list[tuple[Any, int]], rows: float) -> Colum
         width=8.0,
         points=points,
     )
+
+
+def split_partition_conjuncts(node: Scan, info: TableInfo) -> tuple[list[exp.Expr], list[exp.Expr]]:
+    """The Scan's partition-key conjuncts the metastore's --where accepts, and the rest."""
+    from metastore.errors import StatlasError
+    from metastore.where import where_predicate
+
+    store = info.store()
+    usable, rest = [], []
+    for conjunct in node.partition_filter:
+        try:
+            where_predicate(_partition_where([conjunct]), store, "sqlite")
+            usable.append(conjunct)
+        except StatlasError:
+            rest.append(conjunct)
+    return usable, rest
+
+
+def static_selection(node: Scan, info: TableInfo) -> tuple[PartitionQuery, list[exp.Expr]]:
+    """The metastore query for the partitions a scan's own key filters keep, and the key
+    conjuncts it cannot express (they keep every partition)."""
+    usable, rest = split_partition_conjuncts(node, info)
+    return _selection(usable), rest
+
+
+def _selection(usable: list[exp.Expr]) -> PartitionQuery:
+    """The metastore's query for the partitions a scan's usable key conjuncts select."""
+    return PartitionQuery(where=_partition_where(usable)) if usable else PartitionQuery()
 
 
 def _partition_where(conjuncts: list[exp.Expr] | tuple[exp.Expr, ...]) -> str:

@@ -1,0 +1,85 @@
+"""Registered tables as Spark DataFrames and temporary views, and queries rewritten onto
+those views: what pruning runs on.
+
+A table's frame reads its directory (or only the given partition directories) with the
+partition keys typed as the metastore types them (Spark's own inference is switched off
+while the files are listed, so `n=01` stays the metastore's 1 and strings stay strings).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from sqlglot import exp
+
+from metastore.catalog import TableInfo
+from optimizer.sql_to_plan import parse, referenced_tables
+
+INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
+
+
+def view_name(table: str) -> str:
+    """The temporary view a registered table is read through (`db.t` -> `statlas_db__t`)."""
+    return "statlas_" + table.replace(".", "__")
+
+
+@contextmanager
+def _no_type_inference(spark: Any) -> Iterator[None]:
+    before = spark.conf.get(INFERENCE)
+    spark.conf.set(INFERENCE, "false")
+    try:
+        yield
+    finally:
+        spark.conf.set(INFERENCE, before)
+
+
+def table_frame(spark: Any, info: TableInfo, locations: Sequence[str] | None = None) -> Any:
+    """The table as a DataFrame; with `locations`, only those partition directories (none:
+    an empty frame of the table's schema)."""
+    from pyspark.sql import functions as F
+
+    reader = spark.read.format(info.format)
+    if info.partition_keys:
+        reader = reader.option("basePath", info.location)
+    with _no_type_inference(spark):
+        if locations is None or not info.partition_keys:
+            frame = reader.load(info.location)
+        elif locations:
+            frame = reader.load(list(locations))
+        else:
+            frame = reader.load(info.location).where(F.lit(False))
+    for key in info.partition_keys:
+        frame = frame.withColumn(key.name, F.col(f"`{key.name}`").cast(str(key.type)))
+    return frame
+
+
+def register_views(
+    spark: Any, tables: Mapping[str, TableInfo], frames: Mapping[str, Any] | None = None
+) -> dict[str, str]:
+    """A temporary view per table (`frames` replaces some tables' frames); name -> view."""
+    views = {}
+    for name, info in tables.items():
+        frame = (frames or {}).get(name)
+        if frame is None:
+            frame = table_frame(spark, info)
+        frame.createOrReplaceTempView(view_name(name))
+        views[name] = view_name(name)
+    return views
+
+
+def rewrite_onto_views(sql: str, views: Mapping[str, str], dialect: str = "spark") -> str:
+    """The query with every registered table it reads replaced by its view (aliases kept,
+    so qualified columns still resolve)."""
+    statement = parse(sql, dialect)
+    known = set(referenced_tables(statement))
+    for table in list(statement.find_all(exp.Table)):
+        name = ".".join(p.name for p in table.parts).lower()
+        if name not in known or name not in views:
+            continue
+        alias = table.alias or table.name
+        replacement = exp.to_table(views[name])
+        replacement.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+        table.replace(replacement)
+    return statement.sql(dialect="spark")
