@@ -259,9 +259,7 @@ def _groups(keys: list[PruningKey]) -> list[list[PruningKey]]:
     return list(groups.values())
 
 
-def _collect(
-    spark: Any, frames: _Frames, group: list[PruningKey], max_values: int
-) -> KeyValues:
+def _collect(spark: Any, frames: _Frames, group: list[PruningKey], max_values: int) -> KeyValues:
     """Distinct non-NULL values (tuples) of a small scan's key columns after its filters;
     beyond `max_values`, each column's [min, max] instead."""
     small: Origin = group[0].small
