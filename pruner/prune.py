@@ -33,6 +33,7 @@ from optimizer.sql_to_plan import build_plan
 from pruner.candidates import MAP_JOIN_THRESHOLD, Analysis, Origin, PruningKey, analyse
 
 MAX_VALUES = 10_000
+SKETCH_ROWS = 1_000_000  # larger selections are sized from exact figures only
 
 
 class NothingToPrune(StatlasError):
@@ -105,7 +106,8 @@ def plan_pruning(
 ) -> PrunePlan:
     """Compile time: the query's plan, its map-join candidates and the big table they prune
     (the scan with the most qualifying keys; None when there is none)."""
-    source = MetastoreSource(engine, memo=True, mcv_limit=0)  # sizes need no heavy hitters
+    # sizes need no heavy hitters, and a large table's size no sketches: it is the big side
+    source = MetastoreSource(engine, memo=True, mcv_limit=0, sketch_rows=SKETCH_ROWS)
     tables: dict[str, TableInfo] = {}
 
     def lookup(name: str) -> TableInfo:

@@ -128,6 +128,14 @@ def test_collect_then_stats(
     tags = summary.columns["tags"]  # nested: counts and nulls only
     assert tags.null_count == exact["tags"].count(None) and tags.ndv is None
 
+    # without sketches: what the database adds up itself, the same figures
+    sizes = table_statistics(metastore.engine, "sales", sketches=False)
+    assert (sizes.row_count, sizes.partitions) == (1600, 4)
+    for column, full in summary.columns.items():
+        assert sizes.columns[column].null_count == full.null_count
+        assert sizes.columns[column].avg_len == pytest.approx(full.avg_len)
+        assert sizes.columns[column].max_len == full.max_len and sizes.columns[column].ndv is None
+
     # a subset rolls up exactly those partitions
     emea = table_statistics(metastore.engine, "sales", PartitionQuery.of({"region": ["emea"]}))
     emea_truth = truth([t for n, t in tables.items() if "region=emea" in n])

@@ -33,6 +33,9 @@ GOLDEN = [
     ("SELECT * FROM facts f JOIN dims d ON f.dim_id = d.id", 1.1, 1.1),
     ("SELECT * FROM facts f JOIN dims d ON f.dim_id = d.id WHERE d.kind = 'a'", 1.5, None),
     ("SELECT * FROM facts f JOIN dims d ON f.dim_id = d.id WHERE d.id <= 3", 1.5, None),
+    # a value set on the dimension's key carries over to the fact's key (its heavy hitters)
+    ("SELECT * FROM facts f JOIN dims d ON f.dim_id = d.id WHERE d.id IN (1, 2, 40)", 1.2, None),
+    ("SELECT * FROM facts f JOIN dims d ON f.dim_id = d.id WHERE d.id = 2", 1.2, None),
     ("SELECT * FROM facts f JOIN facts g ON f.dim_id = g.dim_id", 1.5, None),
     (
         "SELECT * FROM facts f WHERE f.dim_id IN (SELECT d.id FROM dims d WHERE d.id < 50)",

@@ -14,7 +14,7 @@ import datetime as dt
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -50,6 +50,40 @@ def encode_string(text: str) -> float:
     return total
 
 
+@dataclass(frozen=True, eq=False)
+class SampledColumn:
+    """A scan column's values in the table's row sample, which sampled rows passed the
+    scan's filter, and the column as it was before the filter: per value, the share of its
+    rows the filter kept (for heavy join keys: a hot key the filter drops matches nothing)."""
+
+    values: Any  # numpy array: the column in the sample (numbers as doubles)
+    passed: Any  # numpy bool array: rows of the sample the filter kept
+    before: ColumnEstimate
+    rows_before: float
+
+    def kept_rows(self, value: Any) -> float | None:
+        """Rows with `value` after the filter: its rows before, times the share of its
+        sampled rows the filter kept; None when the sample has no row with it."""
+        import numpy as np
+
+        from metastore.samples import as_number
+
+        try:
+            probe = value if isinstance(value, str) else as_number(value)
+        except TypeError:
+            return None
+        if probe is None:
+            return None
+        rows = np.equal(self.values, probe)
+        seen = int(rows.sum())
+        if not seen:
+            return None
+        share = int((rows & self.passed).sum()) / seen
+        from optimizer.estimate.predicates import equality_fraction
+
+        return equality_fraction(self.before, value).value * self.rows_before * share
+
+
 @dataclass(frozen=True)
 class ColumnEstimate:
     type: str
@@ -65,6 +99,10 @@ class ColumnEstimate:
     width: float = 8.0  # average bytes per value
     # an exact distribution (partition keys): sorted encoded values, cumulative fractions
     points: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+    # the only values left after `=` or IN (None: not restricted to a known set)
+    values: tuple[Any, ...] | None = None
+    # how a filter on the scan treated this column's values, seen in the row sample
+    sampled: SampledColumn | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_string(self) -> bool:

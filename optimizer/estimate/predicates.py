@@ -211,6 +211,7 @@ def _equality(
         null_fraction=0.0,
         mcv=tuple((v, 1.0) for v, _ in column.mcv if v == value),
         restrict=(encode(value), encode(value)),
+        values=(value,),
     )
     return estimate
 
@@ -254,11 +255,14 @@ def _in_list(predicate: exp.In, state: dict[ColumnRef, ColumnEstimate], level: s
             total, weakest(*(f.precision for f in fractions)), "+".join(sources) or "in"
         )
     codes = [c for c in (encode(v) for v in values) if c is not None]
+    share = estimate.value / (1.0 - column.null_fraction) if column.null_fraction < 1 else 0.0
     state[ref] = replace(
         column,
         ndv=Estimate(min(float(len(values)), column.ndv.value), ESTIMATED, "in_list"),
         null_fraction=0.0,
-        mcv=tuple((v, f) for v, f in column.mcv if v in values),
+        # heavy hitters' shares of the rows that are left
+        mcv=tuple((v, min(1.0, f / share)) for v, f in column.mcv if v in values and share > 0),
+        values=tuple(values),
     )
     if codes and level != BASIC:
         state[ref] = state[ref].restricted(min(codes), max(codes))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,7 @@ class SampleCount:
     matches: int
     size: int
     fraction: float
+    passed: Any = field(default=None, compare=False, repr=False)  # bool per sampled row
 
 
 def count_on_sample(
@@ -59,7 +60,7 @@ def count_on_sample(
     if sample.size == 0 or total <= 0:
         return None
     matched = float(sample.weights[true].sum())
-    return SampleCount(int(true.sum()), sample.size, matched / total)
+    return SampleCount(int(true.sum()), sample.size, matched / total, true)
 
 
 def combine_with_sample(independent: Estimate, count: SampleCount, rows: float) -> Estimate:

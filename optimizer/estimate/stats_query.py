@@ -25,6 +25,7 @@ from metastore.samples import Sample
 from metastore.statistics import PartitionRows, TableSummary
 from optimizer.estimate.column import (
     ColumnEstimate,
+    SampledColumn,
     distinct_after_sampling,
     encode,
     unknown_column,
@@ -39,6 +40,7 @@ from optimizer.estimate.predicates import (
     selectivity,
 )
 from optimizer.estimate.sample_filter import (
+    SampleCount,
     combine_with_sample,
     count_on_sample,
     worth_sampling,
@@ -108,12 +110,19 @@ class StatisticsSource:
 class MetastoreSource(StatisticsSource):
     """The metastore's statistics; with `memo`, each (table, partition selection) is read
     and merged once (for a caller estimating many queries over unchanged statistics); with
-    `mcv_limit` 0, without heavy hitters (cheaper, for coarse decisions)."""
+    `mcv_limit` 0, without heavy hitters, and with `sketch_rows`, without any sketch for
+    selections of more rows than that (cheaper, for coarse decisions such as map joins)."""
 
-    def __init__(self, engine: Any, memo: bool = False, mcv_limit: int = MCV_LIMIT) -> None:
+    def __init__(
+        self,
+        engine: Any,
+        memo: bool = False,
+        mcv_limit: int = MCV_LIMIT,
+        sketch_rows: float | None = None,
+    ) -> None:
         from metastore.catalog import describe_table
 
-        self.engine, self.mcv_limit = engine, mcv_limit
+        self.engine, self.mcv_limit, self.sketch_rows = engine, mcv_limit, sketch_rows
         self._describe = describe_table
         self._memo: dict[tuple[str, str, PartitionQuery], Any] | None = {} if memo else None
 
@@ -132,10 +141,15 @@ class MetastoreSource(StatisticsSource):
     def summary(self, name: str, query: PartitionQuery) -> TableSummary:
         from metastore.statistics import table_statistics
 
-        return self._remember(  # type: ignore[no-any-return]
-            ("summary", name, query),
-            lambda: table_statistics(self.engine, name, query, mcv_limit=self.mcv_limit),
-        )
+        def compute() -> TableSummary:
+            sketches = self.sketch_rows is None or (
+                sum(p.rows for p in self.partitions(name, query)) <= self.sketch_rows
+            )
+            return table_statistics(
+                self.engine, name, query, mcv_limit=self.mcv_limit, sketches=sketches
+            )
+
+        return self._remember(("summary", name, query), compute)  # type: ignore[no-any-return]
 
     def partitions(self, name: str, query: PartitionQuery) -> list[PartitionRows]:
         from metastore.statistics import partition_rows
@@ -235,28 +249,28 @@ class StatsQuery:
     def _filter(self, node: Filter) -> NodeStats:
         child = self.of(node.child)
         estimate, columns = selectivity(node.condition, child.columns, self.level)
+        count = None
         if self.level == SKETCH and isinstance(node.child, Scan):
-            estimate = self._with_sample(node.child, node.condition, estimate, child.rows.value)
+            count, sample = self._on_sample(node.child, node.condition)
+            if count is not None and worth_sampling(node.condition, estimate):
+                estimate = combine_with_sample(estimate, count, child.rows.value)
+            if count is not None and sample is not None:
+                columns = _with_sampled_keys(node.child.alias, columns, child, sample, count)
         rows = child.rows.scaled(estimate)
         return NodeStats(rows, child.row_size, self._after_filter(child, columns, rows.value))
 
-    def _with_sample(
-        self, scan: Scan, condition: exp.Expr, independent: Estimate, rows: float
-    ) -> Estimate:
-        """The filter's selectivity checked against the scan's row sample where it reads
-        correlated columns or lacks statistics (optimizer.estimate.sample_filter)."""
-        if not worth_sampling(condition, independent):
-            return independent
+    def _on_sample(
+        self, scan: Scan, condition: exp.Expr
+    ) -> tuple[SampleCount | None, Sample | None]:
+        """The filter counted on the row sample of the scan's partitions (None: no sample,
+        or a predicate it cannot evaluate; optimizer.estimate.sample_filter)."""
         sample = self.source.sample(scan.table, _selection(self._partition_conjuncts(scan)[0]))
         if sample is None:
-            return independent
+            return None, None
         info = self._table(scan.table)
         types = {c.name: c.type for c in info.columns}
         types.update({k.name: str(k.type) for k in info.partition_keys})
-        count = count_on_sample(condition, sample, scan.alias, types)
-        if count is None:
-            return independent
-        return combine_with_sample(independent, count, rows)
+        return count_on_sample(condition, sample, scan.alias, types), sample
 
     def _after_filter(
         self, child: NodeStats, columns: dict[ColumnRef, ColumnEstimate], rows: float
@@ -411,6 +425,11 @@ class StatsQuery:
             shared = _theta_overlap(a, b)
             heavy_a = {v: f * l_rows for v, f in a.mcv}
             heavy_b = {v: f * r_rows for v, f in b.mcv}
+            # a heavy key on one side: the other side's sample says if its filter kept it
+            heavy_b, heavy_a = (
+                _sampled_heavy(heavy_a, b, heavy_b),
+                _sampled_heavy(heavy_b, a, heavy_a),
+            )
             rows = sketch_join_rows(
                 l_rows,
                 r_rows,
@@ -450,8 +469,15 @@ class StatsQuery:
         columns: dict[ColumnRef, ColumnEstimate] = {}
         for side in sides:
             for ref, column in side.columns.items():
+                if column.sampled is not None:  # the sample shows the scan's rows, not these
+                    column = replace(column, sampled=None)
                 if self.level != BASIC and column.ndv.value > rows:
-                    column = replace(column, ndv=Estimate(rows, ESTIMATED, "capped:rows"))
+                    share = rows / column.ndv.value  # of its distinct values, at most these
+                    column = replace(
+                        column,
+                        ndv=Estimate(rows, ESTIMATED, "capped:rows"),
+                        theta_share=column.theta_share * share,
+                    )
                 columns[ref] = column
         for a, b in node.keys:  # seed: V(J, a) = max(V(R1, a), V(R2, a)) for join keys
             if a in columns and b in columns and node.kind == "inner":
@@ -475,6 +501,12 @@ def _transfer_ranges(node: Join, left: NodeStats, right: NodeStats) -> tuple[Nod
         column_a, column_b = left.columns.get(a), right.columns.get(b)
         if column_a is None or column_b is None:
             continue
+        if column_b.values is not None and column_a.values is None:
+            left = _narrowed_to_values(left, a, column_a, column_b.values)
+            continue
+        if column_a.values is not None and column_b.values is None:
+            right = _narrowed_to_values(right, b, column_b, column_a.values)
+            continue
         (low_a, high_a), (low_b, high_b) = _bounds(column_a), _bounds(column_b)
         if None in (low_a, high_a, low_b, high_b):
             continue
@@ -486,6 +518,36 @@ def _transfer_ranges(node: Join, left: NodeStats, right: NodeStats) -> tuple[Nod
         left = _narrowed(left, a, column_a, column_b, low, high)
         right = _narrowed(right, b, column_b, column_a, low, high)
     return left, right
+
+
+def _narrowed_to_values(
+    side: NodeStats, ref: ColumnRef, target: ColumnEstimate, values: tuple[Any, ...]
+) -> NodeStats:
+    """a = b and b IN (v1, ..., vn) imply a IN (v1, ..., vn): the side keeps the rows of
+    those values (each its heavy-hitter count, or the average of the others)."""
+    fractions = {v: equality_fraction(target, v).value for v in values}
+    fraction = clamp_fraction(sum(fractions.values()))
+    rows = side.rows.value * fraction
+    present = [v for v, f in fractions.items() if f > 0]
+    codes = [c for c in (encode(v) for v in present) if c is not None]
+    ndv = float(min(len(present), target.ndv.value, max(rows, 0.0)))
+    narrowed = replace(
+        target,
+        ndv=Estimate(max(ndv, 0.0), ESTIMATED, "transitive values"),
+        mcv=tuple((v, f / fraction) for v, f in fractions.items() if f > 0 and fraction > 0),
+        null_fraction=0.0,
+        values=tuple(present),
+        restrict=(min(codes), max(codes)) if codes else target.restrict,
+        theta_share=target.theta_share * (ndv / target.ndv.value if target.ndv.value else 1.0),
+    )
+    columns = {}
+    for key, column in side.columns.items():
+        if key == ref:
+            column = narrowed
+        elif column.ndv.value > max(rows, 1.0):
+            column = replace(column, ndv=Estimate(max(rows, 1.0), ESTIMATED, "capped:rows"))
+        columns[key] = column
+    return NodeStats(Estimate(rows, ESTIMATED, "transitive values"), side.row_size, columns)
 
 
 def _bounds(column: ColumnEstimate) -> tuple[float | None, float | None]:
@@ -552,6 +614,45 @@ def _cdf_or_none(column: ColumnEstimate, code: float, inclusive: bool) -> float 
     return value if value is not None else column.linear_cdf(code)
 
 
+def _with_sampled_keys(
+    alias: str,
+    columns: dict[ColumnRef, ColumnEstimate],
+    child: NodeStats,
+    sample: Sample,
+    count: SampleCount,
+) -> dict[ColumnRef, ColumnEstimate]:
+    """Join-key candidates (columns with a Theta sketch) remember which sampled rows the
+    filter kept, so a join can tell which of the other side's heavy keys survive it."""
+    result = dict(columns)
+    for ref, column in columns.items():
+        before = child.columns.get(ref)
+        if ref[0] != alias or column.theta is None or before is None:
+            continue
+        values = sample.columns.get(ref[1])
+        if values is None:
+            continue
+        sampled = SampledColumn(values, count.passed, before, child.rows.value)
+        result[ref] = replace(column, sampled=sampled)
+    return result
+
+
+def _sampled_heavy(
+    heavy: dict[Any, float], other: ColumnEstimate, other_heavy: dict[Any, float]
+) -> dict[Any, float]:
+    """The other side's rows for this side's heavy keys, where its row sample shows how its
+    filter treated them (rows it already knows as heavy hitters stay as they are)."""
+    if other.sampled is None:
+        return other_heavy
+    result = dict(other_heavy)
+    for value in heavy:
+        if value in result:
+            continue
+        kept = other.sampled.kept_rows(value)
+        if kept is not None:
+            result[value] = kept
+    return result
+
+
 def _theta_overlap(a: ColumnEstimate, b: ColumnEstimate) -> float:
     """Distinct keys present on both sides: the Theta intersection of the sources, scaled by
     the share of each side's distinct values its filters kept: independently, except when
@@ -567,7 +668,8 @@ def _theta_overlap(a: ColumnEstimate, b: ColumnEstimate) -> float:
         # the other as much as the sources' keys were
         containment = shared / max(min(a.theta.get_estimate(), b.theta.get_estimate()), 1.0)
         return float(min(a.ndv.value, b.ndv.value) * min(1.0, containment))
-    return shared * a.theta_share * b.theta_share
+    # never more shared keys than either side has distinct values
+    return min(shared * a.theta_share * b.theta_share, a.ndv.value, b.ndv.value)
 
 
 def _provable_mcvs(column: Any, rows: float) -> tuple[tuple[Any, float], ...]:
