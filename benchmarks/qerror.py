@@ -2,7 +2,7 @@
 
     python benchmarks/qerror.py [--scale 1] [--variants uniform,zipf-1.5]
                                 [--systems spark,postgres,statlas] [--check]
-                                [--data benchmarks/.data] [--master local[2]]
+                                [--data benchmarks/.data] [--master local[2]] [--subplans]
 
 For each variant (run benchmarks/data.py first), in one run and one SparkSession:
   truth     exact COUNT(*) of the 80 queries of benchmarks/qerror_workload.py by Spark,
@@ -30,11 +30,13 @@ import csv
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import qerror_truth as truth_
+from qerror_subplans import workload_subplans
 from qerror_workload import QUERIES, Query, summary
 
 Estimator = Callable[[Query, str], "float | None"]
@@ -169,6 +171,22 @@ def estimators(run: Run) -> dict[str, Estimator]:
 # ---------------------------------------------------------------------------- report
 
 
+def result_row(
+    variant: str, system: str, query: Query, value: float | None, truths: dict[str, int]
+) -> dict[str, Any]:
+    true = truths[query.name]
+    return {
+        "variant": variant,
+        "system": system,
+        "query": query.name,
+        "kind": query.kind,
+        "joins": query.joins,
+        "true_rows": true,
+        "estimate": "" if value is None else f"{value:.0f}",
+        "qerror": None if value is None else q_error(value, true),
+    }
+
+
 def group_of(joins: int) -> str:
     return "4+" if joins >= 4 else str(joins)
 
@@ -222,6 +240,12 @@ def check_postgres(run: Run, variant: str, counts: dict[str, int]) -> list[str]:
     return mismatches
 
 
+def sub_truth(run: Run, variant: str, queries: list[Query]) -> dict[str, int]:
+    """Exact counts of the sub-plans (cached with the workload's)."""
+    cache = truth_.cache_path(run.root, run.scale, variant)
+    return truth_.truth(run.spark, run.directory(variant), queries, run.params[variant], cache)
+
+
 def prepare(run: Run, variant: str) -> dict[str, int]:
     """The variant's workload parameters and true counts (computed or from the cache)."""
     directory = run.directory(variant)
@@ -244,6 +268,11 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=truth_.DATA)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--check", action="store_true", help="compare with COUNT(*) on PostgreSQL")
+    parser.add_argument(
+        "--subplans",
+        action="store_true",
+        help="also every connected sub-join of the join queries (benchmarks/qerror_subplans.py)",
+    )
     args = parser.parse_args()
     variants = [v for v in args.variants.split(",") if v]
     wanted = {s for s in args.systems.split(",") if s}
@@ -272,26 +301,25 @@ def main() -> None:
             print(f"{variant}: {len(mismatches)} count mismatches between Spark and PostgreSQL")
             for line in mismatches:
                 print(f"  {line}")
-        for system, estimate in chosen.items():
-            system_rows = []
-            for query in QUERIES:
-                value = estimate(query, variant)
-                true = counts[query.name]
-                system_rows.append(
-                    {
-                        "variant": variant,
-                        "system": system,
-                        "query": query.name,
-                        "kind": query.kind,
-                        "joins": query.joins,
-                        "true_rows": true,
-                        "estimate": "" if value is None else f"{value:.0f}",
-                        "qerror": None if value is None else q_error(value, true),
-                    }
+        workloads = [("", QUERIES, counts)]
+        if args.subplans:
+            sub = workload_subplans(QUERIES, run.params[variant])
+            print(f"{variant}: {len(sub)} connected sub-plans of the join queries", flush=True)
+            sub_counts = run.timed(
+                f"truth sub-plans {variant}", partial(sub_truth, run, variant, sub)
+            )
+            workloads.append((" (sub-plans)", sub, sub_counts))
+        for label, queries, truths in workloads:
+            for system, estimate in chosen.items():
+                system_rows = [
+                    result_row(variant, system, query, estimate(query, variant), truths)
+                    for query in queries
+                ]
+                rows.extend(system_rows)
+                tables.append(
+                    f"### SF {scale} {variant}: {system}{label}\n\n{table(system_rows)}\n"
                 )
-            rows.extend(system_rows)
-            tables.append(f"### SF {scale} {variant}: {system}\n\n{table(system_rows)}\n")
-            print(tables[-1], flush=True)
+                print(tables[-1], flush=True)
 
     for row in rows:
         if row["qerror"] is not None:

@@ -663,13 +663,32 @@ def _theta_overlap(a: ColumnEstimate, b: ColumnEstimate) -> float:
     intersection.update(a.theta)
     intersection.update(b.theta)
     shared = float(intersection.get_result().get_estimate())
+    if a.values is not None and b.values is not None:  # both known value sets
+        return float(min(len(set(a.values) & set(b.values)), a.ndv.value, b.ndv.value))
     if a.restrict == b.restrict and a.restrict != (None, None):
-        # both narrowed to one range: the keys left on the smaller side are contained in
-        # the other as much as the sources' keys were
+        # both narrowed to one range
+        # the range's keys of the smaller side are contained in the other's as much as the
+        # sources' keys were; filters on other columns then keep their shares independently
         containment = shared / max(min(a.theta.get_estimate(), b.theta.get_estimate()), 1.0)
-        return float(min(a.ndv.value, b.ndv.value) * min(1.0, containment))
+        other_a, other_b = _other_share(a), _other_share(b)
+        in_range = min(a.ndv.value / other_a, b.ndv.value / other_b)
+        return float(in_range * min(1.0, containment) * other_a * other_b)
     # never more shared keys than either side has distinct values
     return min(shared * a.theta_share * b.theta_share, a.ndv.value, b.ndv.value)
+
+
+def _other_share(column: ColumnEstimate) -> float:
+    """The share of the source's distinct values left by filters other than the column's
+    range restriction (its theta share over the range's share of its [min, max])."""
+    low, high = encode(column.low), encode(column.high)
+    lo, hi = column.restrict
+    in_range = 1.0
+    if low is not None and high is not None and lo is not None and hi is not None:
+        if high > low:
+            in_range = clamp_fraction((min(hi, high) - max(lo, low)) / (high - low))
+    if in_range <= 0:
+        return 1.0
+    return max(min(1.0, column.theta_share / in_range), 1e-9)
 
 
 def _provable_mcvs(column: Any, rows: float) -> tuple[tuple[Any, float], ...]:
