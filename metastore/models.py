@@ -14,19 +14,21 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     DateTime,
+    Float,
     ForeignKey,
     Integer,
     LargeBinary,
     MetaData,
     String,
     Text,
+    Unicode,
     UniqueConstraint,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # The Alembic revision these models describe (tests check it is the head of migrations/).
-SCHEMA_REVISION = "0005"
+SCHEMA_REVISION = "0006"
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -140,3 +142,15 @@ class ColumnStats(Base):
     theta: Mapped[bytes | None] = mapped_column(LargeBinary)
     top_k: Mapped[bytes | None] = mapped_column(LargeBinary)
     top_k_items: Mapped[str | None] = mapped_column(String(8))
+
+
+class SchedulerJob(Base):
+    """A schedule of `statlas daemon`: APScheduler 3's job store table, column for column as
+    its SQLAlchemyJobStore defines it (the job's pickled state, its next run as a UTC
+    timestamp). Written only through APScheduler (pruner/schedules.py)."""
+
+    __tablename__ = "apscheduler_jobs"
+
+    id: Mapped[str] = mapped_column(Unicode(191), primary_key=True)
+    next_run_time: Mapped[float | None] = mapped_column(Float(25), index=True)
+    job_state: Mapped[bytes] = mapped_column(LargeBinary)

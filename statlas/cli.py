@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -213,7 +214,57 @@ def build_parser() -> argparse.ArgumentParser:
     add_spark_options(prune)
     prune.add_argument("--json", action="store_true", help="print JSON")
     prune.set_defaults(handler=cmd_prune)
+    add_daemon_commands(commands, common)
     return parser
+
+
+def add_daemon_commands(commands: Any, common: argparse.ArgumentParser) -> None:
+    """`statlas daemon` and `statlas schedule add|list|remove`."""
+    daemon = commands.add_parser(
+        "daemon",
+        parents=[common],
+        help="serve the HTTP API and run scheduled jobs",
+        description="Serve the HTTP API. Of all daemons on one metastore, exactly one (the "
+        "leader) runs the scheduled jobs; another takes over when it dies. SIGTERM stops "
+        "taking requests, gives running jobs --grace seconds to finish, cancels the rest "
+        "and exits 0. $STATLAS_API_TOKEN, when set, is the bearer token every route but "
+        "/health wants.",
+    )
+    daemon.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    daemon.add_argument("--port", type=int, default=8080, help="port to listen on (8080)")
+    daemon.add_argument(
+        "--grace",
+        type=float,
+        default=20.0,
+        metavar="SECONDS",
+        help="how long running jobs may take to finish after SIGTERM (20)",
+    )
+    add_spark_options(daemon)
+    daemon.set_defaults(handler=cmd_daemon)
+
+    schedule = commands.add_parser(
+        "schedule", help="schedule partition discovery and statistics refresh of tables"
+    )
+    schedules = schedule.add_subparsers(title="schedule commands", metavar="COMMAND")
+    add = schedules.add_parser(
+        "add",
+        parents=[common],
+        help="schedule a table (replaces its schedule)",
+        description="Each run lists the table's directory again (new and vanished "
+        "partitions) and collects the statistics of new and changed partitions. Runs "
+        "happen in the leading `statlas daemon`; cron times are UTC.",
+    )
+    add.add_argument("name")
+    add.add_argument("--cron", metavar="EXPR", help='a crontab expression, e.g. "0 * * * *"')
+    add.add_argument("--every", metavar="DURATION", help="an interval: 30s, 15m, 2h, 1d, 1h30m")
+    add.add_argument("--json", action="store_true", help="print JSON")
+    add.set_defaults(handler=cmd_schedule_add)
+    listing = schedules.add_parser("list", parents=[common], help="list schedules")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.set_defaults(handler=cmd_schedule_list)
+    remove = schedules.add_parser("remove", parents=[common], help="remove a table's schedule")
+    remove.add_argument("name")
+    remove.set_defaults(handler=cmd_schedule_remove)
 
 
 def add_spark_options(parser: argparse.ArgumentParser) -> None:
@@ -568,6 +619,65 @@ def cmd_prune(args: argparse.Namespace, settings: Settings) -> int:
         print(f"not pruned: {rejected['join']}: {rejected['reason']}")
     if report.rows is not None:
         print(f"rows: {report.rows:,}")
+    return 0
+
+
+def cmd_daemon(args: argparse.Namespace, settings: Settings) -> int:
+    from pruner.daemon import DaemonOptions, run_daemon
+
+    if not 0 <= args.port <= 65535:
+        raise InvalidValue(f"--port must be between 0 and 65535, got {args.port}")
+    options = DaemonOptions(
+        host=args.host,
+        port=args.port,
+        master=args.master,
+        spark_conf=spark_conf(args),
+        grace=args.grace,
+        token=os.environ.get("STATLAS_API_TOKEN") or None,
+    )
+    return run_daemon(settings.db_url, options)
+
+
+def cmd_schedule_add(args: argparse.Namespace, settings: Settings) -> int:
+    from pruner.schedules import Schedules
+
+    book = Schedules(settings.db_url)
+    try:
+        schedule = book.add(args.name, cron=args.cron, every=args.every)
+    finally:
+        book.close()
+    if args.json:
+        _print_json(schedule.as_json())
+    else:
+        print(f"scheduled {schedule.describe()}")
+    return 0
+
+
+def cmd_schedule_list(args: argparse.Namespace, settings: Settings) -> int:
+    from pruner.schedules import Schedules
+
+    book = Schedules(settings.db_url)
+    try:
+        found = book.list()
+    finally:
+        book.close()
+    if args.json:
+        _print_json([s.as_json() for s in found])
+        return 0
+    for schedule in found:
+        print(schedule.describe())
+    return 0
+
+
+def cmd_schedule_remove(args: argparse.Namespace, settings: Settings) -> int:
+    from pruner.schedules import Schedules
+
+    book = Schedules(settings.db_url)
+    try:
+        name = book.remove(args.name)
+    finally:
+        book.close()
+    print(f"removed the schedule of {name}")
     return 0
 
 

@@ -540,6 +540,14 @@ def _narrowed_to_values(
         restrict=(min(codes), max(codes)) if codes else target.restrict,
         theta_share=target.theta_share * (ndv / target.ndv.value if target.ndv.value else 1.0),
     )
+    return _side_with(side, ref, narrowed, rows, "transitive values")
+
+
+def _side_with(
+    side: NodeStats, ref: ColumnRef, narrowed: ColumnEstimate, rows: float, source: str
+) -> NodeStats:
+    """The side with its join key narrowed to `rows` rows; no other column keeps more
+    distinct values than rows."""
     columns = {}
     for key, column in side.columns.items():
         if key == ref:
@@ -547,7 +555,7 @@ def _narrowed_to_values(
         elif column.ndv.value > max(rows, 1.0):
             column = replace(column, ndv=Estimate(max(rows, 1.0), ESTIMATED, "capped:rows"))
         columns[key] = column
-    return NodeStats(Estimate(rows, ESTIMATED, "transitive values"), side.row_size, columns)
+    return NodeStats(Estimate(rows, ESTIMATED, source), side.row_size, columns)
 
 
 def _bounds(column: ColumnEstimate) -> tuple[float | None, float | None]:
@@ -599,14 +607,7 @@ def _narrowed(
         null_fraction=0.0,
         theta_share=target.theta_share * share,
     )
-    columns = {}
-    for key, column in side.columns.items():
-        if key == ref:
-            column = narrowed
-        elif column.ndv.value > max(rows, 1.0):
-            column = replace(column, ndv=Estimate(max(rows, 1.0), ESTIMATED, "capped:rows"))
-        columns[key] = column
-    return NodeStats(Estimate(rows, ESTIMATED, "transitive range"), side.row_size, columns)
+    return _side_with(side, ref, narrowed, rows, "transitive range")
 
 
 def _cdf_or_none(column: ColumnEstimate, code: float, inclusive: bool) -> float | None:

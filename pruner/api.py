@@ -1,0 +1,796 @@
+"""The statlas daemon's HTTP API (FastAPI): tables, partition lookups, statistics,
+estimates, map-join pruning, collection runs, health and Prometheus metrics.
+
+Every answer is the JSON the CLI prints with `--json` for the same request, so a client
+can move between the two. Errors are `{"error": "<one line>"}` with the status of the
+error (`StatlasError.http_status`; 503 whenever the database cannot be reached). Routes
+are plain `def` functions: FastAPI runs them in its thread pool, where the blocking
+SQLAlchemy calls belong. The lookup path is kept lean: one engine per app, no Spark or
+optimizer import, and answers serialised straight to bytes instead of through pydantic.
+
+>>> app = create_app("sqlite:///statlas.db", token="s3cret")     # doctest: +SKIP
+>>> uvicorn.run(app, host="127.0.0.1", port=8080)                # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hmac
+import json
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, FastAPI, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from sqlalchemy import Connection, Engine, select, text
+from sqlalchemy import exc as sa_exc
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from metastore import Metastore
+from metastore.catalog import describe_table, get_table, list_tables, normalise_table_name
+from metastore.engine import run_read, translate
+from metastore.errors import (
+    InvalidValue,
+    MetastoreUnavailable,
+    SchemaNotInitialised,
+    StatlasError,
+)
+from metastore.lookup import PartitionList, PartitionQuery, TupleList, lookup_partitions
+from metastore.models import CatalogTable, CollectionRun
+from metastore.types import json_value
+from pruner import metrics
+
+OPEN_PATHS = frozenset({"/health"})  # answered without the bearer token
+MAX_BUCKETS = 10_000  # histogram buckets one request may ask for
+MAX_RUNS = 1_000  # collection runs one request may list
+
+# --- request bodies -------------------------------------------------------------------
+
+# PostgreSQL cannot store a NUL character in text: refused here, in the schema, with a 422
+# rather than left to fail in the driver (the pattern costs about 60 ms per 1,000,000 values)
+Text = Annotated[str, StringConstraints(pattern=r"^[^\x00]*$")]
+Scalar = Text | int | float | bool | None
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class TupleRows(_Strict):
+    """`(keys...) IN rows`: exactly these combinations of key values."""
+
+    keys: list[str] = Field(min_length=1, examples=[["dt", "region"]])
+    rows: list[list[Scalar]] = Field(
+        description="one value per key, in the order of `keys`; null is the default partition",
+        examples=[[["2024-03-05", "emea"]]],
+    )
+
+
+class Selection(_Strict):
+    """Which partitions: per-key IN lists, exact tuples and a condition, all conjoined
+    (every partition when all are absent)."""
+
+    in_: dict[str, list[Scalar]] = Field(
+        default_factory=dict,
+        alias="in",
+        description="the values of each key (1 to 1,000,000 of them); "
+        "null or __HIVE_DEFAULT_PARTITION__ is the default partition",
+        examples=[{"dt": ["2024-03-05", "2024-03-06"], "region": ["emea"]}],
+    )
+    tuples: list[TupleRows] = Field(default_factory=list)
+    where: Text | None = Field(
+        default=None,
+        description="an SQL condition on keys, as in Spark SQL",
+        examples=["dt >= '2024-03-01' AND region <> 'emea'"],
+    )
+
+    def query(self) -> PartitionQuery:
+        return PartitionQuery(
+            tuple(self.in_.items()),
+            tuple(TupleList(tuple(t.keys), t.rows) for t in self.tuples),
+            self.where,
+        )
+
+
+class StatisticsRequest(Selection):
+    columns: list[str] | None = Field(default=None, description="only these columns (all)")
+    buckets: int = Field(default=64, ge=1, le=MAX_BUCKETS, description="histogram buckets")
+
+
+Dialect = Literal["spark", "hive"]
+
+
+class EstimateRequest(_Strict):
+    sql: Text = Field(examples=["SELECT * FROM sales WHERE dt = '2024-03-05'"])
+    dialect: Dialect = "spark"
+    level: Literal["basic", "histogram", "sketch"] = "sketch"
+
+
+class PruneRequest(_Strict):
+    sql: Text
+    dialect: Dialect = "spark"
+    run: bool = Field(default=False, description="also run the pruned query (adds rows)")
+    max_values: int | None = Field(
+        default=None,
+        ge=1,
+        description="distinct values per key before a [min, max] range "
+        "is used instead (default 10,000)",
+    )
+    map_join_threshold: int | None = Field(
+        default=None, ge=0, description="largest small side of a map join, bytes (10,000,000)"
+    )
+
+
+# --- answers (documentation: the routes return the CLI's JSON as bytes) ----------------
+
+JsonScalar = str | int | float | bool | None
+
+
+class ErrorOut(BaseModel):
+    error: str
+
+
+class HealthOut(BaseModel):
+    status: Literal["ok", "degraded"]
+    database: Literal["ok", "unavailable"]
+    error: str | None = None
+
+
+class ColumnOut(BaseModel):
+    name: str
+    type: str
+    nullable: bool
+
+
+class KeyOut(BaseModel):
+    name: str
+    type: str
+
+
+class BucketingOut(BaseModel):
+    num_buckets: int
+    columns: list[str]
+    sort_columns: list[list[str]]
+
+
+class TableOut(BaseModel):
+    name: str
+    location: str
+    format: str
+    columns: list[ColumnOut]
+    partition_keys: list[KeyOut]
+    bucketing: BucketingOut | None
+    properties: dict[str, Any]
+    partitions: int
+
+
+class TablesOut(BaseModel):
+    tables: list[TableOut]
+
+
+class PartitionOut(BaseModel):
+    values: dict[str, JsonScalar]
+    location: str
+
+
+class PartitionsOut(BaseModel):
+    table: str
+    count: int
+    partitions: list[PartitionOut]
+
+
+class HistogramOut(BaseModel):
+    bounds: list[JsonScalar]
+    counts: list[float]
+
+
+class ColumnStatisticsOut(BaseModel):
+    type: str
+    null_count: int
+    min: JsonScalar
+    max: JsonScalar
+    ndv: int | None
+    ndv_source: str | None
+    avg_len: float | None
+    max_len: int | None
+    mcv: list[list[JsonScalar]] = Field(description="[value, count] pairs")
+    equi_depth: HistogramOut | None
+    equi_width: HistogramOut | None
+    uniform: HistogramOut | None
+
+
+class StatisticsOut(BaseModel):
+    table: str
+    partitions: int
+    row_count: int
+    columns: dict[str, ColumnStatisticsOut]
+
+
+class PlanNodeOut(BaseModel):
+    op: str
+    rows: float
+    source: str
+    precision: str
+    row_size: float
+    detail: str
+    columns: dict[str, dict[str, Any]]
+    children: list[PlanNodeOut]
+
+
+class EstimateOut(BaseModel):
+    rows: float
+    level: str
+    plan: PlanNodeOut
+
+
+class RejectedOut(BaseModel):
+    join: str
+    reason: str
+
+
+class PruneOut(BaseModel):
+    table: str
+    keys: list[str]
+    partitions_before: int
+    partitions_after: int
+    partitions: list[PartitionOut]
+    values_collected: dict[str, int]
+    fallback: str | None
+    predicates: list[str]
+    candidates: list[dict[str, Any]]
+    rejected: list[RejectedOut]
+    seconds: float
+    rows: int | None = Field(default=None, description="with run only")
+
+
+class RunOut(BaseModel):
+    id: int
+    table: str
+    started: str
+    finished: str | None
+    status: str
+    partitions_scanned: int
+    partitions_skipped: int
+    partitions_removed: int
+    rows: int
+    error: str | None
+
+
+class RunsOut(BaseModel):
+    runs: list[RunOut]
+
+
+def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI entries for the error answers a route can give."""
+    why = {
+        400: "invalid input (bad value, malformed condition or SQL, empty list)",
+        401: "missing or wrong bearer token",
+        404: "unknown table, key or column",
+        422: "the request does not match its schema",
+        503: "the metastore cannot be reached",
+    }
+    return {s: {"model": ErrorOut, "description": why[s]} for s in (*statuses, 401, 422, 503)}
+
+
+# --- the app --------------------------------------------------------------------------
+
+
+class LazySpark:
+    """The daemon's one SparkSession, started on first use (the first /prune that gets as
+    far as collecting values), never at import or startup. Attribute access is passed on
+    to the session, so it can stand wherever pruner.prune wants a session."""
+
+    def __init__(self, master: str | None) -> None:
+        self._master = master
+        self._session: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def started(self) -> bool:
+        return self._session is not None
+
+    def session(self) -> Any:
+        with self._lock:
+            if self._session is None:
+                from collectors.spark_session import spark_session
+
+                self._session = spark_session(self._master)
+            return self._session
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.session(), name)
+
+
+@dataclass
+class Service:
+    """What the routes share: the metastore (one engine), Spark, and the lock that runs one
+    pruning at a time (its temporary views and settings belong to the one session)."""
+
+    metastore: Metastore
+    spark: LazySpark
+    prune_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def engine(self) -> Engine:
+        """The engine, once the schema is known to be at head (checked on first use, so a
+        daemon may start before its database)."""
+        return self.metastore.ready()
+
+
+def create_app(
+    db_url: str,
+    *,
+    token: str | None = None,
+    routers: Sequence[APIRouter] = (),
+    spark_master: str | None = None,
+) -> FastAPI:
+    """The API over the metastore at `db_url`. With `token`, every route but /health wants
+    `Authorization: Bearer <token>`. `routers` are included as they are (the daemon adds
+    its /schedules). Spark starts only when a /prune needs it, on `spark_master`."""
+    service = Service(Metastore(db_url), LazySpark(spark_master))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        service.metastore.dispose()  # the pool's connections, when the server stops
+
+    app = FastAPI(
+        title="statlas",
+        lifespan=lifespan,
+        version=_version(),
+        summary="Partition lookups, statistics, estimates and map-join pruning over the "
+        "statlas metastore.",
+    )
+    app.state.service = service
+    for router in (_ops_routes(service), _table_routes(service), _query_routes(service)):
+        app.include_router(router)
+    for router in routers:
+        app.include_router(router)
+    _add_error_handlers(app, service)
+    if token:
+        app.add_middleware(BearerToken, token=token)
+        _document_bearer(app)
+    app.add_middleware(RequestMetrics)
+    return app
+
+
+def _version() -> str:
+    try:
+        return metadata.version("statlas")
+    except metadata.PackageNotFoundError:
+        return "0.0.0"
+
+
+# --- routes ---------------------------------------------------------------------------
+
+
+def json_response(value: Any, status_code: int = 200) -> Response:
+    """`value` as compact UTF-8 JSON bytes, without pydantic's validation of large answers."""
+    body = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    return Response(body, status_code=status_code, media_type="application/json")
+
+
+TableName = Annotated[str, Path(description="table name, `name` or `db.name`")]
+InParam = Annotated[
+    list[Text] | None,
+    Query(
+        alias="in",
+        description="KEY=V1,V2,...: the values of one key (repeatable; a conjunction)",
+    ),
+]
+WhereParam = Annotated[Text | None, Query(description="SQL condition on keys")]
+
+
+def _ops_routes(service: Service) -> APIRouter:
+    router = APIRouter(tags=["operations"])
+
+    @router.get(
+        "/health",
+        summary="Health of the daemon and its database",
+        response_model=HealthOut,
+        responses={503: {"model": HealthOut, "description": "the database is unavailable"}},
+        openapi_extra={"security": []},
+    )
+    def health() -> Response:
+        """Whether the daemon and its database answer (no token needed)."""
+        try:
+            run_read(service.metastore.engine, lambda conn: conn.execute(text("SELECT 1")).all())
+        except (StatlasError, sa_exc.DBAPIError) as error:
+            answer = {"status": "degraded", "database": "unavailable", "error": _one_line(error)}
+            return json_response(answer, 503)
+        return json_response({"status": "ok", "database": "ok"})
+
+    @router.get(
+        "/metrics",
+        summary="Prometheus metrics",
+        response_class=Response,
+        responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text"}},
+    )
+    def prometheus_metrics() -> Response:
+        """Prometheus metrics: requests, lookups, scheduled jobs, and each table's
+        statistics staleness read from the metastore now."""
+        body, content_type = metrics.render(service.metastore.engine)
+        return Response(body, media_type=content_type)
+
+    @router.get(
+        "/runs", summary="Collection runs", response_model=RunsOut, responses=_errors(400, 404)
+    )
+    def runs(
+        table: Annotated[str | None, Query(description="only this table's runs")] = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_RUNS)] = 50,
+    ) -> Response:
+        """Statistics collection runs, newest first."""
+        return json_response({"runs": collection_runs(service.engine(), table, limit)})
+
+    return router
+
+
+def _table_routes(service: Service) -> APIRouter:
+    router = APIRouter(tags=["tables"])
+
+    @router.get("/tables", summary="List tables", response_model=TablesOut, responses=_errors())
+    def tables() -> Response:
+        """Registered tables (as `statlas table list --json`)."""
+        return json_response({"tables": [t.as_json() for t in list_tables(service.engine())]})
+
+    @router.get(
+        "/tables/{name}",
+        summary="Describe a table",
+        response_model=TableOut,
+        responses=_errors(400, 404),
+    )
+    def table(name: TableName) -> Response:
+        """One table: columns, keys, bucketing, properties (as `statlas table show`)."""
+        return json_response(describe_table(service.engine(), name).as_json())
+
+    return router
+
+
+def _query_routes(service: Service) -> APIRouter:
+    router = APIRouter(tags=["queries"])
+    lookups: dict[str, Any] = {"response_model": PartitionsOut, "responses": _errors(400, 404)}
+    stats: dict[str, Any] = {"response_model": StatisticsOut, "responses": _errors(400, 404)}
+
+    @router.get("/tables/{name}/partitions", summary="Look up partitions", **lookups)
+    def partitions(name: TableName, in_: InParam = None, where: WhereParam = None) -> Response:
+        """Partitions whose keys are in the lists and satisfy `where` (as `statlas
+        partitions --json`)."""
+        return lookup(service, name, PartitionQuery(in_lists_of(in_ or []), (), where))
+
+    @router.post(
+        "/tables/{name}/partitions", summary="Look up partitions (lists of any length)", **lookups
+    )
+    def partitions_of(name: TableName, selection: Selection) -> Response:
+        """Partitions matching per-key lists of any length, exact tuples and `where`."""
+        return lookup(service, name, selection.query())
+
+    @router.get("/tables/{name}/statistics", summary="Statistics of partitions", **stats)
+    def statistics(
+        name: TableName,
+        in_: InParam = None,
+        where: WhereParam = None,
+        column: Annotated[list[str] | None, Query(description="only these (repeatable)")] = None,
+        buckets: Annotated[int, Query(ge=1, le=MAX_BUCKETS)] = 64,
+    ) -> Response:
+        """Statistics rolled up over the selected partitions (as `statlas stats --json`)."""
+        query = PartitionQuery(in_lists_of(in_ or []), (), where)
+        return summarise(service, name, query, column, buckets)
+
+    @router.post(
+        "/tables/{name}/statistics", summary="Statistics of partitions (any selection)", **stats
+    )
+    def statistics_of(name: TableName, request: StatisticsRequest) -> Response:
+        """Statistics of the partitions a selection picks, of some columns."""
+        return summarise(service, name, request.query(), request.columns, request.buckets)
+
+    @router.post(
+        "/estimate",
+        summary="Estimate a query",
+        response_model=EstimateOut,
+        responses=_errors(400, 404),
+    )
+    def estimate(request: EstimateRequest) -> Response:
+        """Every plan node's rows, row size and column statistics (as `statlas estimate
+        --json`)."""
+        from optimizer.estimate.api import estimate as estimate_plan
+
+        with _sql_errors():
+            answer = estimate_plan(service.engine(), request.sql, request.level, request.dialect)
+        return json_response(answer)
+
+    @router.post(
+        "/prune",
+        summary="Map-join partition pruning",
+        response_model=PruneOut,
+        responses=_errors(400, 404),
+    )
+    def prune(request: PruneRequest) -> Response:
+        """Map-join partition pruning of the query's big table (as `statlas prune --json`);
+        starts Spark on first use."""
+        return json_response(run_prune(service, request))
+
+    return router
+
+
+def in_lists_of(items: Sequence[str]) -> tuple[tuple[str, list[str]], ...]:
+    """`KEY=V1,V2` query parameters as (key, values) pairs, as the CLI reads `--in`."""
+    lists = []
+    for item in items:
+        key, sep, values = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidValue(f"in wants KEY=V1,V2,..., got {item!r}")
+        lists.append((key.strip(), values.split(",") if values else []))
+    return tuple(lists)
+
+
+def lookup(service: Service, name: str, query: PartitionQuery) -> Response:
+    """Run one lookup, count it in the metrics, and answer its JSON."""
+    started = time.perf_counter()
+    found = lookup_partitions(service.engine(), name, query)
+    values = sum(len(v) for _, v in query.in_lists) + sum(len(t.rows) for t in query.tuples)
+    metrics.record_lookup(found.table, values, time.perf_counter() - started)
+    return Response(partitions_json(found), media_type="application/json")
+
+
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def partitions_json(found: PartitionList) -> bytes:
+    """`found.as_json()` as JSON bytes, assembled from pieces rather than built as dicts
+    and dumped: each distinct value of a key is decoded, converted (json_value, as in
+    as_json) and encoded once, which halves the time of a 1,000-partition answer."""
+    decoders = found.decoders or (None,) * len(found.keys)
+    encoders = [_value_encoder(k, d) for k, d in zip(found.keys, decoders, strict=True)]
+    items = [
+        '{"values":{'
+        + ",".join([encode(value) for encode, value in zip(encoders, row[1:-1], strict=True)])
+        + '},"location":'
+        + _encode(row[-1])
+        + "}"
+        for row in sorted(found.rows, key=lambda r: r[0])
+    ]
+    head = f'{{"table":{_encode(found.table)},"count":{len(items)},"partitions":['
+    return (head + ",".join(items) + "]}").encode()
+
+
+def _value_encoder(key: str, decoder: Callable[[Any], Any] | None) -> Callable[[Any], str]:
+    """`"key":<value>` for a raw value of one key column, memoised per distinct value."""
+    prefix = _encode(key) + ":"
+    known: dict[Any, str] = {}
+
+    def encode(raw: Any) -> str:
+        text = known.get(raw)
+        if text is None:
+            value = raw if decoder is None or raw is None else decoder(raw)
+            text = known[raw] = prefix + _encode(json_value(value))
+        return text
+
+    return encode
+
+
+def summarise(
+    service: Service, name: str, query: PartitionQuery, columns: list[str] | None, buckets: int
+) -> Response:
+    from metastore.statistics import table_statistics
+
+    summary = table_statistics(service.engine(), name, query, columns or None, buckets)
+    return json_response(summary.as_json())
+
+
+def run_prune(service: Service, request: PruneRequest) -> dict[str, Any]:
+    """Prune under the lock: one pruning at a time uses the daemon's Spark session."""
+    from pruner.candidates import MAP_JOIN_THRESHOLD
+    from pruner.prune import MAX_VALUES, prune
+
+    threshold = request.map_join_threshold
+    with service.prune_lock, _sql_errors():
+        report = prune(
+            service.engine(),
+            request.sql,
+            spark=service.spark,
+            dialect=request.dialect,
+            threshold=MAP_JOIN_THRESHOLD if threshold is None else threshold,
+            max_values=request.max_values or MAX_VALUES,
+            run=request.run,
+        )
+    return report.as_json()
+
+
+@contextlib.contextmanager
+def _sql_errors() -> Iterator[None]:
+    """Turn sqlglot's own errors (a tokenizer error escapes the planner's parse check) into
+    the one-line 400 the CLI would print."""
+    from sqlglot.errors import SqlglotError
+
+    try:
+        yield
+    except SqlglotError as error:
+        raise InvalidValue(f"malformed SQL: {_one_line(error)}") from None
+
+
+def collection_runs(engine: Engine, table: str | None, limit: int) -> list[dict[str, Any]]:
+    """The latest `limit` collection runs (of `table`), newest first."""
+    runs, tables = CollectionRun.__table__.c, CatalogTable.__table__.c
+    statement = (
+        select(*runs, tables.name.label("table_name"))
+        .join(CatalogTable.__table__, tables.id == runs.table_id)
+        .order_by(runs.started_at.desc(), runs.id.desc())
+        .limit(limit)
+    )
+
+    def read(conn: Connection) -> list[dict[str, Any]]:
+        chosen = statement
+        if table is not None:
+            chosen = statement.where(runs.table_id == get_table(conn, table).id)
+        return [_run_json(row) for row in conn.execute(chosen)]
+
+    if table is not None:
+        normalise_table_name(table)  # a malformed name is a 400 before any query
+    return run_read(engine, read)
+
+
+def _run_json(row: Any) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "table": row.table_name,
+        "started": _iso(row.started_at),
+        "finished": None if row.finished_at is None else _iso(row.finished_at),
+        "status": row.status,
+        "partitions_scanned": row.partitions_scanned,
+        "partitions_skipped": row.partitions_skipped,
+        "partitions_removed": row.partitions_removed,
+        "rows": row.rows,
+        "error": row.error,
+    }
+
+
+def _iso(moment: dt.datetime) -> str:
+    """ISO 8601 in UTC (SQLite hands back naive datetimes, written in UTC)."""
+    return (moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)).isoformat()
+
+
+# --- errors ---------------------------------------------------------------------------
+
+
+def _one_line(error: object) -> str:
+    text = " ".join(str(error).split())
+    return text or type(error).__name__
+
+
+def error_response(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+def _add_error_handlers(app: FastAPI, service: Service) -> None:
+    """Every failure becomes {"error": "<one line>"} with its status; database trouble is a
+    503, never a 500."""
+
+    async def statlas_error(_: Request, error: Exception) -> Response:
+        assert isinstance(error, StatlasError)
+        unavailable = isinstance(error, MetastoreUnavailable | SchemaNotInitialised)
+        return error_response(503 if unavailable else error.http_status, _one_line(error))
+
+    async def database_error(_: Request, error: Exception) -> Response:
+        assert isinstance(error, sa_exc.StatementError)
+        return database_error_response(service.metastore.engine, error)
+
+    async def invalid_request(_: Request, error: Exception) -> Response:
+        assert isinstance(error, RequestValidationError)
+        return error_response(422, validation_message(error))
+
+    async def http_error(_: Request, error: Exception) -> Response:
+        assert isinstance(error, HTTPException)
+        return error_response(error.status_code, str(error.detail), error.headers)
+
+    async def unexpected(_: Request, error: Exception) -> Response:
+        return error_response(500, f"internal error: {type(error).__name__}: {_one_line(error)}")
+
+    app.add_exception_handler(StatlasError, statlas_error)
+    app.add_exception_handler(sa_exc.StatementError, database_error)
+    app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(Exception, unexpected)  # a bug: still one JSON line
+
+
+def database_error_response(engine: Engine, error: sa_exc.StatementError) -> Response:
+    """A database error outside the metastore's own translation: a value the database
+    refuses (out of range, a NUL character) is the client's 400; anything else means the
+    database is not answering as it should: 503."""
+    if isinstance(error, sa_exc.DataError) or not isinstance(error, sa_exc.DBAPIError):
+        return error_response(400, f"invalid value: {_one_line(error.orig)}")
+    translated = translate(engine, error)
+    message = _one_line(translated if translated is not error else error.orig)
+    return error_response(503, message)
+
+
+def validation_message(error: RequestValidationError) -> str:
+    """The first problem of an invalid request on one line, e.g. `body.buckets: Input
+    should be greater than or equal to 1`."""
+    problems = error.errors()
+    if not problems:
+        return "invalid request"
+    first = problems[0]
+    where = ".".join(str(part) for part in first.get("loc", ()))
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return " ".join(f"{where}: {first.get('msg', 'invalid')}{more}".split())
+
+
+# --- middleware -----------------------------------------------------------------------
+
+
+class BearerToken:
+    """Refuses every request but /health without `Authorization: Bearer <token>` (401).
+    Plain ASGI: no per-request objects beyond the header lookup."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.token = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] not in OPEN_PATHS:
+            if not self._authorised(scope):
+                response = error_response(
+                    401, "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"}
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def _authorised(self, scope: Scope) -> bool:
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                scheme, _, credentials = value.partition(b" ")
+                return scheme.lower() == b"bearer" and hmac.compare_digest(
+                    credentials.strip(), self.token
+                )
+        return False
+
+
+class RequestMetrics:
+    """Counts every HTTP request by route template, method and status, with its latency."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500  # what the client gets if the app fails before answering
+
+        async def record_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, record_status)
+        finally:
+            route = getattr(scope.get("route"), "path", None) or "unmatched"
+            metrics.record_request(route, scope["method"], status, time.perf_counter() - started)
+
+
+def _document_bearer(app: FastAPI) -> None:
+    """Declare the bearer token in the OpenAPI schema, so /docs can send it."""
+    build: Callable[[], dict[str, Any]] = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        schema = build()
+        components = schema.setdefault("components", {})
+        components.setdefault("securitySchemes", {})["bearer"] = {
+            "type": "http",
+            "scheme": "bearer",
+        }
+        schema["security"] = [{"bearer": []}]
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -1,0 +1,168 @@
+"""`statlas daemon`: the HTTP API in every daemon, the scheduled jobs in exactly one.
+
+The main thread serves the API with uvicorn (with /schedules and /scheduler added); a
+leader elector thread competes for the metastore's leader lock and, while it holds it,
+runs the APScheduler that fires the schedules. SIGTERM (or SIGINT): uvicorn stops taking
+requests and finishes those under way, then the running jobs get `grace` seconds to finish
+before their Spark jobs are cancelled (their runs are recorded as failed, the previous
+statistics kept), the lock is released, Spark stops, and the process exits 0. A second
+signal abandons the running jobs at once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import FrameType
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from metastore import Metastore
+from metastore.errors import StatlasError
+from pruner.leader import LeaderElector, leader_lock
+from pruner.scheduler import CANCEL_WAIT_SECONDS, JobRuntime, LeaderScheduler, install_runtime
+from pruner.schedules import Schedules, schedules_router
+
+log = logging.getLogger("statlas.daemon")
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+DEFAULT_GRACE = 20.0  # seconds a running job may take to finish after SIGTERM
+REQUEST_GRACE = 10  # seconds requests under way may take to finish after SIGTERM
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+@dataclass(frozen=True)
+class DaemonOptions:
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    master: str | None = None
+    spark_conf: Mapping[str, str] = field(default_factory=dict)
+    grace: float = DEFAULT_GRACE
+    token: str | None = None
+
+
+def run_daemon(db_url: str, options: DaemonOptions) -> int:
+    """Serve until SIGTERM or SIGINT; 0 after a clean stop."""
+    import uvicorn
+
+    from pruner.api import create_app
+
+    if options.grace < 0:
+        raise StatlasError("--grace must not be negative")
+    _configure_logging()
+    node = f"{socket.gethostname()}:{os.getpid()}"
+    runtime = JobRuntime(Metastore(db_url), options.master, options.spark_conf)
+    scheduler = LeaderScheduler(db_url, runtime)
+    elector = LeaderElector(
+        leader_lock(db_url),
+        on_elected=scheduler.start,
+        on_lost=scheduler.stop,
+        on_tick=scheduler.wakeup,
+    )
+    schedules = Schedules(db_url)
+    app = create_app(
+        db_url,
+        token=options.token,
+        routers=[
+            schedules_router(db_url, schedules=schedules, on_change=scheduler.wakeup),
+            scheduler_router(node, elector, runtime),
+        ],
+        spark_master=options.master,
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=options.host,
+            port=options.port,
+            log_config=None,  # our handlers, below
+            timeout_graceful_shutdown=REQUEST_GRACE,
+        )
+    )
+    stopping = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        if stopping.is_set():
+            log.warning("second %s: abandoning running jobs now", signal.Signals(signum).name)
+            runtime.hurry()
+        stopping.set()
+        server.should_exit = True
+
+    # uvicorn takes SIGTERM and SIGINT over while it serves and, once it has stopped, hands
+    # the signal it got back to these handlers (instead of dying of it)
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    install_runtime(runtime)
+    log.info("statlas daemon %s on http://%s:%d", node, options.host, options.port)
+    elector.start()
+    try:
+        server.run()
+    except SystemExit as exit_:  # uvicorn exits when it cannot listen (logged above)
+        raise StatlasError(
+            f"cannot serve on {options.host}:{options.port} (exit {exit_.code})"
+        ) from None
+    finally:
+        log.info("stopping: running jobs get %.0f s to finish", options.grace)
+        elector.stop(options.grace, timeout=options.grace + CANCEL_WAIT_SECONDS + 15)
+        schedules.close()
+        runtime.close()
+        install_runtime(None)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    log.info("stopped")
+    return 0
+
+
+def scheduler_router(node: str, elector: LeaderElector, runtime: JobRuntime) -> APIRouter:
+    """GET /scheduler: this daemon's part: whether it leads, since when, what it runs."""
+    router = APIRouter(tags=["schedules"])
+
+    @router.get("/scheduler")
+    def scheduler_status() -> JSONResponse:
+        since = runtime.leader_since
+        return JSONResponse(
+            {
+                "node": node,
+                "leader": elector.leading,
+                "leader_since": None if since is None else _iso(since),
+                "running": runtime.running(),
+            }
+        )
+
+    return router
+
+
+def _iso(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class OneLineFormatter(logging.Formatter):
+    """Messages on one line (database errors span several); tracebacks stay as they are."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return " ".join(super().formatMessage(record).split())
+
+
+def _configure_logging() -> None:
+    """One line per event on stderr: statlas's own loggers, uvicorn's, APScheduler's
+    warnings (the CLI leaves the root logger silent)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLineFormatter(LOG_FORMAT))
+    for name, level in (
+        ("statlas", logging.INFO),
+        ("uvicorn", logging.INFO),
+        ("uvicorn.access", logging.WARNING),
+        ("apscheduler", logging.WARNING),
+    ):
+        logger = logging.getLogger(name)
+        logger.setLevel(level)
+        if name in ("statlas", "uvicorn", "apscheduler"):
+            logger.addHandler(handler)
+        logger.propagate = False
