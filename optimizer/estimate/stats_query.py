@@ -249,15 +249,17 @@ class StatsQuery:
     def _filter(self, node: Filter) -> NodeStats:
         child = self.of(node.child)
         estimate, columns = selectivity(node.condition, child.columns, self.level)
-        count = None
+        count, sample, alias = None, None, ""
         if self.level == SKETCH and isinstance(node.child, Scan):
+            alias = node.child.alias
             count, sample = self._on_sample(node.child, node.condition)
             if count is not None and worth_sampling(node.condition, estimate):
                 estimate = combine_with_sample(estimate, count, child.rows.value)
-            if count is not None and sample is not None:
-                columns = _with_sampled_keys(node.child.alias, columns, child, sample, count)
         rows = child.rows.scaled(estimate)
-        return NodeStats(rows, child.row_size, self._after_filter(child, columns, rows.value))
+        columns = self._after_filter(child, columns, rows.value)
+        if count is not None and sample is not None:  # after: it compares columns by identity
+            columns = _with_sampled_keys(alias, columns, child, sample, count)
+        return NodeStats(rows, child.row_size, columns)
 
     def _on_sample(
         self, scan: Scan, condition: exp.Expr
