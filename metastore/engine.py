@@ -72,15 +72,24 @@ def run_read(engine: Engine, work: Callable[[Connection], T]) -> T:
 
 
 def _run(engine: Engine, work: Callable[[Connection], T], *, write: bool) -> T:
+    def attempt() -> T:
+        with engine.connect() as conn:
+            if engine.dialect.name == "sqlite" and write:
+                conn = conn.execution_options(sqlite_begin="IMMEDIATE")
+            elif engine.dialect.name == "postgresql" and not write:
+                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+            with conn.begin():
+                return work(conn)
+
+    return with_reconnect(engine, attempt)
+
+
+def with_reconnect(engine: Engine, work: Callable[[], T]) -> T:
+    """Run `work`; a connection found dead (a database restart) is replaced and `work` run
+    once more, and database errors become the project's errors (MetastoreUnavailable...)."""
     for attempt in (1, 2):
         try:
-            with engine.connect() as conn:
-                if engine.dialect.name == "sqlite" and write:
-                    conn = conn.execution_options(sqlite_begin="IMMEDIATE")
-                elif engine.dialect.name == "postgresql" and not write:
-                    conn = conn.execution_options(isolation_level="AUTOCOMMIT")
-                with conn.begin():
-                    return work(conn)
+            return work()
         except sa_exc.DBAPIError as error:
             if error.connection_invalidated and attempt == 1:
                 continue

@@ -65,8 +65,6 @@ class PruneReport:
     rejected: list[dict[str, str]]
     seconds: float = 0.0
     rows: int | None = None
-    bytes_before: int | None = None
-    bytes_after: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
@@ -199,7 +197,7 @@ def _prune(
     collected = [_collect(spark, frames, group, max_values) for group in _groups(keys)]
     static, _ = static_selection(big, info)
     before = lookup_partitions(engine, big.table, static)
-    kept, fallback, predicates = _select(engine, big.table, static, collected)
+    kept, fallback, predicates = _select(engine, info, static, collected)
     report = PruneReport(
         table=big.table,
         keys=list(dict.fromkeys(k.big_column for k in keys)),
@@ -286,13 +284,10 @@ def _collect(spark: Any, frames: _Frames, group: list[PruningKey], max_values: i
 
 
 def _select(
-    engine: Engine, table: str, static: PartitionQuery, collected: list[KeyValues]
+    engine: Engine, info: TableInfo, static: PartitionQuery, collected: list[KeyValues]
 ) -> tuple[list[Partition], str | None, list[str]]:
     """The partitions the collected values keep, why a range was used (if it was), and the
     predicates for non-partition keys."""
-    from metastore.catalog import describe_table
-
-    info = describe_table(engine, table)
     partition_keys = set(info.key_names)
     in_lists: list[tuple[str, list[Any]]] = []
     tuples: list[TupleList] = []
@@ -329,7 +324,7 @@ def _select(
                 predicates.append(condition)
     where = " AND ".join(f"({w})" for w in wheres) if wheres else None
     query = PartitionQuery(tuple(in_lists), tuple(tuples), where)
-    kept = list(lookup_partitions(engine, table, query))
+    kept = list(lookup_partitions(engine, info.name, query))
     return kept, "; ".join(fallbacks) or None, predicates
 
 

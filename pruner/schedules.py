@@ -26,12 +26,11 @@ from zoneinfo import ZoneInfo
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import Engine
-from sqlalchemy import exc as sa_exc
 from starlette.concurrency import run_in_threadpool
 
 from metastore import Metastore
 from metastore.catalog import normalise_table_name
-from metastore.engine import make_engine, translate
+from metastore.engine import make_engine, with_reconnect
 from metastore.errors import InvalidValue, StatlasError
 
 T = TypeVar("T")
@@ -193,19 +192,8 @@ class Schedules:
             return self._scheduler
 
     def _call(self, engine: Engine, work: Callable[[], T]) -> T:
-        """Run a job store operation; a connection found dead (a database restart) is
-        replaced once, and database errors become the project's errors."""
-        for attempt in (1, 2):
-            try:
-                return work()
-            except sa_exc.DBAPIError as error:
-                if error.connection_invalidated and attempt == 1:
-                    continue
-                translated = translate(engine, error)
-                if translated is error:
-                    raise
-                raise translated from error
-        raise AssertionError("unreachable")
+        """Run a job store operation (metastore.engine.with_reconnect)."""
+        return with_reconnect(engine, work)
 
     def add(self, table: str, *, cron: str | None = None, every: str | None = None) -> Schedule:
         """Schedule `table` (replacing its schedule if it has one)."""
