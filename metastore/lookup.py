@@ -3,23 +3,45 @@ x in (1,2,3) and y in (5,6,7), or (x, y) in ((1,5),(2,6)), or a --where range.
 
 Lists are matched exactly, NULL included: a None in a list (or `__HIVE_DEFAULT_PARTITION__`
 in text) matches the default partition. `--where` follows SQL's three-valued logic instead.
+
+On PostgreSQL (psycopg2) a lookup by IN lists alone, the API's common case, takes a fast
+path: the table's catalog entry is cached per engine, and the lookup is one statement on a
+driver connection kept in autocommit (no SQLAlchemy compilation, no BEGIN/ROLLBACK, no pool
+checkout) that also checks that the cached entry is still current (same id, version and
+creation time of the catalog row); a stale entry is dropped and the lookup answered by the
+general path.
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
+import datetime as dt
 import json
+import re
+import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Engine, and_, select
+from sqlalchemy import ColumnElement, Connection, Engine, and_, event, select
+from sqlalchemy import exc as sa_exc
 
-from metastore.catalog import TableInfo, get_table
-from metastore.engine import run_read
-from metastore.errors import InvalidLookup, InvalidValue, UnknownColumn
+from metastore.catalog import TableInfo, get_table, normalise_table_name
+from metastore.engine import run_read, translate, with_reconnect
+from metastore.errors import InvalidLookup, InvalidValue, StatlasError, UnknownColumn
 from metastore.hive_paths import DEFAULT_PARTITION_NAME
-from metastore.partition_store import raw_column, raw_decoder, tuples_in, value_in
+from metastore.models import CatalogTable
+from metastore.partition_store import (
+    _pg_array,
+    _pg_array_literal,
+    raw_column,
+    raw_decoder,
+    tuples_in,
+    value_in,
+)
 from metastore.types import KeyType, KeyValue, json_value
 
 
@@ -104,6 +126,10 @@ class PartitionList:
 
 def lookup_partitions(engine: Engine, table: str, query: PartitionQuery) -> PartitionList:
     """All partitions of `table` that satisfy `query` (all of them for an empty query)."""
+    if _fast_path_applies(engine, query):
+        found = _fast_lookup(engine, table, query)
+        if found is not None:
+            return found
     return run_read(engine, lambda conn: run_lookup(conn, get_table(conn, table), query))
 
 
@@ -130,6 +156,224 @@ def run_lookup(conn: Connection, info: TableInfo, query: PartitionQuery) -> Part
     return PartitionList(info.name, tuple(info.key_names), rows, decoders)
 
 
+# --- the fast path (PostgreSQL over psycopg2, IN lists only) -----------------------------
+
+
+@dataclass(frozen=True)
+class _CachedTable:
+    """A table's catalog entry and what makes it current: its catalog row's creation time
+    (a table dropped and registered again is another entry, even with the same id)."""
+
+    info: TableInfo
+    created_at: Any
+    array_types: tuple[str, ...]  # the SQL array type of each key, e.g. DATE[]
+
+
+class _FastPath:
+    """The fast path's state for one engine: the cached catalog entries by table name, and
+    idle driver connections kept in autocommit. Those are taken from the engine's pool and
+    detached from it (the pool's own connections keep their transactions), so that a lookup
+    neither checks a connection out and in nor switches autocommit on and off (each of
+    which releases the GIL, and a busy server then waits to get it back)."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, _CachedTable] = {}
+        self.idle: collections.deque[Any] = collections.deque()
+
+    def take(self, engine: Engine) -> Any:
+        try:
+            return self.idle.pop()
+        except IndexError:
+            return with_reconnect(engine, lambda: _autocommit_connection(engine))
+
+    def close(self, *_: Any) -> None:
+        """Close the idle connections (the engine was disposed, or the database lost)."""
+        while self.idle:
+            try:
+                connection = self.idle.pop()
+            except IndexError:
+                return
+            with contextlib.suppress(Exception):
+                connection.close()
+
+
+_STATES: weakref.WeakKeyDictionary[Engine, _FastPath] = weakref.WeakKeyDictionary()
+_STATES_LOCK = threading.Lock()
+
+
+def _state(engine: Engine) -> _FastPath:
+    state = _STATES.get(engine)
+    if state is None:
+        with _STATES_LOCK:
+            state = _STATES.get(engine)
+            if state is None:
+                state = _STATES[engine] = _FastPath()
+                event.listen(engine, "engine_disposed", state.close)
+    return state
+
+
+def _autocommit_connection(engine: Engine) -> Any:
+    fairy = engine.raw_connection()
+    connection = fairy.dbapi_connection
+    fairy.detach()  # ours from now on; the pool opens another when it needs one
+    assert connection is not None
+    connection.autocommit = True
+    return connection
+
+
+def _fast_path_applies(engine: Engine, query: PartitionQuery) -> bool:
+    dialect = engine.dialect
+    return (
+        dialect.name == "postgresql"
+        and dialect.driver == "psycopg2"
+        and not query.tuples
+        and query.where is None
+    )
+
+
+def _fast_lookup(engine: Engine, table: str, query: PartitionQuery) -> PartitionList | None:
+    """The lookup in one statement from the cached catalog entry, or None when the general
+    path must answer (an entry found stale, or a request the cached entry refuses: the
+    general path then gives the error the current catalog calls for)."""
+    name = normalise_table_name(table)
+    state = _state(engine)
+    cache = state.tables
+    cached = cache.get(name)
+    if cached is None:
+        cached = run_read(engine, lambda conn: _load_cached(conn, table))
+        cache[name] = cached
+    info = cached.info
+    try:
+        sql, params = _fast_statement(cached, query)
+    except StatlasError:
+        return None
+    rows = _fetch(engine, state, sql, params)
+    if not rows:
+        # no row at all: the catalog row is not the cached one (the table was refreshed,
+        # dropped, or dropped and registered again), or the connection was lost (None):
+        # the general path answers, from the catalog as it is now
+        cache.pop(name, None)
+        return None
+    if len(rows) == 1 and rows[0][0] is None:  # the outer join's row: no partition matched
+        rows = []
+    return PartitionList(info.name, tuple(info.key_names), rows)
+
+
+def _load_cached(conn: Connection, table: str) -> _CachedTable:
+    info = get_table(conn, table)
+    t = CatalogTable.__table__.c
+    # None if the table went meanwhile: the entry then never checks as current
+    created_at = conn.execute(select(t.created_at).where(t.id == info.id)).scalar()
+    compile_type = conn.dialect.type_compiler_instance.process
+    array_types = tuple(compile_type(_pg_array(k.type)) for k in info.partition_keys)
+    return _CachedTable(info, created_at, array_types)
+
+
+def _fast_statement(cached: _CachedTable, query: PartitionQuery) -> tuple[str, dict[str, Any]]:
+    """The lookup as SQL for psycopg2 and its parameters. The catalog row is outer-joined
+    with the partitions, so that the answer has no row at all when the cached entry is
+    stale and one row of NULLs when it is current but no partition matches."""
+    info = cached.info
+    store = info.store()
+    params: dict[str, Any] = {"id": info.id, "version": info.version, "created": cached.created_at}
+    conditions = []
+    for number, (key, values) in enumerate(query.in_lists):
+        position = store.key_names.index(_key(info, key))
+        key_type = store.key_types[position]
+        literal, has_null = _iso_dates_literal(key_type, values), False
+        if literal is None:
+            distinct = _distinct_values(key_type, key, values)
+            present = [v for v in distinct if v is not None]
+            literal = _pg_array_literal(present, key_type) if present else None
+            has_null = len(present) < len(distinct)
+        column = f"p.k{position}"
+        parts = []
+        if literal is not None:
+            params[f"v{number}"] = literal
+            parts.append(f"{column} = ANY(CAST(%(v{number})s AS {cached.array_types[position]}))")
+        if has_null:
+            parts.append(f"{column} IS NULL")
+        conditions.append(parts[0] if len(parts) == 1 else f"({' OR '.join(parts)})")
+    keys = "".join(f"p.k{i}, " for i in range(len(store.key_types)))
+    sql = (
+        f"SELECT p.name, {keys}p.location FROM catalog_tables AS c "
+        f"LEFT OUTER JOIN {store.table.name} AS p ON {' AND '.join(conditions) or 'true'} "
+        "WHERE c.id = %(id)s AND c.version = %(version)s AND c.created_at = %(created)s"
+    )
+    return sql, params
+
+
+_ISO_DATES = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:,[0-9]{4}-[0-9]{2}-[0-9]{2})*")
+
+
+def _iso_dates_literal(key_type: KeyType, values: Sequence[Any]) -> str | None:
+    """The array literal of a date key's list when every value is a date in its canonical
+    text (YYYY-MM-DD), without coercing value by value: the text of each distinct value is
+    then exactly what _pg_array_literal writes for its date. None for any other list (the
+    general coercion then accepts it, or refuses it with its message)."""
+    if key_type.name != "date" or not values or set(map(type, values)) != {str}:
+        return None
+    joined = ",".join(values)
+    if len(joined) != 11 * len(values) - 1 or not _ISO_DATES.fullmatch(joined):
+        return None
+    distinct = list(dict.fromkeys(values))
+    try:
+        for _ in map(dt.date.fromisoformat, distinct):  # a real day of a year from 1 on
+            pass
+    except ValueError:
+        return None
+    return "{" + ",".join(distinct) + "}"
+
+
+_UNDEFINED_TABLE = "42P01"  # PostgreSQL's SQLSTATE for a relation that does not exist
+
+
+def _fetch(engine: Engine, state: _FastPath, sql: str, params: dict[str, Any]) -> list[Any] | None:
+    """The rows of `sql` on one of the fast path's connections, or None when the general
+    path must answer: the partitions table does not exist (the cached table was dropped),
+    or the connection was found dead (every idle one is then closed, and the general path
+    reconnects through the pool, or reports the database unavailable). Other database
+    errors are raised as on the general path (see engine.with_reconnect)."""
+    connection = state.take(engine)
+    cursor = None
+    try:
+        cursor = connection.cursor()
+        cursor.execute(sql, params)
+        rows: list[Any] = cursor.fetchall()
+        cursor.close()
+    except engine.dialect.loaded_dbapi.Error as error:
+        if engine.dialect.is_disconnect(error, connection, cursor):
+            with contextlib.suppress(Exception):
+                connection.close()
+            state.close()
+            return None
+        state.idle.append(connection)  # in autocommit: no transaction was left open
+        if getattr(error, "pgcode", None) == _UNDEFINED_TABLE:
+            return None
+        wrapped = sa_exc.DBAPIError.instance(
+            sql,
+            params,
+            error,
+            engine.dialect.loaded_dbapi.Error,
+            hide_parameters=True,
+            dialect=engine.dialect,
+        )
+        assert isinstance(wrapped, sa_exc.DBAPIError)
+        raise translate(engine, wrapped) from error
+    except Exception:
+        state.idle.append(connection)  # refused before it was sent (a value psycopg2
+        raise  # cannot adapt), or after the whole answer was read: still usable
+    except BaseException:
+        with contextlib.suppress(Exception):
+            connection.close()  # interrupted midway: in an unknown state
+        raise
+    state.idle.append(connection)
+    return rows
+
+
+# --- predicates ---------------------------------------------------------------------------
+
+
 def build_predicate(
     dialect: str, info: TableInfo, query: PartitionQuery
 ) -> ColumnElement[bool] | None:
@@ -138,10 +382,7 @@ def build_predicate(
     parts: list[ColumnElement[bool]] = []
     for key, values in query.in_lists:
         column, key_type = store.column_of(_key(info, key))
-        if not values:
-            raise InvalidLookup(f"empty value list for key {key}")
-        coerced = _coerce_many(key_type, key, values)
-        parts.append(value_in(dialect, column, key_type, list(dict.fromkeys(coerced))))
+        parts.append(value_in(dialect, column, key_type, _distinct_values(key_type, key, values)))
     for tuple_list in query.tuples:
         keys = [_key(info, k) for k in tuple_list.keys]
         if len(set(keys)) != len(keys):
@@ -175,6 +416,13 @@ def build_predicate(
     if not parts:
         return None
     return and_(*parts) if len(parts) > 1 else parts[0]
+
+
+def _distinct_values(key_type: KeyType, key: str, values: Sequence[Any]) -> list[KeyValue]:
+    """The values of one IN list, coerced to the key's type, each once."""
+    if not values:
+        raise InvalidLookup(f"empty value list for key {key}")
+    return list(dict.fromkeys(_coerce_many(key_type, key, values)))
 
 
 def _key(info: TableInfo, key: str) -> str:

@@ -8,13 +8,28 @@ columns are errors). WHERE conjuncts on one relation are pushed onto it (those o
 keys into its Scan, where they choose the partitions whose statistics describe it, but
 never onto the null-supplying side of an outer join); equalities between two relations
 become join keys; `x IN (subquery)` / `EXISTS` become semi joins, `NOT IN` / `NOT EXISTS`
-anti joins. Joins keep the written order (reordering is the cost model's job).
+anti joins (correlated conjuncts other than equalities become the join's residual). Joins
+keep the written order (reordering is the cost model's job).
+
+Scalar subqueries in WHERE and HAVING are decorrelated as Spark does: an uncorrelated one is
+planned on its own and joined as a one-row side, Join(plan, sub, "inner", (), residual=the
+comparison with its output column); a correlated one (an aggregate whose correlated
+conjuncts are equalities) becomes Aggregate(its plan, grouped by the inner correlated
+columns) joined with the correlation equalities as keys and the comparison as residual.
+Conjuncts common to every branch of an OR are factored out of it (Spark's
+BooleanSimplification), so `(a = b AND x) OR (a = b AND y)` joins on a = b.
+
+`build_qualified_plan` also returns the qualified statement and, for every Join built from
+a SELECT's FROM/JOIN list, that SELECT (so a later pass can rewrite its FROM clause).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import calendar
+import datetime as dt
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import sqlglot
@@ -50,10 +65,21 @@ class InvalidQuery(StatlasError):
 
 
 @dataclass
+class QualifiedPlan:
+    """A plan with the qualified sqlglot statement it was built from; `origins` maps the
+    id() of every Join made for a SELECT's FROM/JOIN list to that SELECT of `statement`."""
+
+    plan: Node
+    statement: exp.Expr
+    origins: dict[int, exp.Select] = field(default_factory=dict)
+
+
+@dataclass
 class _Context:
     tables: dict[str, TableInfo]
     ctes: dict[str, exp.Expr] = field(default_factory=dict)
     counter: list[int] = field(default_factory=lambda: [0])
+    origins: dict[int, exp.Select] = field(default_factory=dict)
 
     def fresh(self, prefix: str) -> str:
         self.counter[0] += 1
@@ -81,10 +107,13 @@ def parse(sql: str, dialect: str = "spark") -> exp.Expr:
 
 
 def referenced_tables(statement: exp.Expr) -> list[str]:
-    """Names of the catalog tables a query reads (CTE names excluded), in order."""
+    """Names of the catalog tables a query reads (CTE names excluded, and the relations join
+    hints such as BROADCAST(x) name), in order."""
     ctes = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
     names: list[str] = []
     for table in statement.find_all(exp.Table):
+        if table.find_ancestor(exp.Hint) is not None:
+            continue
         name = _table_name(table)
         if name not in ctes and name not in names:
             names.append(name)
@@ -93,6 +122,14 @@ def referenced_tables(statement: exp.Expr) -> list[str]:
 
 def build_plan(sql: str, lookup_table: Callable[[str], TableInfo], dialect: str = "spark") -> Node:
     """The logical plan of `sql`; `lookup_table` resolves names (raising UnknownTable)."""
+    return build_qualified_plan(sql, lookup_table, dialect).plan
+
+
+def build_qualified_plan(
+    sql: str, lookup_table: Callable[[str], TableInfo], dialect: str = "spark"
+) -> QualifiedPlan:
+    """The logical plan of `sql`, the qualified statement it was built from, and the SELECT
+    of that statement each of its FROM/JOIN-list joins comes from."""
     statement = parse(sql, dialect)
     tables = {name: lookup_table(name) for name in referenced_tables(statement)}
     schema: dict[str, Any] = {}
@@ -124,7 +161,8 @@ def build_plan(sql: str, lookup_table: Callable[[str], TableInfo], dialect: str 
             raise UnknownColumn(f"unknown column: {message}") from None
         raise InvalidQuery(f"cannot resolve the query: {message}") from None
     context = _Context(tables)
-    return _query(qualified, context, QUERY_ALIAS)
+    plan = _query(qualified, context, QUERY_ALIAS)
+    return QualifiedPlan(plan, qualified, context.origins)
 
 
 def _table_name(table: exp.Table) -> str:
@@ -153,24 +191,71 @@ def _select(select: exp.Select, context: _Context, alias: str) -> Node:
     return _finish(select, _select_body(select, context), alias, context)
 
 
-def _select_body(select: exp.Select, context: _Context) -> Node:
-    """FROM, joins and WHERE of a SELECT (its relations' own columns, no projection)."""
+def _select_body(
+    select: exp.Select, context: _Context, where: list[exp.Expr] | None = None
+) -> Node:
+    """FROM, joins and WHERE of a SELECT (its relations' own columns, no projection);
+    `where`: conjuncts of the SELECT's WHERE to use instead of all of them. Predicates with
+    subqueries plan the subqueries' own SELECTs of the statement; the plan's expressions
+    are copies."""
     from_ = select.args.get("from_")
     if from_ is None:
         raise InvalidQuery("a SELECT without FROM cannot be estimated")
     relations: list[tuple[str, Node]] = [_relation(from_.this, context)]
     joins: list[tuple[str, exp.Join]] = []
-    for join in select.args.get("joins") or ():
+    nested_conditions: list[exp.Expr] = []
+    for join in _flattened_joins(select.args.get("joins") or (), nested_conditions):
         name, node = _relation(join.this, context)
         relations.append((name, node))
         joins.append((name, join))
-    where = [c.copy() for c in conjuncts(select.args.get("where") and select.args["where"].this)]
-    semi = [c for c in where if _subquery_predicate(c) is not None]
-    where = [c for c in where if c not in semi]
-    plan = _join_tree(relations, joins, where)
-    for predicate in semi:
-        plan = _semi_join(plan, predicate, context)
+    if where is None:
+        where = conjuncts(select.args.get("where") and select.args["where"].this)
+    where = list(where) + nested_conditions
+    subqueries: list[tuple[exp.Expr, list[_Scalar] | None]] = []
+    plain: list[exp.Expr] = []
+    for c in where:
+        if _subquery_predicate(c) is not None:
+            subqueries.append((c, None))
+            continue
+        scalars = _scalar_subqueries(c, _scope(select))
+        if scalars:
+            subqueries.append((c, scalars))
+        else:
+            plain += _factor_or(_fold_constants(c.copy()))
+    created: list[Join] = []
+    plan = _join_tree(relations, joins, plain, created)
+    for node in created:
+        context.origins[id(node)] = select
+    for predicate, scalars in subqueries:
+        if scalars is None:
+            plan = _semi_join(plan, predicate, context)
+        else:
+            plan = _scalar_join(plan, predicate, scalars, context)
     return plan
+
+
+def _flattened_joins(joins: Iterable[exp.Join], conditions: list[exp.Expr]) -> list[exp.Join]:
+    """The joins with parenthesised inner joins, `a JOIN (b JOIN c ON x) ON y`, flattened to
+    `a, b, c` whose conditions x and y join the WHERE conjuncts (inner joins associate)."""
+    flat: list[exp.Join] = []
+    for join in joins:
+        inner = join.this
+        nested = inner.this if isinstance(inner, exp.Subquery) else None
+        if not (isinstance(nested, exp.Table) and nested.args.get("joins")):
+            flat.append(join)
+            continue
+        parts = [join, *nested.args["joins"]]
+        if any(_join_kind(p) not in ("inner", "cross") or p.args.get("using") for p in parts):
+            raise InvalidQuery(
+                "a parenthesised join is planned only with inner joins in and around it"
+            )
+        head = nested.copy()
+        head.set("joins", None)
+        conditions.extend(c.copy() for p in parts for c in conjuncts(p.args.get("on")))
+        flat.append(exp.Join(this=head))
+        for part in nested.args["joins"]:
+            flat.extend(_flattened_joins([exp.Join(this=part.this)], conditions))
+    return flat
 
 
 def _relation(source: exp.Expr, context: _Context) -> tuple[str, Node]:
@@ -207,8 +292,10 @@ def _join_tree(
     relations: list[tuple[str, Node]],
     joins: list[tuple[str, exp.Join]],
     where: list[exp.Expr],
+    created: list[Join] | None = None,
 ) -> Node:
-    """Left-deep joins in the written order, WHERE conjuncts pushed where they belong."""
+    """Left-deep joins in the written order, WHERE conjuncts pushed where they belong
+    (`created`, when given, receives the Join nodes made here)."""
     nullable: set[str] = set()
     seen = {relations[0][0]}
     for name, join in joins:
@@ -244,6 +331,8 @@ def _join_tree(
             right = _push_down(right, inner)
         keys, residual = _equi_keys(condition, covered, {name})
         plan = Join(plan, right, kind, keys, conjunction(residual))
+        if created is not None:
+            created.append(plan)
         covered = covered | {name}
     rest = conjunction(pending)
     return plan if rest is None else Filter(plan, rest)
@@ -304,20 +393,317 @@ def _semi_join(plan: Node, predicate: exp.Expr, context: _Context) -> Node:
             raise InvalidQuery("IN (subquery) needs a column on the left and one output column")
         return Join(plan, sub, kind, ((outer, sub.output()[0]),))
     query = inner.this
+    if isinstance(query, exp.Subquery):
+        query = query.this
     if not isinstance(query, exp.Select):
         raise InvalidQuery("EXISTS needs a SELECT")
     outer_aliases = {a for a, _ in plan.output()}
+    scope = _scope(query)
     where = conjuncts(query.args.get("where") and query.args["where"].this)
-    correlated = [c for c in where if _aliases(c) & outer_aliases]
-    stripped = query.copy()
-    remaining = conjunction([c.copy() for c in where if c not in correlated])
-    stripped.set("where", None if remaining is None else exp.Where(this=remaining))
-    sub = _select_body(stripped, context)
+    correlated = [c for c in where if _free_aliases(c, scope)]
+    sub = _select_body(query, context, [c for c in where if not _among(c, correlated)])
     inner_aliases = {a for a, _ in sub.output()}
-    keys, residual = _equi_keys(correlated, outer_aliases, inner_aliases)
-    if residual:
-        raise InvalidQuery("a correlated EXISTS may only compare columns with =")
-    return Join(plan, sub, kind, keys)
+    keys, residual = _equi_keys([c.copy() for c in correlated], outer_aliases, inner_aliases)
+    return Join(plan, sub, kind, keys, conjunction(residual))
+
+
+@dataclass
+class _Scalar:
+    """A scalar subquery of a predicate: its SELECT, and for a correlated one the pairs
+    (outer column, inner column) of its correlation equalities and those conjuncts."""
+
+    subquery: exp.Subquery
+    select: exp.Select
+    pairs: list[tuple[exp.Column, exp.Column]]
+    correlated: list[exp.Expr]
+
+
+def _scalar_subqueries(predicate: exp.Expr, available: set[str]) -> list[_Scalar] | None:
+    """The scalar subqueries of a conjunct when each can be decorrelated against a plan
+    whose relations are `available` (None when the conjunct has none, or one that cannot:
+    it then stays an ordinary predicate, as it always did)."""
+    found = [
+        s
+        for s in predicate.find_all(exp.Subquery, exp.Exists, exp.In)
+        if _outermost(s, predicate) and (not isinstance(s, exp.In) or s.args.get("query"))
+    ]
+    if not found or not all(isinstance(s, exp.Subquery) for s in found):
+        return None
+    scalars = []
+    for subquery in found:
+        assert isinstance(subquery, exp.Subquery)
+        select = subquery.this
+        if not isinstance(select, exp.Select) or len(select.expressions) != 1:
+            return None
+        scope = _scope(select)
+        if not _free_aliases(select, set()):
+            scalars.append(_Scalar(subquery, select, [], []))
+            continue
+        where = conjuncts(select.args.get("where") and select.args["where"].this)
+        correlated = [c for c in where if _free_aliases(c, scope)]
+        outside = select.copy()
+        outside.set("where", None)
+        rest_free = _free_aliases(outside, set())  # correlation outside WHERE
+        aggregated = any(p.find(exp.AggFunc) for p in select.expressions)
+        if (
+            rest_free
+            or not aggregated
+            or any(select.args.get(k) is not None for k in ("group", "having", "limit", "order"))
+        ):
+            return None
+        pairs = []
+        for c in correlated:
+            pair = _correlation_pair(c, scope)
+            if pair is None or pair[0].table.lower() not in available:
+                return None
+            pairs.append(pair)
+        scalars.append(_Scalar(subquery, select, pairs, correlated))
+    return scalars
+
+
+def _outermost(node: exp.Expr, root: exp.Expr) -> bool:
+    """No other subquery (or IN/EXISTS) between `node` and `root`."""
+    parent = node.parent
+    while parent is not None and parent is not root:
+        if isinstance(parent, exp.Subquery | exp.Exists | exp.In | exp.Query):
+            return False
+        parent = parent.parent
+    return True
+
+
+def _correlation_pair(conjunct: exp.Expr, scope: set[str]) -> tuple[exp.Column, exp.Column] | None:
+    """(outer column, inner column) of a correlation equality, else None."""
+    if not isinstance(conjunct, exp.EQ):
+        return None
+    a, b = conjunct.left, conjunct.right
+    if not (isinstance(a, exp.Column) and isinstance(b, exp.Column) and a.table and b.table):
+        return None
+    a_inner, b_inner = a.table.lower() in scope, b.table.lower() in scope
+    if a_inner and not b_inner:
+        return b, a
+    if b_inner and not a_inner:
+        return a, b
+    return None
+
+
+def _scalar_join(
+    plan: Node,
+    predicate: exp.Expr,
+    scalars: list[_Scalar],
+    context: _Context,
+    rewrite: Callable[[exp.Expr], exp.Expr] | None = None,
+) -> Node:
+    """`plan` joined with each decorrelated scalar subquery of `predicate`, the last join's
+    residual (a copy of) the predicate over the subqueries' output columns."""
+    sides: list[tuple[Node, tuple[tuple[ColumnRef, ColumnRef], ...]]] = []
+    outer = set(plan.output())
+    residual = predicate.copy()
+    copies = dict(zip((id(n) for n in predicate.walk()), residual.walk(), strict=True))
+    for scalar in scalars:
+        alias = context.fresh("_sq")
+        if not scalar.pairs:
+            sub = _query(scalar.select, context, alias)
+            if len(sub.output()) != 1:
+                raise InvalidQuery("a scalar subquery must have one output column")
+            value = sub.output()[0]
+            keys: tuple[tuple[ColumnRef, ColumnRef], ...] = ()
+        else:
+            sub, value, keys = _decorrelated(scalar, context, alias)
+            missing = [a for a, _ in keys if a not in outer]
+            if missing:
+                raise InvalidQuery(
+                    "a correlated subquery may only refer to the columns of its enclosing "
+                    f"query's FROM list, not {', '.join(f'{t}.{c}' for t, c in missing)}"
+                )
+        copies[id(scalar.subquery)].replace(exp.column(value[1], table=value[0]))
+        sides.append((sub, keys))
+    residual = _fold_constants(residual if rewrite is None else rewrite(residual))
+    for position, (sub, keys) in enumerate(sides):
+        last = position == len(sides) - 1
+        plan = Join(plan, sub, "inner", keys, residual if last else None)
+    return plan
+
+
+def _decorrelated(
+    scalar: _Scalar, context: _Context, alias: str
+) -> tuple[Node, ColumnRef, tuple[tuple[ColumnRef, ColumnRef], ...]]:
+    """Aggregate(the subquery's plan without its correlated conjuncts, grouped by its
+    correlated columns): the node, its value column, and the join keys."""
+    select = scalar.select
+    where = conjuncts(select.args.get("where") and select.args["where"].this)
+    body = _select_body(select, context, [c for c in where if not _among(c, scalar.correlated)])
+    names: list[str] = []
+    groups: list[exp.Expr] = []
+    outputs: list[tuple[ColumnRef, exp.Expr]] = []
+    keys: list[tuple[ColumnRef, ColumnRef]] = []
+    for outer_column, inner_column in scalar.pairs:
+        inner_ref = column_of(inner_column)
+        outer_ref = column_of(outer_column)
+        assert inner_ref is not None and outer_ref is not None
+        position = next((i for i, g in enumerate(groups) if column_of(g) == inner_ref), None)
+        if position is None:
+            name = inner_ref[1]
+            while name in names:
+                name = context.fresh(inner_ref[1] + "_")
+            names.append(name)
+            groups.append(inner_column.copy())
+            outputs.append(((alias, name), inner_column.copy()))
+            position = len(groups) - 1
+        keys.append((outer_ref, (alias, names[position])))
+    projection = select.expressions[0]
+    value_name = (projection.alias_or_name or "_value").lower()
+    while value_name in names:
+        value_name = context.fresh("_value")
+    outputs.append(((alias, value_name), _unalias(projection).copy()))
+    node = Aggregate(body, tuple(groups), tuple(outputs))
+    return node, (alias, value_name), tuple(keys)
+
+
+def _scope(select: exp.Select) -> set[str]:
+    """The aliases a SELECT's FROM and JOIN list define."""
+    sources = []
+    from_ = select.args.get("from_")
+    if from_ is not None:
+        sources.append(from_.this)
+    sources += [j.this for j in select.args.get("joins") or ()]
+    result = set()
+    for source in sources:
+        if isinstance(source, exp.Table):
+            result.add((source.alias_or_name or _table_name(source)).lower())
+        elif source.alias_or_name:
+            result.add(source.alias_or_name.lower())
+    return result
+
+
+def _free_aliases(expression: exp.Expr, bound: set[str]) -> set[str]:
+    """Relation aliases `expression` reads that neither `bound` nor a SELECT inside it
+    defines (a subquery's correlation)."""
+    found: set[str] = set()
+
+    def visit(node: exp.Expr, bound: set[str]) -> None:
+        if isinstance(node, exp.Select):
+            bound = bound | _scope(node)
+        if isinstance(node, exp.Column) and node.table and node.table.lower() not in bound:
+            found.add(node.table.lower())
+        for child in node.iter_expressions():
+            visit(child, bound)
+
+    visit(expression, bound)
+    return found
+
+
+def _among(expression: exp.Expr, items: list[exp.Expr]) -> bool:
+    return any(expression is item for item in items)
+
+
+def _factor_or(predicate: exp.Expr) -> list[exp.Expr]:
+    """`(a AND x) OR (a AND y)` as [a, x OR y]: conjuncts common to every branch of an OR
+    (Spark's BooleanSimplification), so that a join condition repeated in each branch
+    becomes a join key. Anything else is returned as it is."""
+    inner = predicate.this if isinstance(predicate, exp.Paren) else predicate
+    if not isinstance(inner, exp.Or):
+        return [predicate]
+    branches = [conjuncts(b) for b in _disjuncts(inner)]
+    texts = [[c.sql() for c in branch] for branch in branches]
+    common = [c for c in branches[0] if all(c.sql() in t for t in texts[1:])]
+    common = list({c.sql(): c for c in common}.values())
+    if not common:
+        return [predicate]
+    shared = {c.sql() for c in common}
+    rests = [[c for c in branch if c.sql() not in shared] for branch in branches]
+    result = [c.copy() for c in common]
+    if all(rests):
+        branches_left = [exp.and_(*(c.copy() for c in rest), copy=False) for rest in rests]
+        result.append(exp.or_(*branches_left, copy=False))
+    return result
+
+
+def _fold_constants(expression: exp.Expr) -> exp.Expr:
+    """Constant arithmetic folded as Spark's optimizer does: DATE 'd' +- INTERVAL 'n' DAY /
+    WEEK / MONTH / YEAR becomes a DATE literal, + - * of two numbers a number, so that
+    partition filters and estimates see literals. Subqueries are left alone (they are
+    folded when planned). Modifies and returns `expression`."""
+
+    def fold(node: exp.Expr) -> exp.Expr:
+        if not isinstance(node, exp.Add | exp.Sub | exp.Mul):
+            return node
+        left, right = node.left, node.right
+        day = _date_literal(left)
+        if day is not None and isinstance(node, exp.Add | exp.Sub):
+            shifted = _shift(day, right, -1 if isinstance(node, exp.Sub) else 1)
+            if shifted is not None:
+                return exp.cast(exp.Literal.string(shifted.isoformat()), exp.DataType.Type.DATE)
+            return node
+        a, b = _number(left), _number(right)
+        if a is None or b is None:
+            return node
+        value = (
+            a + b if isinstance(node, exp.Add) else a - b if isinstance(node, exp.Sub) else a * b
+        )
+        return exp.Literal.number(str(value))
+
+    def walk(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Query | exp.Subquery):
+            return node
+        for key, value in list(node.args.items()):
+            if isinstance(value, exp.Expr):
+                node.set(key, walk(value))
+            elif isinstance(value, list):
+                node.set(key, [walk(v) if isinstance(v, exp.Expr) else v for v in value])
+        return fold(node)
+
+    return walk(expression)
+
+
+def _date_literal(expression: exp.Expr) -> dt.date | None:
+    if (
+        isinstance(expression, exp.Cast)
+        and expression.to.this == exp.DataType.Type.DATE
+        and isinstance(expression.this, exp.Literal)
+        and expression.this.is_string
+    ):
+        try:
+            return dt.date.fromisoformat(expression.this.this.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _shift(day: dt.date, interval: exp.Expr, sign: int) -> dt.date | None:
+    if not isinstance(interval, exp.Interval) or not isinstance(interval.this, exp.Literal):
+        return None
+    unit = interval.args.get("unit")
+    text = interval.this.this.strip()
+    if unit is None or not text.lstrip("-").isdigit():
+        return None
+    count, name = sign * int(text), unit.name.upper().rstrip("S")
+    if name in ("DAY", "WEEK"):
+        return day + dt.timedelta(days=count * (7 if name == "WEEK" else 1))
+    if name not in ("MONTH", "YEAR"):
+        return None
+    months = day.year * 12 + day.month - 1 + count * (12 if name == "YEAR" else 1)
+    year, month = divmod(months, 12)
+    last = calendar.monthrange(year, month + 1)[1]
+    return dt.date(year, month + 1, min(day.day, last))  # Spark: clamped to the month's end
+
+
+def _number(expression: exp.Expr) -> Decimal | None:
+    if isinstance(expression, exp.Paren):
+        return _number(expression.this)
+    if isinstance(expression, exp.Literal) and not expression.is_string:
+        try:
+            return Decimal(expression.this)
+        except InvalidOperation:
+            return None
+    return None
+
+
+def _disjuncts(expression: exp.Expr) -> list[exp.Expr]:
+    if isinstance(expression, exp.Paren):
+        return _disjuncts(expression.this)
+    if isinstance(expression, exp.Or):
+        return _disjuncts(expression.left) + _disjuncts(expression.right)
+    return [expression]
 
 
 def _finish(select: exp.Select, plan: Node, alias: str, context: _Context) -> Node:
@@ -333,7 +719,7 @@ def _finish(select: exp.Select, plan: Node, alias: str, context: _Context) -> No
         plan = Aggregate(plan, keys, outputs)
         having = select.args.get("having")
         if having is not None:
-            plan = Filter(plan, having.this)
+            plan = _having(plan, having.this, outputs, context)
     elif select.args.get("distinct"):
         plan = Aggregate(plan, tuple(e for _, e in outputs), outputs)
     else:
@@ -347,6 +733,36 @@ def _finish(select: exp.Select, plan: Node, alias: str, context: _Context) -> No
         if not isinstance(count, exp.Literal) or not count.is_int:
             raise InvalidQuery("LIMIT must be an integer literal")
         plan = Limit(plan, int(count.this))
+    return plan
+
+
+def _having(
+    plan: Node,
+    condition: exp.Expr,
+    outputs: tuple[tuple[ColumnRef, exp.Expr], ...],
+    context: _Context,
+) -> Node:
+    """HAVING over an Aggregate: a Filter, except that conjuncts with scalar subqueries
+    join them (their residual reads the aggregate's output columns where it can)."""
+    available = {a for a, _ in plan.output()}
+    found = [(c, _scalar_subqueries(c, available)) for c in conjuncts(condition)]
+    if not any(scalars for _, scalars in found):
+        return Filter(plan, condition)
+    rest = conjunction([c.copy() for c, scalars in found if not scalars])
+    if rest is not None:
+        plan = Filter(plan, rest)
+    by_text = {e.sql(): ref for ref, e in outputs if e.find(exp.AggFunc) is not None}
+
+    def to_outputs(predicate: exp.Expr) -> exp.Expr:
+        def swap(node: exp.Expr) -> exp.Expr:
+            ref = by_text.get(node.sql()) if isinstance(node, exp.AggFunc) else None
+            return node if ref is None else exp.column(ref[1], table=ref[0])
+
+        return predicate.transform(swap, copy=False)
+
+    for predicate, scalars in found:
+        if scalars:
+            plan = _scalar_join(plan, predicate, scalars, context, to_outputs)
     return plan
 
 

@@ -6,7 +6,11 @@ can move between the two. Errors are `{"error": "<one line>"}` with the status o
 error (`StatlasError.http_status`; 503 whenever the database cannot be reached). Routes
 are plain `def` functions: FastAPI runs them in its thread pool, where the blocking
 SQLAlchemy calls belong. The lookup path is kept lean: one engine per app, no Spark or
-optimizer import, and answers serialised straight to bytes instead of through pydantic.
+optimizer import; well-formed lookups are answered by an ASGI fast path (LookupFastPath)
+before FastAPI's routing; they run in a few threads of their own, at most as many as the
+engine's pool holds connections (more would only open and close connections beyond the
+pool), on the metastore's fast path (metastore.lookup: a cached catalog entry, one
+statement); and answers are serialised straight to bytes by orjson, not through pydantic.
 
 >>> app = create_app("sqlite:///statlas.db", token="s3cret")     # doctest: +SKIP
 >>> uvicorn.run(app, host="127.0.0.1", port=8080)                # doctest: +SKIP
@@ -14,23 +18,31 @@ optimizer import, and answers serialised straight to bytes instead of through py
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime as dt
+import gc
 import hmac
 import json
+import re
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import metadata
+from operator import itemgetter
 from typing import Annotated, Any, Literal
 
+import orjson
 from fastapi import APIRouter, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from fastapi.routing import APIRoute
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from sqlalchemy import Connection, Engine, select, text
 from sqlalchemy import exc as sa_exc
+from starlette.datastructures import QueryParams
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -51,6 +63,8 @@ from pruner import metrics
 OPEN_PATHS = frozenset({"/health"})  # answered without the bearer token
 MAX_BUCKETS = 10_000  # histogram buckets one request may ask for
 MAX_RUNS = 1_000  # collection runs one request may list
+LOOKUP_THREADS = 8  # most lookups one server process runs at once (fewer with a smaller pool)
+LOOKUP_PATH = "/tables/{name}/partitions"
 
 # --- request bodies -------------------------------------------------------------------
 
@@ -112,6 +126,22 @@ class EstimateRequest(_Strict):
     sql: Text = Field(examples=["SELECT * FROM sales WHERE dt = '2024-03-05'"])
     dialect: Dialect = "spark"
     level: Literal["basic", "histogram", "sketch"] = "sketch"
+
+
+class ExplainRequest(_Strict):
+    sql: Text = Field(
+        examples=[
+            "SELECT s.name, count(*) FROM sales f JOIN stores s ON f.store = s.id GROUP BY s.name"
+        ]
+    )
+    dialect: Dialect = "spark"
+    config: dict[str, str] = Field(
+        default_factory=dict,
+        description="cost variables and thresholds, as `statlas explain --config KEY=VALUE`",
+    )
+    emit: Literal["spark"] | None = Field(
+        default=None, description="also return the query as Spark SQL with join hints"
+    )
 
 
 class PruneRequest(_Strict):
@@ -231,6 +261,21 @@ class EstimateOut(BaseModel):
     plan: PlanNodeOut
 
 
+class BeforeAfterOut(BaseModel):
+    before: int
+    after: int
+
+
+class ExplainOut(BaseModel):
+    jobs: BeforeAfterOut
+    shuffles: BeforeAfterOut
+    scans: BeforeAfterOut
+    cost: dict[str, float]
+    level: str
+    plan: dict[str, Any]
+    spark_sql: str | None = None
+
+
 class RejectedOut(BaseModel):
     join: str
     reason: str
@@ -317,6 +362,33 @@ class Service:
     metastore: Metastore
     spark: LazySpark
     prune_lock: threading.Lock = field(default_factory=threading.Lock)
+    _lookup_threads: ThreadPoolExecutor | None = None
+    _threads_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    async def run_lookup(self, name: str, query: PartitionQuery) -> Response:
+        """`lookup` in one of the lookup threads: as many as the engine's pool keeps open
+        (its pool_size, at most LOOKUP_THREADS), so that lookups never open a connection
+        beyond the pool only to close it again after one statement, as FastAPI's thread
+        pool of 40 would."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.lookup_threads(), lookup, self, name, query)
+
+    def lookup_threads(self) -> ThreadPoolExecutor:
+        with self._threads_lock:
+            if self._lookup_threads is None:
+                size = getattr(self.metastore.engine.pool, "size", lambda: LOOKUP_THREADS)()
+                self._lookup_threads = ThreadPoolExecutor(
+                    max(1, min(size, LOOKUP_THREADS)), thread_name_prefix="statlas-lookup"
+                )
+            return self._lookup_threads
+
+    def close(self) -> None:
+        """Stop the lookup threads and close the pool's connections (the server stops)."""
+        with self._threads_lock:
+            threads, self._lookup_threads = self._lookup_threads, None
+        if threads is not None:
+            threads.shutdown(wait=True)
+        self.metastore.dispose()
 
     def engine(self) -> Engine:
         """The engine, once the schema is known to be at head (checked on first use, so a
@@ -338,8 +410,12 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        # what is loaded by now lives as long as the server: out of the garbage collector's
+        # way, so that its collections (a large lookup allocates thousands of objects) do
+        # not walk the whole of FastAPI, SQLAlchemy and pydantic again and again
+        gc.freeze()
         yield
-        service.metastore.dispose()  # the pool's connections, when the server stops
+        service.close()
 
     app = FastAPI(
         title="statlas",
@@ -349,11 +425,19 @@ def create_app(
         "statlas metastore.",
     )
     app.state.service = service
-    for router in (_ops_routes(service), _table_routes(service), _query_routes(service)):
+    own = (_ops_routes(service), _table_routes(service), _query_routes(service))
+    for router in (*own, *routers):
         app.include_router(router)
-    for router in routers:
-        app.include_router(router)
-    _add_error_handlers(app, service)
+    handlers = _add_error_handlers(app, service)
+    lookup_routes = {
+        method: route
+        for router in own
+        for route in router.routes
+        if isinstance(route, APIRoute) and route.path == LOOKUP_PATH
+        for method in (route.methods or set()) & {"GET", "POST"}
+    }
+    assert set(lookup_routes) == {"GET", "POST"}
+    app.add_middleware(LookupFastPath, service=service, routes=lookup_routes, handlers=handlers)
     if token:
         app.add_middleware(BearerToken, token=token)
         _document_bearer(app)
@@ -458,18 +542,19 @@ def _query_routes(service: Service) -> APIRouter:
     lookups: dict[str, Any] = {"response_model": PartitionsOut, "responses": _errors(400, 404)}
     stats: dict[str, Any] = {"response_model": StatisticsOut, "responses": _errors(400, 404)}
 
-    @router.get("/tables/{name}/partitions", summary="Look up partitions", **lookups)
-    def partitions(name: TableName, in_: InParam = None, where: WhereParam = None) -> Response:
+    # LookupFastPath answers most requests of these two routes before FastAPI sees them
+    @router.get(LOOKUP_PATH, summary="Look up partitions", **lookups)
+    async def partitions(
+        name: TableName, in_: InParam = None, where: WhereParam = None
+    ) -> Response:
         """Partitions whose keys are in the lists and satisfy `where` (as `statlas
         partitions --json`)."""
-        return lookup(service, name, PartitionQuery(in_lists_of(in_ or []), (), where))
+        return await service.run_lookup(name, PartitionQuery(in_lists_of(in_ or []), (), where))
 
-    @router.post(
-        "/tables/{name}/partitions", summary="Look up partitions (lists of any length)", **lookups
-    )
-    def partitions_of(name: TableName, selection: Selection) -> Response:
+    @router.post(LOOKUP_PATH, summary="Look up partitions (lists of any length)", **lookups)
+    async def partitions_of(name: TableName, selection: Selection) -> Response:
         """Partitions matching per-key lists of any length, exact tuples and `where`."""
-        return lookup(service, name, selection.query())
+        return await service.run_lookup(name, selection.query())
 
     @router.get("/tables/{name}/statistics", summary="Statistics of partitions", **stats)
     def statistics(
@@ -506,6 +591,24 @@ def _query_routes(service: Service) -> APIRouter:
         return json_response(answer)
 
     @router.post(
+        "/explain",
+        summary="The cost-based physical plan of a query",
+        response_model=ExplainOut,
+        responses=_errors(400, 404),
+    )
+    def explain(request: ExplainRequest) -> Response:
+        """Join order, join algorithms, shuffles, jobs and costs (as `statlas explain
+        --json`); with `emit: "spark"`, also the query as Spark SQL with join hints."""
+        from optimizer.physical.api import emit, explain_json, plan_query
+
+        with _sql_errors():
+            plan = plan_query(service.engine(), request.sql, request.dialect, request.config)
+            answer = explain_json(plan)
+            if request.emit == "spark":
+                answer["spark_sql"] = emit(plan)
+        return json_response(answer)
+
+    @router.post(
         "/prune",
         summary="Map-join partition pruning",
         response_model=PruneOut,
@@ -539,40 +642,57 @@ def lookup(service: Service, name: str, query: PartitionQuery) -> Response:
     return Response(partitions_json(found), media_type="application/json")
 
 
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_by_name = itemgetter(0)
+# the Python types of key values that orjson writes exactly as json_value and json.dumps
+# would (dates as YYYY-MM-DD); any other (datetime, Decimal) goes through json_value
+_NATIVE_JSON = frozenset({str, int, bool, dt.date, type(None)})
 
 
 def partitions_json(found: PartitionList) -> bytes:
-    """`found.as_json()` as JSON bytes, assembled from pieces rather than built as dicts
-    and dumped: each distinct value of a key is decoded, converted (json_value, as in
-    as_json) and encoded once, which halves the time of a 1,000-partition answer."""
-    decoders = found.decoders or (None,) * len(found.keys)
-    encoders = [_value_encoder(k, d) for k, d in zip(found.keys, decoders, strict=True)]
-    items = [
-        '{"values":{'
-        + ",".join([encode(value) for encode, value in zip(encoders, row[1:-1], strict=True)])
-        + '},"location":'
-        + _encode(row[-1])
-        + "}"
-        for row in sorted(found.rows, key=lambda r: r[0])
-    ]
-    head = f'{{"table":{_encode(found.table)},"count":{len(items)},"partitions":['
-    return (head + ",".join(items) + "]}").encode()
+    """`found.as_json()` as compact UTF-8 JSON bytes (the same bytes json.dumps with
+    ensure_ascii=False writes), built column by column and written by orjson: a key's
+    values are decoded and converted (json_value, as in as_json) only when orjson cannot
+    write them as they are, each distinct value once."""
+    ordered = sorted(found.rows, key=_by_name)
+    keys = found.keys
+    partitions: list[dict[str, Any]] = []
+    if ordered:
+        columns = list(zip(*ordered, strict=True))
+        decoders = found.decoders or (None,) * len(keys)
+        values = [_json_column(c, d) for c, d in zip(columns[1:-1], decoders, strict=True)]
+        locations = columns[-1]
+        if len(keys) == 1:
+            (k0,) = keys
+            partitions = [
+                {"values": {k0: a}, "location": loc}
+                for a, loc in zip(values[0], locations, strict=True)
+            ]
+        elif len(keys) == 2:
+            k0, k1 = keys
+            partitions = [
+                {"values": {k0: a, k1: b}, "location": loc}
+                for a, b, loc in zip(values[0], values[1], locations, strict=True)
+            ]
+        else:
+            partitions = [
+                {"values": dict(zip(keys, row[:-1], strict=True)), "location": row[-1]}
+                for row in zip(*values, locations, strict=True)
+            ]
+    answer = {"table": found.table, "count": len(partitions), "partitions": partitions}
+    return orjson.dumps(answer, default=json_value)
 
 
-def _value_encoder(key: str, decoder: Callable[[Any], Any] | None) -> Callable[[Any], str]:
-    """`"key":<value>` for a raw value of one key column, memoised per distinct value."""
-    prefix = _encode(key) + ":"
-    known: dict[Any, str] = {}
+def _json_column(column: Sequence[Any], decoder: Callable[[Any], Any] | None) -> Sequence[Any]:
+    """One key's raw values as values orjson writes as json_value's."""
+    if decoder is None and set(map(type, column)) <= _NATIVE_JSON:
+        return column
 
-    def encode(raw: Any) -> str:
-        text = known.get(raw)
-        if text is None:
-            value = raw if decoder is None or raw is None else decoder(raw)
-            text = known[raw] = prefix + _encode(json_value(value))
-        return text
+    def convert(raw: Any) -> Any:
+        value = raw if decoder is None or raw is None else decoder(raw)
+        return json_value(value)
 
-    return encode
+    known = {raw: convert(raw) for raw in set(column)}
+    return [known[raw] for raw in column]
 
 
 def summarise(
@@ -668,9 +788,13 @@ def error_response(status: int, message: str, headers: Mapping[str, str] | None 
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
-def _add_error_handlers(app: FastAPI, service: Service) -> None:
+ErrorHandler = Callable[[Request, Exception], Awaitable[Response]]
+
+
+def _add_error_handlers(app: FastAPI, service: Service) -> dict[type[Exception], ErrorHandler]:
     """Every failure becomes {"error": "<one line>"} with its status; database trouble is a
-    503, never a 500."""
+    503, never a 500. Returns the handlers of the errors a route can raise (all but the
+    catch-all, which is the server error middleware's)."""
 
     async def statlas_error(_: Request, error: Exception) -> Response:
         assert isinstance(error, StatlasError)
@@ -692,11 +816,16 @@ def _add_error_handlers(app: FastAPI, service: Service) -> None:
     async def unexpected(_: Request, error: Exception) -> Response:
         return error_response(500, f"internal error: {type(error).__name__}: {_one_line(error)}")
 
-    app.add_exception_handler(StatlasError, statlas_error)
-    app.add_exception_handler(sa_exc.StatementError, database_error)
-    app.add_exception_handler(RequestValidationError, invalid_request)
-    app.add_exception_handler(HTTPException, http_error)
+    handlers: dict[type[Exception], ErrorHandler] = {
+        StatlasError: statlas_error,
+        sa_exc.StatementError: database_error,
+        RequestValidationError: invalid_request,
+        HTTPException: http_error,
+    }
+    for error_type, handler in handlers.items():
+        app.add_exception_handler(error_type, handler)
     app.add_exception_handler(Exception, unexpected)  # a bug: still one JSON line
+    return handlers
 
 
 def database_error_response(engine: Engine, error: sa_exc.StatementError) -> Response:
@@ -751,6 +880,133 @@ class BearerToken:
                     credentials.strip(), self.token
                 )
         return False
+
+
+class LookupFastPath:
+    """Answers the partition lookups (GET and POST /tables/{name}/partitions) straight from
+    ASGI: the request is read and validated as FastAPI would (the same pydantic model, the
+    same query-string parsing), the lookup runs in a lookup thread, and errors go to the
+    app's own handlers, without FastAPI's routing, dependency and thread-pool layers, which
+    cost more than a small lookup. Any request it would not answer exactly as the route
+    does (not JSON, a body or parameters the schema refuses, another path or method) is
+    passed on to FastAPI unchanged, its body replayed."""
+
+    _PATH = re.compile(r"/tables/([^/]+)/partitions")
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        service: Service,
+        routes: Mapping[str, APIRoute],
+        handlers: Mapping[type[Exception], ErrorHandler],
+    ) -> None:
+        self.app = app
+        self.service = service
+        self.routes = routes
+        self.handlers = handlers
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method: str = scope.get("method", "")
+        match = None
+        if scope["type"] == "http" and method in self.routes and not scope.get("root_path"):
+            match = self._PATH.fullmatch(scope["path"])
+        if match is None:
+            await self.app(scope, receive, send)
+            return
+        if method == "POST":
+            body, complete = await _read_body(receive)
+            if not complete:
+                return  # the client went away
+            query = _posted_query(scope, body)
+            if query is None:
+                await self.app(scope, _replay(body, receive), send)
+                return
+        else:
+            query = _query_of_parameters(scope)
+            if query is None:
+                await self.app(scope, receive, send)
+                return
+        scope["route"] = self.routes[method]  # the route template, for RequestMetrics
+        scope["path_params"] = {"name": match.group(1)}
+        try:
+            response = await self.service.run_lookup(match.group(1), query)
+        except Exception as error:
+            handler = next(
+                (self.handlers[c] for c in type(error).__mro__ if c in self.handlers), None
+            )
+            if handler is None:
+                raise  # the server error middleware's 500
+            response = await handler(Request(scope, receive), error)
+        await response(scope, receive, send)
+
+
+async def _read_body(receive: Receive) -> tuple[bytes, bool]:
+    """The request's body, and False if the client disconnected before sending it all."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"", False
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks), True
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A receive that gives `body` again, then whatever the client sends next."""
+    pending = True
+
+    async def replay() -> Message:
+        nonlocal pending
+        if pending:
+            pending = False
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def _posted_query(scope: Scope, body: bytes) -> PartitionQuery | None:
+    """The query of a POSTed selection, when its body is JSON the schema accepts."""
+    content_type = next((v for k, v in scope["headers"] if k == b"content-type"), None)
+    if content_type is None or content_type.lower() != b"application/json" or not body:
+        return None
+    try:
+        document = json.loads(body)
+        return plain_in_lists(document) or Selection.model_validate(document).query()
+    except (ValueError, ValidationError):  # json.JSONDecodeError is a ValueError
+        return None
+
+
+def plain_in_lists(document: Any) -> PartitionQuery | None:
+    """The query of the commonest selection, {"in": {key: [text, ...], ...}} with no NUL
+    character in any text, without pydantic (which would give the same query, each value
+    as it is); None for anything else."""
+    if type(document) is not dict or document.keys() != {"in"}:
+        return None
+    lists = document["in"]
+    if type(lists) is not dict:
+        return None
+    for values in lists.values():
+        if type(values) is not list or set(map(type, values)) - {str}:
+            return None
+        if "\x00" in "".join(values):
+            return None
+    return PartitionQuery(tuple(lists.items()), (), None)
+
+
+def _query_of_parameters(scope: Scope) -> PartitionQuery | None:
+    """The query of a GET's parameters (read as Starlette reads them for FastAPI), when they
+    hold no NUL character (the schema refuses those) and every `in` is KEY=V1,V2,..."""
+    parameters = QueryParams(scope["query_string"])
+    lists = parameters.getlist("in")
+    where = parameters.get("where")
+    if any("\x00" in item for item in lists) or (where is not None and "\x00" in where):
+        return None
+    try:
+        return PartitionQuery(in_lists_of(lists), (), where)
+    except InvalidValue:
+        return None  # the route refuses it
 
 
 class RequestMetrics:

@@ -76,10 +76,12 @@ def rewrite_onto_views(sql: str, views: Mapping[str, str], dialect: str = "spark
     known = set(referenced_tables(statement))
     for table in list(statement.find_all(exp.Table)):
         name = ".".join(p.name for p in table.parts).lower()
-        if name not in known or name not in views:
+        if name not in known or name not in views or table.find_ancestor(exp.Hint):
             continue
         alias = table.alias or table.name
         replacement = exp.to_table(views[name])
         replacement.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+        if table.args.get("joins"):  # a parenthesised join `(a JOIN b ...)` hangs on `a`
+            replacement.set("joins", table.args["joins"])
         table.replace(replacement)
     return statement.sql(dialect="spark")

@@ -184,6 +184,34 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("--json", action="store_true", help="print JSON")
     estimate.set_defaults(handler=cmd_estimate)
 
+    explain = commands.add_parser(
+        "explain",
+        parents=[common],
+        help="the cost-based physical plan of a query",
+        description="Orders the query's joins, chooses each join's algorithm (common, map, "
+        "bucket_map, smb, skew), places the shuffles, removes the unnecessary ones "
+        "(correlation optimizer) and prints the plan with its costs, jobs, shuffles and "
+        "table scans before and after; --emit spark prints the query as Spark SQL with the "
+        "chosen join order and hints.",
+    )
+    explain.add_argument("--sql", required=True, help="the query (a SELECT)")
+    explain.add_argument("--dialect", choices=["spark", "hive"], default="spark")
+    explain.add_argument("--json", action="store_true", help="print JSON")
+    explain.add_argument(
+        "--emit", choices=["spark"], help="print the query as Spark SQL with join hints"
+    )
+    explain.add_argument(
+        "--config",
+        nargs="+",
+        action="extend",
+        metavar="KEY=VALUE",
+        help="cost variables and thresholds: CPUc, NEt, Lw, Lr, Hw, Hr, map_join_threshold, "
+        "split_bytes, bytes_per_reducer, max_reducers, skew_share, big_table_policy "
+        "(avg_partition_size|leftmost|table_size), greedy_above, bushy (0|1), common_hint "
+        "(none|merge|shuffle_hash)",
+    )
+    explain.set_defaults(handler=cmd_explain)
+
     prune = commands.add_parser(
         "prune",
         parents=[common],
@@ -579,6 +607,21 @@ def cmd_estimate(args: argparse.Namespace, settings: Settings) -> int:
         _print_json(estimate_json(plan, stats))
     else:
         print(estimate_text(plan, stats))
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
+    from optimizer.cost.params import parse_settings
+    from optimizer.physical.api import emit, explain_json, explain_text, plan_query
+
+    config = parse_settings(args.config)
+    plan = plan_query(_metastore(settings).ready(), args.sql, args.dialect, config)
+    if args.emit:
+        print(emit(plan))
+    elif args.json:
+        _print_json(explain_json(plan))
+    else:
+        print(explain_text(plan))
     return 0
 
 

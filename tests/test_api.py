@@ -196,6 +196,122 @@ def test_lookup_json_of_every_key_type_is_the_cli_json(
         assert [p["values"]["s"] for p in some["partitions"]] == ['quote"é']
 
 
+def compact_json(value: Any) -> bytes:
+    """What json.dumps writes for the CLI's --json, compact: the bytes an answer must be."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+@pytest.mark.parametrize("keys", [0, 1, 2, 3])
+def test_lookup_answer_is_byte_for_byte_json_dumps(keys: int) -> None:
+    """partitions_json (orjson, column by column) writes the very bytes of json.dumps of
+    as_json(), for every type of key value, raw values with decoders (SQLite), strings
+    that need escaping, no key at all and no partition at all."""
+    import decimal
+
+    from metastore.lookup import PartitionList
+    from pruner.api import partitions_json
+
+    strange = ['q"uote\\', "tab\tnew\nline\x01\x7f", "é€😀\u2028", "", "__x__"]
+    values: list[list[Any]] = [
+        [3, -(2**63), True, None, 7],
+        [dt.date(2024, 1, 5), dt.date(1, 1, 1), dt.date(9999, 12, 31), None, dt.date(999, 3, 4)],
+        strange,
+        [dt.datetime(2024, 1, 1, 10), dt.datetime(2024, 1, 1, 0, 0, 0, 250), None, None, None],
+        [decimal.Decimal("12.50"), decimal.Decimal("-0.05"), None, decimal.Decimal(0), None],
+    ]
+    for chosen in ([0, 1, 2], [1, 3, 4], [2]):
+        columns = [values[i] for i in chosen][:keys]
+        names = tuple(f"k{i}" for i in range(len(columns)))
+        rows = [
+            (f"p{5 - r}", *(c[r] for c in columns), f"/lake/{strange[r]}/{r}") for r in range(5)
+        ]
+        found = PartitionList("db.t", names, rows)
+        assert partitions_json(found) == compact_json(found.as_json())
+        assert partitions_json(PartitionList("t", names, [])) == compact_json(
+            {"table": "t", "count": 0, "partitions": []}
+        )
+    # raw values and their decoders, as SQLite answers
+    raw = [("b", "2024-01-02", "1250", "/b"), ("a", None, "-5", "/a")]
+    decoders = (dt.date.fromisoformat, lambda v: decimal.Decimal(int(v)).scaleb(-2))
+    found = PartitionList("t", ("d", "m"), raw, decoders)
+    assert partitions_json(found) == compact_json(found.as_json())
+
+
+def test_lookup_requests_the_fast_path_leaves_to_fastapi(client: TestClient) -> None:
+    """Requests the fast path does not answer itself get FastAPI's answer: JSON with a
+    charset, a body that is not JSON, query parameters FastAPI refuses."""
+    body = json.dumps({"in": {"dt": ["2024-01-02"], "region": ["emea"]}}).encode()
+    fast = client.post("/tables/sales/partitions", content=body, headers=JSON_CONTENT)
+    assert fast.status_code == 200
+    with_charset = client.post(
+        "/tables/sales/partitions",
+        content=body,
+        headers={"content-type": "application/json; charset=utf-8"},
+    )
+    assert with_charset.status_code == 200 and with_charset.content == fast.content
+    assert_error(
+        client.post(
+            "/tables/sales/partitions", content=body, headers={"content-type": "text/plain"}
+        ),
+        422,
+    )
+    assert_error(client.post("/tables/sales/partitions", content=b"", headers=JSON_CONTENT), 422)
+    assert_error(client.post("/tables/sales/partitions", content=b"[1]", headers=JSON_CONTENT), 422)
+    bad_get = client.get("/tables/sales/partitions", params={"in": "region=a\x00"})
+    assert_error(bad_get, 422)
+    # a trailing slash (redirected) and other methods are FastAPI's to answer
+    assert client.get("/tables/sales/partitions/", follow_redirects=False).status_code == 307
+    assert client.put("/tables/sales/partitions", json={}).status_code == 405
+
+
+PLAIN_TEXT = st.one_of(st.text(max_size=6), st.sampled_from(["a\x00", "\x00", "2024-01-01"]))
+DOCUMENTS = st.one_of(
+    st.dictionaries(
+        st.sampled_from(["in", "in_", "where", "tuples", "x"]),
+        st.one_of(
+            st.dictionaries(
+                st.text(max_size=4),
+                st.one_of(
+                    st.lists(PLAIN_TEXT, max_size=4),
+                    st.lists(st.one_of(PLAIN_TEXT, st.integers(), st.none()), max_size=3),
+                    PLAIN_TEXT,
+                ),
+                max_size=3,
+            ),
+            PLAIN_TEXT,
+            st.none(),
+        ),
+        max_size=2,
+    ),
+    st.lists(PLAIN_TEXT, max_size=2),
+)
+
+
+@given(DOCUMENTS)
+def test_plain_in_lists_are_what_the_schema_makes_of_them(document: Any) -> None:
+    from pydantic import ValidationError
+
+    from pruner.api import Selection, plain_in_lists
+
+    quick = plain_in_lists(document)
+    if quick is None:
+        return  # the schema decides
+    try:
+        assert quick == Selection.model_validate(document).query()
+    except ValidationError:
+        pytest.fail(f"plain_in_lists took {document!r}, which the schema refuses")
+
+
+def test_lookups_after_a_restart_of_the_app(sales: Metastore, db_url: str) -> None:
+    """The lifespan stops the lookup threads and closes the connections; started again,
+    the app makes new ones."""
+    app = create_app(db_url)
+    for _ in range(2):
+        with TestClient(app) as test_client:
+            answer = test_client.get("/tables/sales/partitions", params={"in": "dt=2024-01-03"})
+            assert answer.status_code == 200 and answer.json()["count"] == 3
+
+
 def test_get_lookup_without_condition_lists_every_partition(client: TestClient) -> None:
     answer = client.get("/tables/sales/partitions").json()
     assert answer["table"] == "sales"
@@ -304,6 +420,10 @@ ERRORS: list[tuple[str, str, dict[str, Any] | None, int, str | None]] = [
     ("POST", "/estimate", {"sql": "SELECT 'unterminated"}, 400, None),
     ("POST", "/estimate", {"sql": "SELECT * FROM nope"}, 404, None),
     ("POST", "/estimate", {"sql": "SELECT 1", "level": "magic"}, 422, None),
+    ("POST", "/explain", {"sql": "SELECT * FROM nope"}, 404, None),
+    ("POST", "/explain", {"sql": "SELECT 'unterminated"}, 400, None),
+    ("POST", "/explain", {"sql": "SELECT * FROM sales", "config": {"CPUc": "x"}}, 400, None),
+    ("POST", "/explain", {"sql": "SELECT * FROM sales", "emit": "hive"}, 422, None),
     ("GET", "/runs?table=nope", None, 404, "unknown table 'nope'"),
     ("GET", "/runs?limit=0", None, 422, None),
 ]
@@ -367,6 +487,14 @@ def test_statistics_and_estimate_are_the_cli_json(
     estimate = client.post("/estimate", json={"sql": sql, "level": "basic"})
     assert estimate.status_code == 200
     assert estimate.json() == cli_json(capsys, db_url, "estimate", "--sql", sql, "--level", "basic")
+    sql = "SELECT a.id, count(*) FROM sales a JOIN sales b ON a.id = b.id GROUP BY a.id"
+    explained = client.post("/explain", json={"sql": sql, "config": {"CPUc": "2"}})
+    assert explained.status_code == 200, explained.text
+    assert explained.json() == cli_json(
+        capsys, db_url, "explain", "--sql", sql, "--json", "--config", "CPUc=2"
+    )
+    emitted = client.post("/explain", json={"sql": sql, "emit": "spark"}).json()["spark_sql"]
+    assert "JOIN" in emitted and emitted.startswith("SELECT")
     assert app.state.service.spark.started is False
 
 

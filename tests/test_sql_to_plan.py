@@ -130,3 +130,22 @@ def test_hive_dialect() -> None:
     root = build_plan("SELECT `s`.`id` FROM sales s WHERE s.dt = '2024-01-01'", lookup, "hive")
     [scan] = [n for n in walk(root) if isinstance(n, Scan)]
     assert isinstance(scan.partition_filter[0], exp.EQ)
+
+
+def test_parenthesised_inner_joins_flatten_as_explain_emits_them() -> None:
+    """`statlas explain --emit spark` writes bushy orders as `a JOIN (b JOIN c ON x) ON y`;
+    planned again, they are the same inner joins with the same keys and filters."""
+    sql = (
+        "SELECT /*+ BROADCAST(n) */ c.name FROM sales s JOIN (customers c JOIN db.nations n "
+        "ON c.nation = n.id) ON s.cust = c.id WHERE n.name = 'x'"
+    )
+    joins = nodes(sql, Join)
+    assert {j.kind for j in joins} == {"inner"}
+    keys = {pair for j in joins for pair in j.keys}
+    assert keys == {(("s", "cust"), ("c", "id")), (("c", "nation"), ("n", "id"))}
+    assert [f.condition.sql() for f in nodes(sql, Filter)] == ["n.name = 'x'"]
+    with pytest.raises(InvalidQuery, match="parenthesised join"):
+        plan(
+            "SELECT * FROM sales s LEFT JOIN (customers c JOIN db.nations n "
+            "ON c.nation = n.id) ON s.cust = c.id"
+        )

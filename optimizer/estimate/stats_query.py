@@ -171,14 +171,16 @@ class StatsQuery:
         if level not in LEVELS:
             raise ValueError(f"unknown level {level!r}")
         self.source, self.level = source, level
-        self._cache: dict[int, NodeStats] = {}
+        self._cache: dict[int, tuple[Node, NodeStats]] = {}
         self._tables: dict[str, TableInfo] = {}
 
     def of(self, node: Node) -> NodeStats:
         key = id(node)
-        if key not in self._cache:
-            self._cache[key] = self._derive(node)
-        return self._cache[key]
+        cached = self._cache.get(key)
+        if cached is None or cached[0] is not node:
+            # the node is kept with its figures: an id is unique only while its object lives
+            cached = self._cache[key] = (node, self._derive(node))
+        return cached[1]
 
     @singledispatchmethod
     def _derive(self, node: Node) -> NodeStats:

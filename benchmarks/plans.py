@@ -1,0 +1,588 @@
+"""Join planning (issue 6): statlas's emitted Spark SQL beside Spark's own plans.
+
+    python benchmarks/plans.py [--set tpch|star|all] [--scale 1] [--variant uniform]
+                               [--repeat 3] [--queries q1,q5] [--json FILE]
+                               [--master local[2]] [--driver-memory 10g] [--timeout 900]
+
+TPC-H's 22 queries (benchmarks/tpch_queries.py; --set tpch, on the uniform data unless
+--variant says otherwise) and a star-join set written in a naive join order
+(benchmarks/star_queries.py; --set star, on zipf-1 unless --variant says otherwise), over
+the Parquet lake of `make data`. In one run and one SparkSession, per query, medians of
+--repeat wall times of `spark.sql(q).collect()`, the plans taking turns (their order rotated
+per repetition and query):
+
+  default   Spark's own plan: CBO off, adaptive execution on (Spark's defaults)
+  cbo       Spark with spark.sql.cbo.enabled, joinReorder.enabled and planStats.enabled, over
+            the same tables ANALYZEd FOR ALL COLUMNS with equi-height histograms
+  statlas   the query as statlas emits it for Spark (optimizer.physical.api.spark_sql: join
+            order and hints from the statistics of the statlas metastore), run like default
+
+All three read the same catalog tables over the lake: the catalog is a Hive metastore (Derby)
+under DATA/plans-catalog/, kept between runs, so ANALYZE runs once per data variant (the
+database records a fingerprint of the data it analyzed). The statlas metastore is the q-error
+benchmark's (benchmarks/qerror_statlas.py: registered and collected incrementally). Before
+timing, every table is counted twice (its partitions' files listed and cached).
+
+Per query: the medians, statlas / the better Spark plan and statlas / default, the Exchange
+nodes of each plan's executed (final adaptive) plan, shuffles and broadcasts apart (an
+exchange reused within a plan is not counted), the shuffles statlas predicts before and after
+its shuffle elimination (optimizer.physical.api.explain), statlas's planning time, and whether
+the three plans returned the same rows (sorted; floats to 1e-6 relative); a difference is
+printed loudly and makes the exit status 1. A query statlas cannot plan (a StatlasError) says
+"not planned: <message>" and is left out of statlas's figures, as are a statlas plan that
+fails, times out (--timeout seconds, per run) or returns other rows. Summary per set: geometric
+means, the queries more than 10% slower than the better Spark plan, and the issue's targets
+(none slower by more than 10%; on skewed data the geometric mean of statlas / the better Spark
+plan at most 0.90). --json writes every figure, after each query.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import statistics
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import qerror_statlas
+import qerror_truth
+import star_queries
+import tpch_queries
+
+from collectors.spark_session import spark_session
+from metastore import Metastore
+from metastore.errors import StatlasError
+from optimizer.estimate.stats_query import MetastoreSource
+from optimizer.physical.api import emit, explain_json, plan_query
+
+DATA = Path(__file__).resolve().parent / ".data"
+CATALOG = DATA / "plans-catalog"
+PLANS = ("default", "cbo", "statlas")
+CBO_SETTINGS = (
+    "spark.sql.cbo.enabled",
+    "spark.sql.cbo.joinReorder.enabled",
+    "spark.sql.cbo.planStats.enabled",
+)
+SETS: dict[str, tuple[dict[str, str], str]] = {
+    "tpch": (tpch_queries.QUERIES, "uniform"),
+    "star": (star_queries.QUERIES, "zipf-1"),
+}
+FINGERPRINT_KEY = "statlas_plans_analyzed"
+TOLERANCE = 1e-6
+SLOWER = 1.10
+SKEW_TARGET = 0.90
+
+
+# --------------------------------------------------------------------- Spark and catalog
+
+
+def session(master: str, driver_memory: str) -> Any:
+    """The benchmark's SparkSession: a Hive catalog (Derby) under CATALOG, partition columns
+    typed (l_shipdate and o_orderdate are dates), histograms for ANALYZE, CBO off until a
+    plan turns it on."""
+    CATALOG.mkdir(parents=True, exist_ok=True)
+    derby = CATALOG / "metastore_db"
+    spark = spark_session(
+        master,
+        {
+            "spark.app.name": "statlas-plans",
+            "spark.driver.memory": driver_memory,
+            "spark.sql.catalogImplementation": "hive",
+            "spark.sql.warehouse.dir": str(CATALOG / "warehouse"),
+            "spark.hadoop.javax.jdo.option.ConnectionURL": (
+                f"jdbc:derby:;databaseName={derby};create=true"
+            ),
+            "spark.driver.extraJavaOptions": f"-Dderby.system.home={CATALOG}",
+            "spark.sql.sources.partitionColumnTypeInference.enabled": "true",
+            "spark.sql.statistics.histogram.enabled": "true",
+        },
+    )
+    configure(spark, "default")
+    return spark
+
+
+def configure(spark: Any, plan: str) -> None:
+    """CBO and join reordering on for the cbo plan, off (Spark's defaults) otherwise."""
+    for key in CBO_SETTINGS:
+        spark.conf.set(key, "true" if plan == "cbo" else "false")
+
+
+def fingerprint(directory: Path) -> str:
+    """The data ANALYZE saw: its directory and when `make data` completed it."""
+    complete = (directory / "_COMPLETE").stat().st_mtime_ns
+    return hashlib.sha256(f"{directory}|{complete}|histograms".encode()).hexdigest()[:16]
+
+
+def analyzed(spark: Any, database: str, expected: str) -> bool:
+    """Whether `database` holds every table, ANALYZEd over the data of `expected`."""
+    if not spark.catalog.databaseExists(database):
+        return False
+    rows = spark.sql(f"DESCRIBE DATABASE EXTENDED {database}").collect()
+    properties = " ".join(str(r[1]) for r in rows if str(r[0]).lower() == "properties")
+    if f"({FINGERPRINT_KEY},{expected})" not in properties:
+        return False
+    return all(spark.catalog.tableExists(f"{database}.{t}") for t in qerror_truth.TABLES)
+
+
+def catalog_database(spark: Any, directory: Path, scale: str, variant: str) -> str:
+    """The variant's catalog database, created and ANALYZEd FOR ALL COLUMNS with histograms
+    unless a run before did it over the same data."""
+    database = f"plans_sf{qerror_truth.safe_name(scale)}_{qerror_truth.safe_name(variant)}"
+    expected = fingerprint(directory)
+    if analyzed(spark, database, expected):
+        print(f"{database}: ANALYZEd by an earlier run", flush=True)
+        return database
+    started = time.perf_counter()
+    qerror_truth.analyze_catalog(spark, directory, database, histograms=True)
+    spark.sql(f"ALTER DATABASE {database} SET DBPROPERTIES ('{FINGERPRINT_KEY}' = '{expected}')")
+    print(f"{database}: created and ANALYZEd in {time.perf_counter() - started:.0f} s", flush=True)
+    return database
+
+
+def warm(spark: Any, database: str) -> None:
+    """Count every table twice: the files of every partition are listed (and cached by the
+    session) and the JVM warmed up before any plan is timed (a first count of lineitem takes
+    ten times a second)."""
+    for _ in range(2):
+        for table in qerror_truth.TABLES:
+            spark.sql(f"SELECT COUNT(*) FROM {database}.{table}").collect()
+
+
+# ---------------------------------------------------------------------- executed plans
+
+
+def exchanges(spark: Any, frame: Any) -> dict[str, int]:
+    """Exchange nodes of the frame's executed plan (the final adaptive plan once it ran),
+    subqueries included: shuffles, broadcasts, and exchanges reused (not run again)."""
+    counts = {"shuffles": 0, "broadcasts": 0, "reused": 0}
+    identity = spark._jvm.java.lang.System.identityHashCode
+    seen: set[int] = set()
+    stack = [frame._jdf.queryExecution().executedPlan()]
+    while stack:
+        node = stack.pop()
+        key = int(identity(node))
+        if key in seen:
+            continue
+        seen.add(key)
+        name = node.getClass().getSimpleName()
+        if name == "AdaptiveSparkPlanExec":
+            stack.append(node.executedPlan())
+        elif name.endswith("QueryStageExec"):
+            stack.append(node.plan())
+        elif name.startswith("Reused"):  # ReusedExchangeExec, ReusedSubqueryExec
+            counts["reused"] += name == "ReusedExchangeExec"
+            continue
+        elif name.endswith("ShuffleExchangeExec"):
+            counts["shuffles"] += 1
+        elif name.endswith("BroadcastExchangeExec"):
+            counts["broadcasts"] += 1
+        for nested in (node.children(), node.subqueries()):
+            stack.extend(nested.apply(i) for i in range(nested.size()))
+    return counts
+
+
+# ------------------------------------------------------------------------------- runs
+
+
+@dataclass
+class Outcome:
+    """One run of one plan: seconds and rows, or why there are none."""
+
+    seconds: float | None
+    rows: list[tuple[Any, ...]] | None = None
+    exchanges: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+
+
+def run_once(spark: Any, sql: str, plan: str, timeout: float) -> Outcome:
+    """`spark.sql(sql).collect()` under the plan's settings, cancelled after `timeout` s.
+    A failure (of any plan) is reported, and that plan has no time for the query."""
+    configure(spark, plan)
+    context = spark.sparkContext
+    group = f"plans-{uuid.uuid4().hex}"
+    expired = threading.Event()
+
+    def cancel() -> None:
+        expired.set()
+        context.cancelJobGroup(group)
+
+    context.setJobGroup(group, plan, interruptOnCancel=True)
+    timer = threading.Timer(timeout, cancel)
+    timer.start()
+    began = time.perf_counter()
+    try:
+        frame = spark.sql(sql)
+        rows = [tuple(r) for r in frame.collect()]
+        seconds = time.perf_counter() - began
+    except Exception as error:
+        if expired.is_set():
+            return Outcome(None, error=f"timed out after {timeout:.0f} s")
+        message = "failed: " + " ".join(str(error).split())[:300]
+        print(f"!!!!!!!! {plan} plan failed: {message}", file=sys.stderr, flush=True)
+        return Outcome(None, error=message)
+    finally:
+        timer.cancel()
+    return Outcome(seconds, rows, exchanges(spark, frame))
+
+
+def _sort_key(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    key: list[Any] = []
+    for value in row:
+        if isinstance(value, float | Decimal):
+            value = float(f"{float(value):.8g}")
+        key.append((value is None, value if value is not None else 0))
+    return tuple(key)
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    if isinstance(a, float | Decimal) and isinstance(b, float | Decimal):
+        x, y = float(a), float(b)
+        return math.isclose(x, y, rel_tol=TOLERANCE, abs_tol=1e-9) or (
+            math.isnan(x) and math.isnan(y)
+        )
+    return bool(a == b)
+
+
+def difference(rows: list[tuple[Any, ...]], reference: list[tuple[Any, ...]]) -> str | None:
+    """Why two results differ (rows sorted, floats and decimals to TOLERANCE), or None."""
+    if len(rows) != len(reference):
+        return f"{len(rows)} rows, not {len(reference)}"
+    for number, (row, want) in enumerate(
+        zip(sorted(rows, key=_sort_key), sorted(reference, key=_sort_key), strict=True)
+    ):
+        if len(row) != len(want) or not all(map(_same_value, row, want)):
+            return f"sorted row {number}: {row!r}, not {want!r}"
+    return None
+
+
+# ---------------------------------------------------------------------------- queries
+
+
+@dataclass
+class Planned:
+    """statlas's rewriting of one query, or the StatlasError that stopped it."""
+
+    sql: str | None
+    explanation: dict[str, Any] | None
+    seconds: float
+    message: str | None = None
+
+
+_SOURCES: dict[int, MetastoreSource] = {}
+
+
+def plan_statlas(metastore: Metastore, sql: str) -> Planned:
+    """The emitted Spark SQL and the plan's explanation (timed: statlas's planning; each
+    table's statistics of a partition selection are read once per run, as they do not
+    change between queries)."""
+    source = _SOURCES.setdefault(id(metastore), MetastoreSource(metastore.engine, memo=True))
+    began = time.perf_counter()
+    try:
+        plan = plan_query(metastore.engine, sql, dialect="spark", source=source)
+        emitted = emit(plan)
+        seconds = time.perf_counter() - began
+        explanation = explain_json(plan)
+    except StatlasError as error:
+        return Planned(None, None, time.perf_counter() - began, f"not planned: {error}")
+    return Planned(emitted, explanation, seconds)
+
+
+def predicted(explanation: dict[str, Any] | None, key: str = "shuffles") -> dict[str, Any]:
+    """{"before": n, "after": n} of the explanation's `key`, empty without one."""
+    found = (explanation or {}).get(key)
+    return found if isinstance(found, dict) else {}
+
+
+def measure(
+    spark: Any, name: str, sql: str, planned: Planned, index: int, args: argparse.Namespace
+) -> dict[str, Any]:
+    """Every figure of one query."""
+    texts = {"default": sql, "cbo": sql}
+    if planned.sql is not None:
+        texts["statlas"] = planned.sql
+    plans = [p for p in PLANS if p in texts]
+    times: dict[str, list[float]] = {p: [] for p in plans}
+    rows: dict[str, list[tuple[Any, ...]]] = {}
+    executed: dict[str, dict[str, int]] = {}
+    errors: dict[str, str] = {}
+    for attempt in range(args.repeat):
+        turn = (attempt + index) % len(plans)
+        for plan in plans[turn:] + plans[:turn]:
+            if plan in errors:
+                continue
+            outcome = run_once(spark, texts[plan], plan, args.timeout)
+            if outcome.error is not None or outcome.seconds is None or outcome.rows is None:
+                errors[plan] = outcome.error or "no result"
+                continue
+            times[plan].append(outcome.seconds)
+            rows[plan] = outcome.rows
+            executed[plan] = outcome.exchanges
+    configure(spark, "default")
+    median = {p: statistics.median(t) if t and p not in errors else None for p, t in times.items()}
+    differs: dict[str, str] = {}
+    reference = rows["default"] if "default" in rows else rows.get("cbo")
+    for plan, result in rows.items():
+        why = None if reference is None else difference(result, reference)
+        if why is not None:
+            differs[plan] = why
+            print(
+                f"\n!!!!!!!! RESULT MISMATCH {name}: {plan} differs from Spark's default: {why}\n",
+                flush=True,
+            )
+            print(f"!!!!!!!! RESULT MISMATCH {name} ({plan}): {why}", file=sys.stderr, flush=True)
+    spark_medians = [m for p, m in median.items() if p != "statlas" and m is not None]
+    best = min(spark_medians) if spark_medians else None
+    ours = median.get("statlas")
+    default = median.get("default")
+    usable = ours is not None and "statlas" not in differs
+    return {
+        "query": name,
+        "sql": sql,
+        "statlas_sql": planned.sql,
+        "planned": planned.sql is not None,
+        "message": planned.message or errors.get("statlas"),
+        "plan_seconds": planned.seconds,
+        "seconds": times,
+        "median": median,
+        "best_spark": best,
+        "ratio_best": ours / best if usable and ours is not None and best else None,
+        "ratio_default": ours / default if usable and ours is not None and default else None,
+        "exchanges": executed,
+        "predicted_shuffles": predicted(planned.explanation),
+        "explain": planned.explanation,
+        "errors": errors,
+        "mismatch": differs,
+        "same": not differs and reference is not None,
+    }
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def _seconds(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
+def _ratio(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
+def _counts(record: dict[str, Any], key: str) -> str:
+    return " / ".join(str(record["exchanges"].get(p, {}).get(key, "–")) for p in PLANS)
+
+
+HEADER = (
+    "| query | default s | cbo s | statlas s | statlas / best Spark | statlas / default "
+    "| shuffles default / cbo / statlas | statlas predicted shuffles before → after "
+    "| broadcasts default / cbo / statlas | statlas plan ms | same |\n"
+    "|---|---:|---:|---:|---:|---:|---|---|---|---:|---|"
+)
+
+
+def table_row(record: dict[str, Any]) -> str:
+    median = record["median"]
+    if not record["planned"]:
+        ours = record["message"]
+    elif "statlas" in record["errors"]:
+        ours = record["errors"]["statlas"]
+    else:
+        ours = _seconds(median.get("statlas"))
+    shuffles = record["predicted_shuffles"]
+    guess = f"{shuffles.get('before', '?')} → {shuffles.get('after', '?')}" if shuffles else ""
+    same = (
+        "yes"
+        if record["same"]
+        else "NO: " + "; ".join(f"{p} {why}" for p, why in record["mismatch"].items())
+    )
+    return (
+        f"| {record['query']} | {_seconds(median.get('default'))} | "
+        f"{_seconds(median.get('cbo'))} | {ours} | {_ratio(record['ratio_best'])} | "
+        f"{_ratio(record['ratio_default'])} | {_counts(record, 'shuffles')} | {guess} | "
+        f"{_counts(record, 'broadcasts')} | {record['plan_seconds'] * 1000:.0f} | {same} |"
+    )
+
+
+def _geomean(values: list[float]) -> float | None:
+    return statistics.geometric_mean(values) if values else None
+
+
+def summarize(records: list[dict[str, Any]], variant: str) -> dict[str, Any]:
+    """The set's summary figures and the issue's targets."""
+    timed = [r for r in records if r["ratio_best"] is not None]
+    cbo_default = [
+        r["median"]["cbo"] / r["median"]["default"]
+        for r in records
+        if r["median"].get("cbo") and r["median"].get("default")
+    ]
+    slower = [r["query"] for r in timed if r["ratio_best"] > SLOWER]
+    left_out: dict[str, str] = {}
+    for r in records:
+        if r["ratio_best"] is not None:
+            continue
+        if not r["planned"]:
+            left_out[r["query"]] = str(r["message"])
+        elif "statlas" in r["errors"]:
+            left_out[r["query"]] = r["errors"]["statlas"]
+        else:
+            left_out[r["query"]] = "result differs: " + r["mismatch"].get("statlas", "")
+    # a statlas plan that failed, timed out or returned other rows misses the target too
+    failed = [q for q, why in left_out.items() if not why.startswith("not planned")]
+    geo_best = _geomean([r["ratio_best"] for r in timed])
+    summary: dict[str, Any] = {
+        "variant": variant,
+        "queries": len(records),
+        "timed": len(timed),
+        "geomean_statlas_over_best_spark": geo_best,
+        "geomean_statlas_over_default": _geomean([r["ratio_default"] for r in timed]),
+        "geomean_cbo_over_default": _geomean(cbo_default),
+        "slower_than_best_spark_by_10pct": slower,
+        "left_out": left_out,
+        "mismatches": [r["query"] for r in records if not r["same"]],
+        "target_none_slower": not slower and not failed,
+    }
+    if variant.startswith("zipf"):
+        summary["target_skew_geomean"] = geo_best is not None and geo_best <= SKEW_TARGET
+    return summary
+
+
+def print_summary(name: str, summary: dict[str, Any]) -> None:
+    def number(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.3f}"
+
+    print(
+        f"\n{name} on {summary['variant']}: statlas timed on {summary['timed']} of "
+        f"{summary['queries']} queries"
+    )
+    for label, key in (
+        ("statlas / best Spark", "geomean_statlas_over_best_spark"),
+        ("statlas / default", "geomean_statlas_over_default"),
+        ("cbo / default", "geomean_cbo_over_default"),
+    ):
+        print(f"  geometric mean {label}: {number(summary[key])}")
+    slower = summary["slower_than_best_spark_by_10pct"]
+    print(f"  more than 10% slower than the better Spark plan: {len(slower)} {slower or ''}")
+    for query, why in summary["left_out"].items():
+        print(f"  left out of statlas's figures: {query}: {why}")
+    if summary["mismatches"]:
+        print(f"  !!!!!!!! RESULT MISMATCHES: {summary['mismatches']}")
+    verdict = {True: "met", False: "NOT met"}
+    print(f"  target, none more than 10% slower: {verdict[summary['target_none_slower']]}")
+    if "target_skew_geomean" in summary:
+        print(
+            f"  target, geometric mean statlas / best Spark <= {SKEW_TARGET} on skewed data: "
+            f"{verdict[summary['target_skew_geomean']]}"
+        )
+
+
+def write_json(path: Path | None, report: dict[str, Any]) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(report, indent=1, default=str))
+    tmp.replace(path)
+
+
+# ------------------------------------------------------------------------------- main
+
+
+def chosen_sets(args: argparse.Namespace) -> list[tuple[str, dict[str, str], str]]:
+    """(set, {query: sql}, variant) for each set of the run, limited to --queries."""
+    names = ("tpch", "star") if args.set == "all" else (args.set,)
+    wanted = [q for q in (args.queries or "").split(",") if q]
+    known = {q for n in names for q in SETS[n][0]}
+    unknown = [q for q in wanted if q not in known]
+    if unknown:
+        raise SystemExit(f"unknown queries {unknown}: the sets {names} hold {sorted(known)}")
+    chosen = []
+    for name in names:
+        queries, variant = SETS[name]
+        picked = {q: s for q, s in queries.items() if not wanted or q in wanted}
+        if picked:
+            chosen.append((name, picked, args.variant or variant))
+    return chosen
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", choices=("tpch", "star", "all"), default="tpch")
+    parser.add_argument("--scale", default="1")
+    parser.add_argument(
+        "--variant", help="uniform | zipf-1 | zipf-1.5 (default: tpch uniform, star zipf-1)"
+    )
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--queries", help="comma-separated names, e.g. q1,q5 or s2")
+    parser.add_argument("--json", type=Path, help="write every figure to this file")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--driver-memory", default="10g")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
+    args = parser.parse_args()
+    scale = qerror_truth.scale_name(args.scale)
+    sets = chosen_sets(args)
+    directories = {v: qerror_truth.variant_dir(DATA, scale, v) for _, _, v in sets}
+
+    started = time.perf_counter()
+    spark = session(args.master, args.driver_memory)
+    report: dict[str, Any] = {
+        "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        "scale": scale,
+        "master": args.master,
+        "repeat": args.repeat,
+        "spark": spark.version,
+        "setup_seconds": {},
+        "sets": {},
+    }
+    databases: dict[str, str] = {}
+    metastores: dict[str, Metastore] = {}
+    for variant, directory in directories.items():
+        began = time.perf_counter()
+        databases[variant] = catalog_database(spark, directory, scale, variant)
+        report["setup_seconds"][f"catalog {variant}"] = time.perf_counter() - began
+        began = time.perf_counter()
+        metastores[variant] = qerror_statlas.metastore_for(DATA, scale, variant, directory, spark)
+        report["setup_seconds"][f"statlas collect {variant}"] = time.perf_counter() - began
+        print(f"statlas metastore {variant}: ready in {time.perf_counter() - began:.0f} s")
+        began = time.perf_counter()
+        warm(spark, databases[variant])
+        report["setup_seconds"][f"warm {variant}"] = time.perf_counter() - began
+    print(f"set up in {time.perf_counter() - started:.0f} s", flush=True)
+
+    mismatched = False
+    for name, queries, variant in sets:
+        spark.catalog.setCurrentDatabase(databases[variant])
+        planned = {q: plan_statlas(metastores[variant], sql) for q, sql in queries.items()}
+        records: list[dict[str, Any]] = []
+        entry: dict[str, Any] = {"variant": variant, "queries": records}
+        report["sets"][name] = entry
+        print(f"\n### {name}: SF {scale} {variant}, medians of {args.repeat}\n\n{HEADER}")
+        for index, (query, sql) in enumerate(queries.items()):
+            records.append(measure(spark, query, sql, planned[query], index, args))
+            print(table_row(records[-1]), flush=True)
+            write_json(args.json, report)
+        entry["summary"] = summarize(records, variant)
+        mismatched = mismatched or bool(entry["summary"]["mismatches"])
+        write_json(args.json, report)
+    for name, entry in report["sets"].items():
+        print_summary(name, entry["summary"])
+    report["seconds"] = time.perf_counter() - started
+    write_json(args.json, report)
+    print(
+        f"\nwall time {report['seconds'] / 60:.1f} min"
+        + (f"; figures in {args.json}" if args.json else "")
+    )
+    spark.stop()
+    if mismatched:
+        raise SystemExit("!!!!!!!! some plans returned other rows than Spark's default (above)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The seed's cost model: variables (params), per-operator CPU and IO (formulas)."""

@@ -1,0 +1,104 @@
+"""The cost variables and planning thresholds, with the seed's defaults, configurable.
+
+Seed "cost-based-optimizer", section 4 (cost variables): CPUc = 1 ns, NEt = 150 x CPUc,
+Lw = Lr = 4 x NEt, Hw = 10 x Lw, Hr = 1.5 x Lr. A variable left unset follows the chain
+from the ones set (`--config CPUc=2` doubles every IO constant too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from metastore.errors import InvalidValue
+
+BIG_TABLE_POLICIES = ("avg_partition_size", "leftmost", "table_size")
+COMMON_HINTS = ("none", "merge", "shuffle_hash")
+
+
+@dataclass(frozen=True)
+class CostParams:
+    cpu_c: float = 1.0  # CPUc: one comparison, ns
+    net: float = 150.0  # NEt: one byte over the network, ns
+    local_write: float = 600.0  # Lw: one byte to local disk
+    local_read: float = 600.0  # Lr: one byte from local disk
+    hdfs_write: float = 6000.0  # Hw: one byte to HDFS
+    hdfs_read: float = 900.0  # Hr: one byte from HDFS
+    map_join_threshold: float = 10_000_000.0  # bytes of all small sides of one map stage
+    split_bytes: float = 128 * 1024 * 1024  # input bytes per mapper
+    bytes_per_reducer: float = 256 * 1024 * 1024  # as Hive's hive.exec.reducers.bytes.per.reducer
+    max_reducers: int = 1009  # as Hive's hive.exec.reducers.max
+    skew_share: float = 0.2  # a join key value holding this share of a side's rows is skewed
+    big_table_policy: str = "avg_partition_size"
+    greedy_above: int = 12  # join order: dynamic programming up to this many relations
+    bushy: int = 0  # join order: 1 also considers joining two joins (0: left-deep trees)
+    common_hint: str = "none"  # Spark hint emitted for common joins (none: Spark decides)
+
+
+ALIASES = {
+    "cpuc": "cpu_c",
+    "net": "net",
+    "lw": "local_write",
+    "lr": "local_read",
+    "hw": "hdfs_write",
+    "hr": "hdfs_read",
+    "noconditionaltask.size": "map_join_threshold",
+}
+
+
+def cost_params(config: Mapping[str, str] | None = None) -> CostParams:
+    """Parameters from `key=value` settings (seed names CPUc, NEt, Lw, Lr, Hw, Hr or the
+    field names); unset IO constants follow the seed's chain from those set."""
+    given: dict[str, Any] = {}
+    known = {f.name: f for f in fields(CostParams)}
+    for raw_key, raw_value in (config or {}).items():
+        key = ALIASES.get(raw_key.strip().lower(), raw_key.strip().lower())
+        if key not in known:
+            names = ", ".join(sorted(set(known) | {"CPUc", "NEt", "Lw", "Lr", "Hw", "Hr"}))
+            raise InvalidValue(f"unknown setting {raw_key!r} (known: {names})")
+        given[key] = _parse(key, known[key].default, raw_value)
+    cpu = given.get("cpu_c", CostParams.cpu_c)
+    net = given.get("net", 150 * cpu)
+    lw = given.get("local_write", 4 * net)
+    lr = given.get("local_read", 4 * net)
+    chained = {
+        "cpu_c": cpu,
+        "net": net,
+        "local_write": lw,
+        "local_read": lr,
+        "hdfs_write": given.get("hdfs_write", 10 * lw),
+        "hdfs_read": given.get("hdfs_read", 1.5 * lr),
+    }
+    return replace(CostParams(), **{**given, **chained})
+
+
+def parse_settings(pairs: list[str] | None) -> dict[str, str]:
+    """`["CPUc=2", "map_join_threshold=5e6"]` -> {"CPUc": "2", ...}."""
+    settings: dict[str, str] = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise InvalidValue(f"a setting is key=value, got {pair!r}")
+        settings[key.strip()] = value.strip()
+    return settings
+
+
+def _parse(key: str, default: Any, raw: str) -> Any:
+    if key == "big_table_policy":
+        if raw not in BIG_TABLE_POLICIES:
+            raise InvalidValue(f"big_table_policy is one of {', '.join(BIG_TABLE_POLICIES)}")
+        return raw
+    if key == "common_hint":
+        if raw not in COMMON_HINTS:
+            raise InvalidValue(f"common_hint is one of {', '.join(COMMON_HINTS)}")
+        return raw
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InvalidValue(f"setting {key} needs a number, got {raw!r}") from None
+    if value < 0 or value != value:
+        raise InvalidValue(f"setting {key} must be a non-negative number, got {raw!r}")
+    if key == "skew_share" and not 0 < value <= 1:
+        raise InvalidValue("skew_share is a fraction in (0, 1]")
+    return int(value) if isinstance(default, int) else value

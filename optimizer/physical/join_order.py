@@ -1,0 +1,319 @@
+"""Join order: dynamic programming over connected sub-graphs of each group of inner joins
+(no cross products unless the query's join graph is disconnected), greedy operator ordering
+beyond `greedy_above` relations. Outer, semi and anti joins keep their place; their inputs
+are ordered on their own.
+
+Trees are left-deep by default (each join adds one relation, which Spark's join hints can
+name); `bushy=1` also considers joins of two joins.
+
+A group is a maximal tree of inner joins of one SELECT (with the Filter above it); its leaves
+are the relations of that SELECT's FROM list. Every conjunct of the group's join conditions
+and filters is applied at the lowest join that covers its relations. Costs are the seed's
+(the cheapest eligible algorithm per join); ties keep the first plan found, which follows
+the written order, so the result is deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+
+from sqlglot import exp
+
+from optimizer.cost.formulas import Cost
+from optimizer.physical.algorithms import Side, choose_join
+from optimizer.physical.context import PlanningContext, describe
+from optimizer.plan import (
+    Aggregate,
+    ColumnRef,
+    Filter,
+    Join,
+    Limit,
+    Node,
+    Project,
+    Sort,
+    Union,
+    column_of,
+    columns_in,
+    conjunction,
+    conjuncts,
+)
+
+
+@dataclass(frozen=True)
+class OrderedGroup:
+    """A reordered group: the SELECT it came from (None when unknown), its new join tree,
+    and its leaves (the SELECT's relations)."""
+
+    select: exp.Select | None
+    root: Node
+    leaves: tuple[Node, ...]
+
+
+@dataclass
+class Ordering:
+    context: PlanningContext
+    origins: dict[int, exp.Select] | None = None
+    groups: list[OrderedGroup] = field(default_factory=list)
+    # joins of the new plan -> the SELECT their FROM list belongs to
+    join_origins: dict[int, exp.Select] = field(default_factory=dict)
+
+    def reorder(self, node: Node) -> Node:
+        if _group_root(node, self.origins):
+            return self._group(node)
+        children = [self.reorder(child) for child in node.children]
+        rebuilt = with_children(node, children)
+        if isinstance(node, Join) and self.origins is not None and id(node) in self.origins:
+            self.join_origins[id(rebuilt)] = self.origins[id(node)]
+        return rebuilt
+
+    # ---- one group ---------------------------------------------------------------------
+    def _group(self, root: Node) -> Node:
+        select = self._select_of(root)
+        leaves, predicates = _flatten(root, self.origins, select)
+        leaves = [self.reorder(leaf) for leaf in leaves]
+        graph = _Graph(leaves, predicates)
+        planned = _Planner(self.context, graph).best()
+        loose = conjunction([p for p, mask in graph.predicates if mask == 0])
+        result = planned if loose is None else Filter(planned, loose)
+        for join in _joins_of(planned, set(map(id, leaves))):
+            if select is not None:
+                self.join_origins[id(join)] = select
+        self.groups.append(OrderedGroup(select, result, tuple(leaves)))
+        return result
+
+    def _select_of(self, root: Node) -> exp.Select | None:
+        if self.origins is None:
+            return None
+        node = root.child if isinstance(root, Filter) else root
+        return self.origins.get(id(node))
+
+
+def _group_root(node: Node, origins: dict[int, exp.Select] | None) -> bool:
+    if isinstance(node, Filter):
+        node = node.child
+    return _groupable(node, origins, None) and isinstance(node, Join)
+
+
+def _groupable(node: Node, origins: dict[int, exp.Select] | None, select: object) -> bool:
+    if not isinstance(node, Join) or node.kind not in ("inner", "cross"):
+        return False
+    if origins is None:
+        return True
+    if id(node) not in origins:
+        return False
+    return select is None or origins[id(node)] is select
+
+
+def _flatten(
+    root: Node, origins: dict[int, exp.Select] | None, select: exp.Select | None
+) -> tuple[list[Node], list[exp.Expr]]:
+    predicates: list[exp.Expr] = []
+    if isinstance(root, Filter):
+        predicates += conjuncts(root.condition)
+        root = root.child
+    leaves: list[Node] = []
+
+    def visit(node: Node) -> None:
+        if _groupable(node, origins, select):
+            assert isinstance(node, Join)
+            visit(node.left)
+            visit(node.right)
+            predicates.extend(exp.EQ(this=_col(a), expression=_col(b)) for a, b in node.keys)
+            predicates.extend(conjuncts(node.residual))
+        else:
+            leaves.append(node)
+
+    visit(root)
+    return leaves, predicates
+
+
+def _col(ref: ColumnRef) -> exp.Column:
+    return exp.column(ref[1], table=ref[0])
+
+
+def _joins_of(node: Node, leaf_ids: set[int]) -> Iterator[Join]:
+    if id(node) in leaf_ids:
+        return
+    if isinstance(node, Join):
+        yield node
+    for child in node.children:
+        yield from _joins_of(child, leaf_ids)
+
+
+class _Graph:
+    def __init__(self, leaves: list[Node], predicates: list[exp.Expr]) -> None:
+        self.leaves = leaves
+        owner: dict[str, int] = {}
+        for index, leaf in enumerate(leaves):
+            for alias, _ in leaf.output():
+                owner.setdefault(alias, index)
+        self.owner = owner
+        self.predicates: list[tuple[exp.Expr, int]] = []
+        for predicate in predicates:
+            mask = 0
+            for alias, _ in columns_in(predicate):
+                if alias in owner:
+                    mask |= 1 << owner[alias]
+            self.predicates.append((predicate, mask))
+        self.full = (1 << len(leaves)) - 1
+
+    def connected(self, mask: int) -> bool:
+        start = mask & -mask
+        reached, frontier = start, start
+        while frontier:
+            grown = reached
+            for _, pmask in self.predicates:
+                if pmask & mask == pmask and pmask & reached and bin(pmask).count("1") > 1:
+                    grown |= pmask
+            frontier = grown & ~reached
+            reached = grown
+        return reached == mask
+
+    def linked(self, a: int, b: int) -> bool:
+        both = a | b
+        return any(
+            pmask & both == pmask and pmask & a and pmask & b for _, pmask in self.predicates
+        )
+
+    def condition(
+        self, a: int, b: int
+    ) -> tuple[tuple[tuple[ColumnRef, ColumnRef], ...], list[exp.Expr]]:
+        """Join keys (a's column, b's column) and residual conjuncts joining a and b."""
+        keys: list[tuple[ColumnRef, ColumnRef]] = []
+        residual: list[exp.Expr] = []
+        both = a | b
+        for predicate, pmask in self.predicates:
+            if not (pmask & both == pmask and pmask & a and pmask & b):
+                continue
+            if isinstance(predicate, exp.EQ):
+                left, right = column_of(predicate.left), column_of(predicate.right)
+                if left and right:
+                    lm, rm = 1 << self.owner[left[0]], 1 << self.owner[right[0]]
+                    if lm & a and rm & b:
+                        keys.append((left, right))
+                        continue
+                    if lm & b and rm & a:
+                        keys.append((right, left))
+                        continue
+            residual.append(predicate)
+        return tuple(keys), residual
+
+
+@dataclass
+class _Best:
+    node: Node
+    cost: Cost
+    rows: float
+
+
+class _Planner:
+    def __init__(self, context: PlanningContext, graph: _Graph) -> None:
+        self.context, self.graph = context, graph
+        self.best_of: dict[int, _Best] = {}
+        self.rows_of: dict[int, float] = {}
+
+    def best(self) -> Node:
+        graph = self.graph
+        for index, leaf in enumerate(graph.leaves):
+            self.best_of[1 << index] = _Best(leaf, Cost(), self.context.rows(leaf))
+        n = len(graph.leaves)
+        if n <= self.context.params.greedy_above:
+            self._dynamic_programming(n)
+        if graph.full in self.best_of:
+            return self.best_of[graph.full].node
+        return self._greedy()
+
+    def _dynamic_programming(self, n: int) -> None:
+        masks = sorted(range(1, self.graph.full + 1), key=lambda m: (bin(m).count("1"), m))
+        for mask in masks:
+            if bin(mask).count("1") < 2 or not self.graph.connected(mask):
+                continue
+            sub = (mask - 1) & mask
+            while sub:
+                other = mask ^ sub
+                if sub < other and sub in self.best_of and other in self.best_of:
+                    single = _one_bit(sub) or _one_bit(other)
+                    if (single or self.context.params.bushy) and self.graph.linked(sub, other):
+                        self._consider(mask, sub, other)
+                sub = (sub - 1) & mask
+
+    def _greedy(self) -> Node:
+        """Greedy operator ordering: join the two linked parts whose result is smallest;
+        parts nothing links are joined last, smallest first (cross products)."""
+        parts = [1 << i for i in range(len(self.graph.leaves))]
+        # start from the connected parts dynamic programming already planned
+        for mask in sorted(self.best_of, key=lambda m: -bin(m).count("1")):
+            if all(mask & p == p or not mask & p for p in parts) and bin(mask).count("1") > 1:
+                parts = [p for p in parts if not mask & p] + [mask]
+        while len(parts) > 1:
+            linked = [
+                (a, b)
+                for i, a in enumerate(parts)
+                for b in parts[i + 1 :]
+                if self.graph.linked(a, b)
+            ]
+            deep = [(a, b) for a, b in linked if _one_bit(a) or _one_bit(b)]
+            pairs = linked if self.context.params.bushy else (deep or linked)
+            if not pairs:
+                parts.sort(key=lambda m: self.best_of[m].rows)
+                pairs = [(parts[0], parts[1])]
+            candidates = [self._consider(a | b, a, b) for a, b in pairs]
+            a, b = pairs[min(range(len(pairs)), key=lambda i: candidates[i].rows)]
+            self.best_of[a | b] = candidates[pairs.index((a, b))]
+            parts = [p for p in parts if p not in (a, b)] + [a | b]
+        return self.best_of[parts[0]].node
+
+    def _consider(self, mask: int, a: int, b: int) -> _Best:
+        first, second = self.best_of[a], self.best_of[b]
+        if _one_bit(a) and not _one_bit(b):  # left-deep: the relation joins on the right
+            first, second, a, b = second, first, b, a
+        elif _one_bit(a) == _one_bit(b) and (second.rows, -b) > (first.rows, -a):
+            # two relations (or two joins): the larger on the left, written order on ties
+            first, second, a, b = second, first, b, a
+        keys, residual = self.graph.condition(a, b)
+        kind = "inner" if keys or residual else "cross"
+        join = Join(first.node, second.node, kind, keys, conjunction(residual))
+        if mask not in self.rows_of:
+            self.rows_of[mask] = self.context.rows(join)
+        rows = self.rows_of[mask]
+        left_keys = tuple(k for k, _ in keys)
+        right_keys = tuple(k for _, k in keys)
+        choice = choose_join(
+            self._side(first, left_keys),
+            self._side(second, right_keys),
+            kind,
+            bool(keys),
+            rows,
+            self.context.params,
+        )
+        total = first.cost + second.cost + choice.cost
+        candidate = _Best(join, total, rows)
+        current = self.best_of.get(mask)
+        if current is None or (total.total, total.rows) < (current.cost.total, current.cost.rows):
+            self.best_of[mask] = candidate
+        return candidate
+
+    def _side(self, best: _Best, keys: tuple[ColumnRef, ...]) -> Side:
+        if best.node in self.graph.leaves:
+            return self.context.side(best.node, keys, best.rows)
+        return Side(
+            best.rows, self.context.row_size(best.node), describe(best.node), relation=False
+        )
+
+
+def _one_bit(mask: int) -> bool:
+    return mask & (mask - 1) == 0
+
+
+def with_children(node: Node, children: list[Node]) -> Node:
+    """The node over new children (the same node when they did not change)."""
+    if all(a is b for a, b in zip(children, node.children, strict=True)):
+        return node
+    if isinstance(node, Filter | Project | Aggregate | Sort | Limit):
+        return replace(node, child=children[0])
+    if isinstance(node, Join):
+        return replace(node, left=children[0], right=children[1])
+    if isinstance(node, Union):
+        return replace(node, inputs=tuple(children))
+    raise TypeError(type(node).__name__)
