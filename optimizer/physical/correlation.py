@@ -203,9 +203,7 @@ def job_of_nodes(root: PhysicalNode) -> dict[int, int]:
     result: dict[int, int] = {}
     for node in nodes:  # children first: jobs numbered in the order they can run
         fragment = job_fragment(find(id(node)))
-        if fragment == find(id(node)) or fragment not in numbers:
-            numbers.setdefault(fragment, len(numbers) + 1)
-        result[id(node)] = numbers[fragment]
+        result[id(node)] = numbers.setdefault(fragment, len(numbers) + 1)
     return result
 
 
