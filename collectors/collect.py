@@ -32,11 +32,15 @@ from metastore.catalog import TableInfo, forget_statistics, get_table
 from metastore.engine import run_read, run_write
 from metastore.errors import StatlasError, UnknownColumn
 from metastore.models import CollectionRun, ColumnStats, PartitionStats, utcnow
-from metastore.samples import sample_rate, target_rows
+from metastore.samples import sample_rate, target_rows, whole_table_rows
 from metastore.types import KeyValue
 
 STALE_RUN = dt.timedelta(hours=6)
 THETA_COLUMNS = "theta_columns"
+# a table's first collection counts its rows first (file footers: cheap on small tables)
+# when its files are at most this big, so that its sample rate is not a guess: a dimension
+# of up to WHOLE_TABLE_ROWS rows is then sampled whole
+COUNT_FIRST_BYTES = 64 * 1024 * 1024
 
 
 class CollectionFailed(StatlasError):
@@ -115,16 +119,17 @@ def collect(
     try:
         rows_by_values: dict[tuple[KeyValue, ...], _Scanned] = {}
         if to_scan:
-            rate = sample_rate(target_rows(info), report.bytes, rows_per_byte)
             session = spark if spark is not None else spark_session(master, spark_conf)
+            every = len(to_scan) == len(partitions)
             with watch_spark_job(session, f"collect-{info.name}-run-{run_id}", progress):
+                if rows_per_byte is None and 0 < report.bytes <= COUNT_FIRST_BYTES:
+                    rows = _reader(session, info, to_scan, every).count()
+                    rows_per_byte = rows / report.bytes
+                rate = sample_rate(
+                    target_rows(info), report.bytes, rows_per_byte, whole_table_rows(info)
+                )
                 rows_by_values = _scan(
-                    session,
-                    info,
-                    to_scan,
-                    every=len(to_scan) == len(partitions),
-                    rate=rate,
-                    sink=progress,
+                    session, info, to_scan, every=every, rate=rate, sink=progress
                 )
         report.timings["scan"] = time.perf_counter() - started
         report.rows = sum(scanned.rows for scanned in rows_by_values.values())
@@ -260,6 +265,14 @@ def _finish_run(
     )
 
 
+def _reader(spark: Any, info: TableInfo, partitions: list[_Partition], every: bool) -> Any:
+    """The DataFrame over the given partitions' files."""
+    reader = spark.read.format(info.format)
+    if info.partition_keys and not every:
+        return reader.option("basePath", info.location).load([p.location for p in partitions])
+    return reader.load(info.location)  # every partition: one listing of the table
+
+
 def _scan(
     spark: Any,
     info: TableInfo,
@@ -271,11 +284,7 @@ def _scan(
 ) -> dict[tuple[KeyValue, ...], _Scanned]:
     """ONE aggregation over the given partitions, grouped by the partition keys, drawing
     each partition's row sample at `rate` on the way."""
-    reader = spark.read.format(info.format)
-    if info.partition_keys and not every:
-        frame = reader.option("basePath", info.location).load([p.location for p in partitions])
-    else:  # every partition: one listing of the table rather than one per partition
-        frame = reader.load(info.location)
+    frame = _reader(spark, info, partitions, every)
     plans = plan_columns([(c.name, c.type) for c in info.columns], theta_columns(info))
     keys = [f"`{k.name}`" for k in info.partition_keys]
     frame = with_draw(frame, rate)

@@ -7,7 +7,8 @@ over correlated columns (l_returnflag = 'R' AND l_linestatus = 'O' never holds i
 be counted on it instead of multiplied. Values are stored per column: numbers, dates (days
 since the epoch), timestamps (microseconds) and booleans as doubles, strings as text;
 binary and nested columns are not sampled. A table's `sample_rows` property sets the
-target sample size per table (0: no sample); the default is 100,000 rows.
+target sample size per table (0: no sample); the default is 100,000 rows, and a scan of at
+most 250,000 rows (a dimension table) is then kept whole.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ from metastore.models import PartitionStats
 
 SAMPLE_ROWS = "sample_rows"
 DEFAULT_SAMPLE_ROWS = 100_000
+# without a sample_rows property, a scan of at most this many rows is sampled whole: a small
+# (dimension) table is then known row by row, so a join's heavy keys find their rows
+WHOLE_TABLE_ROWS = 250_000
 BYTES_PER_ROW_GUESS = 32.0  # before a table's first collection: its rows per file byte
 NUMBER, STRING = "number", "string"
 EPOCH = dt.datetime(1970, 1, 1)
@@ -61,6 +65,21 @@ def as_number(value: Any) -> float | None:
     raise TypeError(f"not a sampled number: {value!r}")
 
 
+def from_number(value: float, type_: str) -> Any:
+    """A sampled number back as a value of `type_` (the inverse of `as_number`)."""
+    if type_ == "date":
+        return EPOCH.date() + dt.timedelta(days=round(value))
+    if type_.startswith("timestamp"):
+        return EPOCH + dt.timedelta(microseconds=round(value))
+    if type_ == "boolean":
+        return bool(value)
+    if type_ in ("tinyint", "smallint", "int", "bigint"):
+        return int(value)
+    if type_.startswith("decimal"):
+        return Decimal(repr(value))
+    return value
+
+
 def target_rows(info: TableInfo) -> int:
     """The table's `sample_rows` property (default 100,000; 0 disables sampling)."""
     configured = info.properties.get(SAMPLE_ROWS, DEFAULT_SAMPLE_ROWS)
@@ -76,13 +95,22 @@ def target_rows(info: TableInfo) -> int:
     return target
 
 
-def sample_rate(target: int, scanned_bytes: int, rows_per_byte: float | None) -> float:
+def whole_table_rows(info: TableInfo) -> int:
+    """Up to how many scanned rows every row is sampled: WHOLE_TABLE_ROWS unless the table
+    sets `sample_rows` (then that is the target, exactly)."""
+    return 0 if SAMPLE_ROWS in info.properties else WHOLE_TABLE_ROWS
+
+
+def sample_rate(
+    target: int, scanned_bytes: int, rows_per_byte: float | None, whole_below: int = 0
+) -> float:
     """The Bernoulli rate that draws about `target` rows from the scanned files, given the
-    table's rows per file byte from its earlier statistics (a guess before the first)."""
+    table's rows per file byte from its earlier statistics (a guess before the first); all
+    of them when they are at most `whole_below` rows."""
     if target <= 0:
         return 0.0
     expected_rows = scanned_bytes * (rows_per_byte or 1.0 / BYTES_PER_ROW_GUESS)
-    if expected_rows <= target:
+    if expected_rows <= max(target, whole_below):
         return 1.0
     return target / expected_rows
 

@@ -54,7 +54,37 @@ GOLDEN = [
         None,
     ),
     ("SELECT * FROM facts f LEFT JOIN dims d ON f.dim_id = d.id", 1.1, 1.1),
+    # the hottest dimension rows sit in a rare group: the join carries the fact's heavy keys
+    # onto d.grp, so the group's filter two joins away keeps them
+    (
+        "SELECT * FROM facts f JOIN dims d ON f.dim_id = d.id JOIN grps g ON d.grp = g.gid "
+        "WHERE g.name = 'g9'",
+        1.5,
+        None,
+    ),
+    # a foreign key to a composite key ((dim_id, sup) of offers, four suppliers a dimension
+    # row): not 1/V(dim_id) x 1/V(sup)
+    (
+        "SELECT * FROM facts f JOIN offers o ON f.dim_id = o.dim_id AND f.sup = o.sup "
+        "WHERE o.stock < 20",
+        1.5,
+        None,
+    ),
+    # the filter on the dimension drops the hot keys, and with them their suppliers' rows
+    (
+        "SELECT * FROM facts f JOIN dims d ON f.dim_id = d.id JOIN sups s ON f.sup = s.sid "
+        "WHERE d.grp = 9 AND s.sid < 100",
+        1.5,
+        None,
+    ),
 ]
+
+SUPPLIERS = 200
+
+
+def suppliers_of(dim_id: int) -> list[int]:
+    """A dimension row's four suppliers (TPC-H's partsupp rule, on a smaller domain)."""
+    return [(dim_id + j * (SUPPLIERS // 4)) % SUPPLIERS for j in range(4)]
 
 
 def q_error(estimate: float, truth: float) -> float:
@@ -76,13 +106,16 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rng = random.Random(42)
     root = tmp_path_factory.mktemp("golden")
     weights = [1 / k**1.3 for k in range(1, 501)]
+    extra = random.Random(7)  # the columns and tables added later draw from their own
     for day in range(6):
         rows = 2000 + 300 * day
         ids = rng.choices(range(1, 501), weights=weights, k=rows)
+        sups = [extra.choice(suppliers_of(i)) for i in ids]
         qty = [rng.randrange(50) for _ in range(rows)]
         data = pa.table(
             {
                 "dim_id": pa.array(ids, pa.int64()),
+                "sup": pa.array(sups, pa.int64()),
                 "qty": pa.array(qty, pa.int32()),
                 "band": ["high" if q >= 25 else "low" for q in qty],  # a function of qty
                 "tag": [
@@ -100,11 +133,41 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
             {
                 "id": pa.array(range(1, 701), pa.int64()),
                 "kind": [rng.choice("abcd") for _ in range(700)],
+                # group 9 holds the two hottest keys and a few cold ones
+                "grp": pa.array(
+                    [9 if i <= 2 or i % 97 == 0 else extra.randrange(9) for i in range(1, 701)],
+                    pa.int64(),
+                ),
             }
         ),
         root / "dims" / "part-0.parquet",
     )
+    (root / "grps").mkdir()
+    pq.write_table(
+        pa.table({"gid": pa.array(range(10), pa.int64()), "name": [f"g{g}" for g in range(10)]}),
+        root / "grps" / "part-0.parquet",
+    )
+    (root / "offers").mkdir()
+    offers = [(i, s) for i in range(1, 701) for s in suppliers_of(i)]
+    pq.write_table(
+        pa.table(
+            {
+                "dim_id": pa.array([i for i, _ in offers], pa.int64()),
+                "sup": pa.array([s for _, s in offers], pa.int64()),
+                "stock": pa.array([extra.randrange(100) for _ in offers], pa.int64()),
+            }
+        ),
+        root / "offers" / "part-0.parquet",
+    )
+    (root / "sups").mkdir()
+    pq.write_table(
+        pa.table({"sid": pa.array(range(SUPPLIERS), pa.int64())}),
+        root / "sups" / "part-0.parquet",
+    )
     return root
+
+
+TABLES = ("facts", "dims", "grps", "offers", "sups")
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +175,8 @@ def truth(spark: Any, lake: Path) -> dict[str, int]:
     spark.read.option("basePath", str(lake / "facts")).parquet(
         str(lake / "facts")
     ).createOrReplaceTempView("facts")
-    spark.read.parquet(str(lake / "dims")).createOrReplaceTempView("dims")
+    for table in TABLES[1:]:
+        spark.read.parquet(str(lake / table)).createOrReplaceTempView(table)
     spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "true")
     counts = {sql: spark.sql(f"SELECT COUNT(*) FROM ({sql}) q").first()[0] for sql, _, _ in GOLDEN}
     spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
@@ -125,10 +189,9 @@ def test_estimates_against_spark_truth(
     from collectors.collect import collect
     from optimizer.estimate.api import estimate_rows
 
-    metastore.register_table("facts", str(lake / "facts"))
-    metastore.register_table("dims", str(lake / "dims"))
-    collect(metastore.engine, "facts", spark=spark)
-    collect(metastore.engine, "dims", spark=spark)
+    for table in TABLES:
+        metastore.register_table(table, str(lake / table))
+        collect(metastore.engine, table, spark=spark)
     failures = []
     for sql, sketch_bound, basic_bound in GOLDEN:
         errors = {

@@ -150,6 +150,9 @@ def test_sample_rate_targets_the_sample_size() -> None:
     assert sample_rate(100, 1000, None) == 1.0  # 31 rows expected at 32 bytes a row
     assert sample_rate(100_000, 320_000_000, None) == pytest.approx(0.01)
     assert sample_rate(100_000, 10**9, 0.001) == pytest.approx(0.1)  # measured rows per byte
+    # a small table is kept whole unless sample_rows was set
+    assert sample_rate(100_000, 10**8, 0.002, whole_below=250_000) == 1.0
+    assert sample_rate(100_000, 10**9, 0.001, whole_below=250_000) == pytest.approx(0.1)
 
 
 def test_sample_encoding_round_trips_types_and_nulls() -> None:

@@ -97,6 +97,9 @@ class ColumnEstimate:
     theta: Any = None  # distinct values of the source, for join-key overlap
     theta_share: float = 1.0  # fraction of the source's distinct values still present
     width: float = 8.0  # average bytes per value
+    # typical over average frequency of a value outside the MCVs (optimizer.estimate.tail)
+    tail: float = 1.0
+    source_rows: float = 0.0  # rows of the table the column was read from (0: unknown)
     # an exact distribution (partition keys): sorted encoded values, cumulative fractions
     points: tuple[tuple[float, ...], tuple[float, ...]] | None = None
     # the only values left after `=` or IN (None: not restricted to a known set)

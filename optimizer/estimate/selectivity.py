@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+NEARLY_UNIQUE = 0.9  # distinct values per row from which a key counts as unique
 SEED_INEQUALITY = 1.0 / 3.0  # seed: "In Equality Predicates (Less/Greater than) = 1/3"
 
 
@@ -144,3 +145,24 @@ def sketch_join_rows(
     per_key1 = rest1 / max(ndv1 - len(both), 1.0)
     per_key2 = rest2 / max(ndv2 - len(both), 1.0)
     return heavy_rows + shared_rest * per_key1 * per_key2
+
+
+def composite_key_completion(sides: Sequence[tuple[float, Sequence[float]]]) -> float | None:
+    """Given that the first key pair of a multi-key join matches, the chance the others do
+    too when together they are a composite key of one side's table (lineitem-partsupp on
+    part and supplier): one of that table's rows per first-key value matches, V(first) /
+    rows; the larger over the sides (rows, distinct values per key) where the first key
+    alone is not unique and the keys' distinct values together can cover the rows. statlas's
+    rule for foreign-key-to-foreign-key joins (the independent product 1/V(part) x
+    1/V(supplier) counts 800,000 partsupp keys as two billion); None: no side has such a
+    key."""
+    best = None
+    for rows, distinct in sides:
+        if rows <= 0 or len(distinct) < 2:
+            continue
+        first = max(distinct[0], 1.0)
+        if first >= NEARLY_UNIQUE * rows or math.prod(max(d, 1.0) for d in distinct) < rows:
+            continue
+        chance = first / rows
+        best = chance if best is None else max(best, chance)
+    return best

@@ -30,6 +30,11 @@ from optimizer.estimate.column import (
     encode,
     unknown_column,
 )
+from optimizer.estimate.key_lookup import (
+    ScanSample,
+    carried_mcvs,
+    surviving_mcvs,
+)
 from optimizer.estimate.predicates import (
     BASIC,
     KLL_RANK_ERROR,
@@ -46,6 +51,8 @@ from optimizer.estimate.sample_filter import (
     worth_sampling,
 )
 from optimizer.estimate.selectivity import (
+    NEARLY_UNIQUE,
+    composite_key_completion,
     eqjoin_mcv,
     group_by_rows,
     seed_full_outer_join_rows,
@@ -56,6 +63,7 @@ from optimizer.estimate.selectivity import (
     seed_outer_join_rows,
     sketch_join_rows,
 )
+from optimizer.estimate.tail import tail_ratio
 from optimizer.estimate.values import (
     DEFAULT,
     ESTIMATED,
@@ -88,6 +96,8 @@ class NodeStats:
     rows: Estimate
     row_size: float
     columns: dict[ColumnRef, ColumnEstimate]
+    # the row sample behind a (filtered) scan, for heavy keys of a join (key_lookup)
+    sample: ScanSample | None = None
 
 
 class StatisticsSource:
@@ -209,7 +219,14 @@ class StatsQuery:
         source = "partition stats" if usable else "table stats"
         if not partitions and summary.partitions == 0:
             precision, source = DEFAULT, "no statistics (run statlas collect)"
-        stats = NodeStats(Estimate(rows, precision, source), row_size, columns)
+        sample = None
+        if self.level == SKETCH:
+            sample = ScanSample(
+                node.alias,
+                lambda: self.source.sample(node.table, selected),
+                every_partition=not usable and not rest,
+            )
+        stats = NodeStats(Estimate(rows, precision, source), row_size, columns, sample)
         if rest:  # partition conjuncts the metastore cannot evaluate: estimated instead
             estimate, after = selectivity(conjunction(rest), columns, self.level)  # type: ignore[arg-type]
             stats = NodeStats(stats.rows.scaled(estimate), row_size, after)
@@ -229,16 +246,20 @@ class StatsQuery:
             )
         level_mcv = self.level != BASIC
         width = column.avg_len if column.avg_len is not None else TYPE_WIDTH.get(column.type, 8)
+        mcv = _provable_mcvs(column, rows) if level_mcv and rows else ()
+        heavy = [f * rows for _, f in mcv]
         return ColumnEstimate(
             column.type,
             ndv,
             null_fraction=(column.null_count / rows) if rows else 0.0,
             low=column.min,
             high=column.max,
-            mcv=_provable_mcvs(column, rows) if level_mcv and rows else (),
+            mcv=mcv,
             kll=column.kll if self.level != BASIC else None,
             theta=column.theta if self.level == SKETCH else None,
             width=float(width),
+            tail=tail_ratio(heavy, ndv.value, non_null - sum(heavy)) if heavy else 1.0,
+            source_rows=rows,
         )
 
     def _table(self, name: str) -> TableInfo:
@@ -259,9 +280,12 @@ class StatsQuery:
                 estimate = combine_with_sample(estimate, count, child.rows.value)
         rows = child.rows.scaled(estimate)
         columns = self._after_filter(child, columns, rows.value)
+        scan_sample = None
         if count is not None and sample is not None:  # after: it compares columns by identity
             columns = _with_sampled_keys(alias, columns, child, sample, count)
-        return NodeStats(rows, child.row_size, columns)
+            every = child.sample is not None and child.sample.every_partition
+            scan_sample = ScanSample(alias, lambda: sample, count.passed, every)
+        return NodeStats(rows, child.row_size, columns, scan_sample)
 
     def _on_sample(
         self, scan: Scan, condition: exp.Expr
@@ -398,6 +422,8 @@ class StatsQuery:
             rows = left.rows.value * fraction
             source = f"{node.kind}:{source}"
         columns = self._join_columns(node, left, right, rows)
+        if self.level == SKETCH and node.kind == "inner":
+            columns = _carry_heavy_keys(node, left, right, columns, rows)
         size = left.row_size + (0.0 if node.kind in ("semi", "anti") else right.row_size)
         return NodeStats(Estimate(max(rows, 0.0), precision, source), size, columns)
 
@@ -410,17 +436,29 @@ class StatsQuery:
         if self.level == BASIC or not known:
             sel = seed_join_selectivity([(a.ndv.value, b.ndv.value) for a, b in known])
             return seed_inner_join_rows([l_rows, r_rows], sel), "seed:1/max(V1,V2)"
-        per_key = [self._key_selectivity(a, b, l_rows, r_rows) for a, b in known]
+        per_key = [
+            (*self._key_selectivity(left.columns[a], right.columns[b], l_rows, r_rows), a, b)
+            for a, b in node.keys
+            if a in left.columns and b in right.columns
+        ]
         per_key.sort(key=lambda item: item[0])
         # keys beyond the first: independent, but a composite key is never more selective
         # than 1/min(rows) of either side (it cannot match less than one row per row)
-        sel = per_key[0][0]
-        for extra, _ in per_key[1:]:
+        sel, source, _, _ = per_key[0]
+        for extra, *_ in per_key[1:]:
             sel *= extra
         floor = 1.0 / max(l_rows, r_rows, 1.0)
         if len(per_key) > 1:
             sel = max(sel, floor)
-        return seed_inner_join_rows([l_rows, r_rows], sel), per_key[0][1]
+            ordered = [(a, b) for _, _, a, b in per_key]
+            completing = (
+                _composite_completion(ordered, {**left.columns, **right.columns})
+                if self.level == SKETCH
+                else None
+            )
+            if completing is not None and per_key[0][0] * completing > sel:
+                sel, source = per_key[0][0] * completing, f"{source}+composite key"
+        return seed_inner_join_rows([l_rows, r_rows], sel), source
 
     def _key_selectivity(
         self, a: ColumnEstimate, b: ColumnEstimate, l_rows: float, r_rows: float
@@ -559,7 +597,115 @@ def _side_with(
         elif column.ndv.value > max(rows, 1.0):
             column = replace(column, ndv=Estimate(max(rows, 1.0), ESTIMATED, "capped:rows"))
         columns[key] = column
-    return NodeStats(Estimate(rows, ESTIMATED, source), side.row_size, columns)
+    return NodeStats(Estimate(rows, ESTIMATED, source), side.row_size, columns, side.sample)
+
+
+def _carry_heavy_keys(
+    node: Join,
+    left: NodeStats,
+    right: NodeStats,
+    columns: dict[ColumnRef, ColumnEstimate],
+    rows: float,
+) -> dict[ColumnRef, ColumnEstimate]:
+    """The join-key candidates of a side whose key is (nearly) unique, redistributed by the
+    other side's heavy keys (optimizer.estimate.key_lookup)."""
+    result = dict(columns)
+    for a, b in node.keys:
+        for heavy_side, unique_side, heavy_ref, unique_ref in (
+            (left, right, a, b),
+            (right, left, b, a),
+        ):
+            result.update(_carried(heavy_side, unique_side, heavy_ref, unique_ref, result))
+            result.update(_surviving(heavy_side, unique_side, heavy_ref, unique_ref, result, rows))
+    return result
+
+
+def _surviving(
+    heavy_side: NodeStats,
+    unique_side: NodeStats,
+    heavy_ref: ColumnRef,
+    unique_ref: ColumnRef,
+    columns: dict[ColumnRef, ColumnEstimate],
+    rows: float,
+) -> dict[ColumnRef, ColumnEstimate]:
+    """The heavy side's join-key candidates keep the heavy values whose rows find a row of
+    the unique side (optimizer.estimate.key_lookup.surviving_mcvs)."""
+    mine, theirs = heavy_side.sample, unique_side.sample
+    unique_key = unique_side.columns.get(unique_ref)
+    if mine is None or theirs is None or unique_key is None or rows <= 0:
+        return {}
+    if mine.alias != heavy_ref[0] or theirs.alias != unique_ref[0]:
+        return {}
+    if unique_key.ndv.value < NEARLY_UNIQUE * unique_side.rows.value:
+        return {}
+    targets = {
+        ref[1]: columns[ref].mcv
+        for ref, column in heavy_side.columns.items()
+        if ref[0] == mine.alias and column.theta is not None and ref in columns and columns[ref].mcv
+    }
+    if not targets:
+        return {}
+    scale = heavy_side.rows.value / rows
+    survived = surviving_mcvs(mine, heavy_ref[1], theirs, unique_ref[1], targets, scale)
+    return {
+        (mine.alias, name): replace(columns[(mine.alias, name)], mcv=mcvs)
+        for name, mcvs in survived.items()
+    }
+
+
+def _carried(
+    heavy_side: NodeStats,
+    unique_side: NodeStats,
+    heavy_ref: ColumnRef,
+    unique_ref: ColumnRef,
+    columns: dict[ColumnRef, ColumnEstimate],
+) -> dict[ColumnRef, ColumnEstimate]:
+    heavy_key = heavy_side.columns.get(heavy_ref)
+    unique_key = unique_side.columns.get(unique_ref)
+    sample = unique_side.sample
+    if heavy_key is None or unique_key is None or sample is None or not heavy_key.mcv:
+        return {}
+    if sample.alias != unique_ref[0]:
+        return {}
+    if unique_key.ndv.value < NEARLY_UNIQUE * unique_side.rows.value:
+        return {}
+    rows = heavy_side.rows.value
+    heavy = {v: f * rows for v, f in heavy_key.mcv}
+    rest = rows * max(0.0, 1.0 - heavy_key.null_fraction - heavy_key.mcv_total())
+    rest_per_key = rest / max(heavy_key.ndv.value - len(heavy), 1.0)
+    targets = {
+        ref[1]: column.type
+        for ref, column in unique_side.columns.items()
+        if ref[0] == sample.alias
+        and ref != unique_ref
+        and column.theta is not None
+        and ref in columns
+    }
+    if not targets:
+        return {}
+    carried = carried_mcvs(sample, unique_ref[1], heavy, rest_per_key, targets, unique_key.restrict)
+    return {
+        (sample.alias, name): replace(columns[(sample.alias, name)], mcv=mcvs, tail=1.0)
+        for name, mcvs in carried.items()
+    }
+
+
+def _composite_completion(
+    keys: list[tuple[ColumnRef, ColumnRef]], columns: dict[ColumnRef, ColumnEstimate]
+) -> float | None:
+    """composite_key_completion over the sides whose key columns all come from one table
+    read by one scan, with their source rows and Theta distinct counts."""
+    sides = []
+    for position in (0, 1):
+        refs = [pair[position] for pair in keys]
+        found = [columns.get(ref) for ref in refs]
+        if len({ref[0] for ref in refs}) != 1 or any(c is None or c.theta is None for c in found):
+            continue
+        known = [c for c in found if c is not None]
+        rows = known[0].source_rows
+        if rows > 0:
+            sides.append((rows, [float(c.theta.get_estimate()) for c in known]))
+    return composite_key_completion(sides)
 
 
 def _bounds(column: ColumnEstimate) -> tuple[float | None, float | None]:
@@ -645,13 +791,12 @@ def _sampled_heavy(
     heavy: dict[Any, float], other: ColumnEstimate, other_heavy: dict[Any, float]
 ) -> dict[Any, float]:
     """The other side's rows for this side's heavy keys, where its row sample shows how its
-    filter treated them (rows it already knows as heavy hitters stay as they are)."""
+    filter treated them (over its own heavy hitters' shares too: those assume the filter
+    independent of the key, the sample shows it)."""
     if other.sampled is None:
         return other_heavy
     result = dict(other_heavy)
     for value in heavy:
-        if value in result:
-            continue
         kept = other.sampled.kept_rows(value)
         if kept is not None:
             result[value] = kept

@@ -1,0 +1,183 @@
+"""Heavy join keys carried onto the other side's columns, through its row sample.
+
+A join multiplies each row of one side by the rows of the other side with its key. When the
+fact side's key is skewed (a few customers place most orders), the join's output is no
+longer distributed like the dimension: if the hottest customers live in France, most
+joined rows have c_nationkey = FRANCE, though France has 1/25 of the customers. Per-column
+statistics cannot see this; a following join on c_nationkey (to nation, filtered by name)
+would be off by the skew. statlas's rule (level `sketch`, not a seed rule): when a join key
+is (nearly) unique on a side that is one table's scan with a row sample, every sampled row
+of that side is weighted by the rows the other side has for its key (a heavy hitter's own
+count, else the average of the other keys times the rows the sampled row stands for), and
+the side's join-key candidates (columns with a Theta sketch) get the weighted distribution
+as their most-common values. Heavy keys the sample does not hold spread like the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from metastore.samples import Sample, as_number, from_number
+
+MCV_LIMIT = 100
+
+
+@dataclass(frozen=True, eq=False)
+class ScanSample:
+    """The row sample behind a scan (loaded when first needed) and which sampled rows its
+    filter kept (None: all)."""
+
+    alias: str
+    load: Callable[[], Sample | None]
+    passed: Any = None  # numpy bool array or None
+    every_partition: bool = False  # the scan reads all of the table's partitions
+
+    def rows(self) -> tuple[Sample, np.ndarray] | None:
+        sample = self.load()
+        if sample is None or sample.size == 0:
+            return None
+        passed = self.passed if self.passed is not None else np.ones(sample.size, dtype=bool)
+        return sample, passed
+
+
+def key_weights(
+    keys: np.ndarray,
+    passed: np.ndarray,
+    row_weights: np.ndarray,
+    heavy: dict[float, float],
+    rest_per_key: float,
+) -> np.ndarray:
+    """Per sampled row of the unique-key side: the other side's rows it joins with. A heavy
+    key's row takes its own count (it is the only row with that key); any other row stands
+    for `row_weights` rows of `rest_per_key` matches each."""
+    weights = np.where(passed, rest_per_key * row_weights, 0.0)
+    if heavy:
+        wanted = np.fromiter(heavy, dtype=np.float64, count=len(heavy))
+        counts = np.fromiter(heavy.values(), dtype=np.float64, count=len(heavy))
+        order = np.argsort(wanted)
+        wanted, counts = wanted[order], counts[order]
+        at = np.clip(np.searchsorted(wanted, keys), 0, len(wanted) - 1)
+        is_heavy = (wanted[at] == keys) & passed
+        weights = np.where(is_heavy, counts[at], weights)
+    return np.where(np.isnan(keys), 0.0, weights)
+
+
+def weighted_mcvs(
+    values: np.ndarray, weights: np.ndarray, type_: str, limit: int = MCV_LIMIT
+) -> tuple[tuple[Any, float], ...]:
+    """The heaviest values of a sampled numeric column under `weights`, as fractions of
+    the weighted total (NULLs count toward the total, not as values)."""
+    total = float(weights.sum())
+    keep = ~np.isnan(values) & (weights > 0)
+    if total <= 0 or not keep.any():
+        return ()
+    distinct, inverse = np.unique(values[keep], return_inverse=True)
+    mass = np.bincount(inverse, weights=weights[keep])
+    top = np.argsort(-mass, kind="stable")[:limit]
+    return tuple((from_number(float(distinct[i]), type_), float(mass[i]) / total) for i in top)
+
+
+def carried_mcvs(
+    side: ScanSample,
+    key: str,
+    heavy: dict[Any, float],
+    rest_per_key: float,
+    targets: dict[str, str],
+    key_range: tuple[float | None, float | None] = (None, None),
+) -> dict[str, tuple[tuple[Any, float], ...]]:
+    """Most-common values of the side's columns `targets` (name -> type) in the join's
+    output, from its sample weighted by the other side's rows per `key` value, among the
+    sampled rows whose key is inside `key_range` (encoded bounds) ({} when the sample
+    cannot say)."""
+    loaded = side.rows()
+    if loaded is None:
+        return {}
+    sample, passed = loaded
+    keys = sample.columns.get(key)
+    if keys is None or keys.dtype != np.float64:
+        return {}
+    low, high = key_range
+    with np.errstate(invalid="ignore"):
+        if low is not None:
+            passed = passed & (keys >= low)
+        if high is not None:
+            passed = passed & (keys <= high)
+    numeric_heavy = {}
+    for value, rows in heavy.items():
+        try:
+            number = as_number(value)
+        except TypeError:
+            continue
+        if number is not None:
+            numeric_heavy[number] = rows
+    weights = key_weights(keys, passed, sample.weights, numeric_heavy, rest_per_key)
+    result = {}
+    for name, type_ in targets.items():
+        values = sample.columns.get(name)
+        if name == key or values is None or values.dtype != np.float64:
+            continue
+        mcvs = weighted_mcvs(values, weights, type_)
+        if mcvs:
+            result[name] = mcvs
+    return result
+
+
+MIN_SAMPLED_ROWS = 5  # sampled rows of a heavy value before its own survival is trusted
+
+
+def surviving_mcvs(
+    side: ScanSample,
+    key: str,
+    other: ScanSample,
+    other_key: str,
+    targets: dict[str, tuple[tuple[Any, float], ...]],
+    scale: float,
+) -> dict[str, tuple[tuple[Any, float], ...]]:
+    """The most-common values of this side's columns `targets` (name -> MCVs) in the output
+    of a join with `other`, whose `other_key` is (nearly) unique and whose sample holds every
+    row of its table (else {}: nothing says which keys it lacks): a value keeps the share of
+    its sampled rows whose `key` finds a row the other side's filter kept (its own sampled
+    rows when it has enough, else the side's average), `scale` turns fractions of this side's
+    rows into fractions of the output's. A hot part the filter drops takes its suppliers'
+    rows with it."""
+    mine, theirs = side.rows(), other.rows()
+    if mine is None or theirs is None:
+        return {}
+    sample, passed = mine
+    other_sample, other_passed = theirs
+    keys, other_keys = sample.columns.get(key), other_sample.columns.get(other_key)
+    if keys is None or other_keys is None or keys.dtype != other_keys.dtype:
+        return {}
+    if not other.every_partition or not np.all(other_sample.weights <= 1.0 + 1e-9):
+        return {}  # only a sample of every row of the table says which keys it lacks
+    kept = np.unique(other_keys[other_passed])
+    matches = np.isin(keys, kept).astype(np.float64)
+    average = float(matches[passed].mean()) if passed.any() else 0.0
+
+    def survival(values: np.ndarray, value: Any, own_key: bool) -> float:
+        probe = value if isinstance(value, str) else as_number(value)
+        if probe is None:
+            return 0.0  # NULL joins nothing
+        if own_key:
+            return 1.0 if bool(np.isin(probe, kept)) else 0.0
+        rows = passed & (values == probe)
+        if int(rows.sum()) < MIN_SAMPLED_ROWS:
+            return average
+        return float(matches[rows].mean())
+
+    result = {}
+    for name, mcvs in targets.items():
+        values = sample.columns.get(name)
+        if values is None or not mcvs:
+            continue
+        try:
+            result[name] = tuple(
+                (v, min(1.0, f * survival(values, v, name == key) * scale)) for v, f in mcvs
+            )
+        except TypeError:  # a value the sample does not hold as a number
+            continue
+    return result
