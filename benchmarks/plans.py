@@ -31,7 +31,9 @@ the three plans returned the same rows (sorted; floats to 1e-6 relative); a diff
 printed loudly and makes the exit status 1. A query statlas cannot plan (a StatlasError) says
 "not planned: <message>" and is left out of statlas's figures, as are a statlas plan that
 fails, times out (--timeout seconds, per run) or returns other rows. Summary per set: geometric
-means, the queries more than 10% slower than the better Spark plan, and the issue's targets
+means, the queries more than 10% slower than the better Spark plan (and which of them statlas
+emitted unchanged: there its plan is Spark's default plan, and the difference is between runs
+of the same SQL), and the issue's targets
 (none slower by more than 10%; on skewed data the geometric mean of statlas / the better Spark
 plan at most 0.90). --json writes every figure, after each query.
 """
@@ -349,6 +351,8 @@ def measure(
         "sql": sql,
         "statlas_sql": planned.sql,
         "planned": planned.sql is not None,
+        # emitted as written: statlas's plan is Spark's default plan
+        "unchanged": planned.sql is not None and planned.sql.strip() == sql.strip(),
         "message": planned.message or errors.get("statlas"),
         "plan_seconds": planned.seconds,
         "seconds": times,
@@ -424,6 +428,7 @@ def summarize(records: list[dict[str, Any]], variant: str) -> dict[str, Any]:
         if r["median"].get("cbo") and r["median"].get("default")
     ]
     slower = [r["query"] for r in timed if r["ratio_best"] > SLOWER]
+    slower_unchanged = [r["query"] for r in timed if r["ratio_best"] > SLOWER and r["unchanged"]]
     left_out: dict[str, str] = {}
     for r in records:
         if r["ratio_best"] is not None:
@@ -445,6 +450,7 @@ def summarize(records: list[dict[str, Any]], variant: str) -> dict[str, Any]:
         "geomean_statlas_over_default": _geomean([r["ratio_default"] for r in timed]),
         "geomean_cbo_over_default": _geomean(cbo_default),
         "slower_than_best_spark_by_10pct": slower,
+        "slower_but_emitted_unchanged": slower_unchanged,
         "left_out": left_out,
         "mismatches": [r["query"] for r in records if not r["same"]],
         "target_none_slower": not slower and not failed,
@@ -470,6 +476,12 @@ def print_summary(name: str, summary: dict[str, Any]) -> None:
         print(f"  geometric mean {label}: {number(summary[key])}")
     slower = summary["slower_than_best_spark_by_10pct"]
     print(f"  more than 10% slower than the better Spark plan: {len(slower)} {slower or ''}")
+    unchanged = summary.get("slower_but_emitted_unchanged") or []
+    if unchanged:
+        print(
+            f"    of which emitted unchanged (Spark's default plan; the difference is between "
+            f"runs of the same SQL): {len(unchanged)} {unchanged}"
+        )
     for query, why in summary["left_out"].items():
         print(f"  left out of statlas's figures: {query}: {why}")
     if summary["mismatches"]:

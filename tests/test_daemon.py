@@ -338,6 +338,32 @@ def test_one_leader_runs_each_tick_once_another_takes_over_and_sigterm_abandons(
     assert stats_partitions(pg_lake) == 2  # the large partition's statistics: none
 
 
+@pytest.mark.postgres
+@pytest.mark.spark
+@pytest.mark.slow
+def test_sigterm_lets_a_running_collection_finish_within_the_grace(
+    pg_lake: str, tmp_path: Path, start_daemon: Callable[..., Daemon]
+) -> None:
+    daemon = start_daemon(pg_lake, "--grace", "120")
+    wait_for(daemon.leading, 15, "the daemon to lead", daemon)
+    statlas(pg_lake, tmp_path, "schedule", "add", "t", "--every", "3s")
+    wait_for(lambda: succeeded_since(pg_lake, EPOCH), JOB_TIMEOUT, "a first run", daemon)
+    add_large_partition(tmp_path)
+    added = now()
+    running = wait_for(
+        lambda: [r for r in runs(pg_lake) if r.status == "running" and r.started > added],
+        30,
+        "a collection of the new partition",
+        daemon,
+        every=0.05,
+    )
+    assert daemon.terminate(150) == 0, daemon.output()
+    final = {r.id: r for r in runs(pg_lake)}
+    assert final[running[0].id].status == "succeeded", daemon.output()
+    assert [r for r in final.values() if r.status == "running"] == []
+    assert stats_partitions(pg_lake) == 3  # the large partition's statistics are in
+
+
 # --- a database restart -------------------------------------------------------------------
 
 

@@ -11,6 +11,11 @@ of that side is weighted by the rows the other side has for its key (a heavy hit
 count, else the average of the other keys times the rows the sampled row stands for), and
 the side's join-key candidates (columns with a Theta sketch) get the weighted distribution
 as their most-common values. Heavy keys the sample does not hold spread like the rest.
+
+The other way round (`surviving_mcvs`): when the unique side's sample holds every row of
+its table, it says exactly which keys its filter kept, and the heavy side's own sample says
+which of its heavy values (of any join-key candidate) have rows with those keys: a hot part
+dropped by a brand filter takes its suppliers' rows with it.
 """
 
 from __future__ import annotations
