@@ -41,6 +41,10 @@ THETA_COLUMNS = "theta_columns"
 # when its files are at most this big, so that its sample rate is not a guess: a dimension
 # of up to WHOLE_TABLE_ROWS rows is then sampled whole
 COUNT_FIRST_BYTES = 64 * 1024 * 1024
+# a scan that would be sampled whole on the strength of rows per byte measured on other
+# partitions is counted first when its files are bigger than this: a partition far denser
+# than the table's earlier ones must not be collected whole into the driver
+WHOLE_CHECK_BYTES = 4 * 1024 * 1024
 
 
 class CollectionFailed(StatlasError):
@@ -122,12 +126,12 @@ def collect(
             session = spark if spark is not None else spark_session(master, spark_conf)
             every = len(to_scan) == len(partitions)
             with watch_spark_job(session, f"collect-{info.name}-run-{run_id}", progress):
-                if rows_per_byte is None and 0 < report.bytes <= COUNT_FIRST_BYTES:
+                target, whole = target_rows(info), whole_table_rows(info)
+                rate = sample_rate(target, report.bytes, rows_per_byte, whole)
+                guessed = rows_per_byte is None and 0 < report.bytes <= COUNT_FIRST_BYTES
+                if guessed or (rate >= 1.0 and report.bytes > WHOLE_CHECK_BYTES):
                     rows = _reader(session, info, to_scan, every).count()
-                    rows_per_byte = rows / report.bytes
-                rate = sample_rate(
-                    target_rows(info), report.bytes, rows_per_byte, whole_table_rows(info)
-                )
+                    rate = sample_rate(target, report.bytes, rows / report.bytes, whole)
                 rows_by_values = _scan(
                     session, info, to_scan, every=every, rate=rate, sink=progress
                 )
