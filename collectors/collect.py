@@ -126,15 +126,13 @@ def collect(
             session = spark if spark is not None else spark_session(master, spark_conf)
             every = len(to_scan) == len(partitions)
             with watch_spark_job(session, f"collect-{info.name}-run-{run_id}", progress):
+                frame = _reader(session, info, to_scan, every)  # listed once, counted, scanned
                 target, whole = target_rows(info), whole_table_rows(info)
                 rate = sample_rate(target, report.bytes, rows_per_byte, whole)
                 guessed = rows_per_byte is None and 0 < report.bytes <= COUNT_FIRST_BYTES
                 if guessed or (rate >= 1.0 and report.bytes > WHOLE_CHECK_BYTES):
-                    rows = _reader(session, info, to_scan, every).count()
-                    rate = sample_rate(target, report.bytes, rows / report.bytes, whole)
-                rows_by_values = _scan(
-                    session, info, to_scan, every=every, rate=rate, sink=progress
-                )
+                    rate = sample_rate(target, report.bytes, frame.count() / report.bytes, whole)
+                rows_by_values = _scan(frame, info, len(to_scan), rate=rate, sink=progress)
         report.timings["scan"] = time.perf_counter() - started
         report.rows = sum(scanned.rows for scanned in rows_by_values.values())
         writes = progress if to_scan or removed else None
@@ -278,17 +276,16 @@ def _reader(spark: Any, info: TableInfo, partitions: list[_Partition], every: bo
 
 
 def _scan(
-    spark: Any,
+    frame: Any,
     info: TableInfo,
-    partitions: list[_Partition],
+    partitions: int,
     *,
-    every: bool,
     rate: float,
     sink: ProgressSink | None = None,
 ) -> dict[tuple[KeyValue, ...], _Scanned]:
-    """ONE aggregation over the given partitions, grouped by the partition keys, drawing
-    each partition's row sample at `rate` on the way."""
-    frame = _reader(spark, info, partitions, every)
+    """ONE aggregation over the frame of the partitions to scan (`partitions` of them),
+    grouped by the partition keys, drawing each partition's row sample at `rate` on the
+    way."""
     plans = plan_columns([(c.name, c.type) for c in info.columns], theta_columns(info))
     keys = [f"`{k.name}`" for k in info.partition_keys]
     frame = with_draw(frame, rate)
@@ -302,8 +299,8 @@ def _scan(
         result[values] = _Scanned(
             int(row["__rows"]), column_records(row, plans), sample_record(row, plans)
         )
-        if sink is not None and (len(result) % 100 == 0 or len(result) == len(partitions)):
-            sink.update("receive", len(result), len(partitions))
+        if sink is not None and (len(result) % 100 == 0 or len(result) == partitions):
+            sink.update("receive", len(result), partitions)
     return result
 
 

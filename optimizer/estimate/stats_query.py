@@ -620,6 +620,17 @@ def _carry_heavy_keys(
     return result
 
 
+def _unique_scan_key(side: NodeStats, ref: ColumnRef) -> tuple[ScanSample, ColumnEstimate] | None:
+    """The side's row sample and its join key `ref`, when the side is one scan (with a
+    sample) and the key is (nearly) unique on it."""
+    key, sample = side.columns.get(ref), side.sample
+    if key is None or sample is None or sample.alias != ref[0]:
+        return None
+    if key.ndv.value < NEARLY_UNIQUE * side.rows.value:
+        return None
+    return sample, key
+
+
 def _surviving(
     heavy_side: NodeStats,
     unique_side: NodeStats,
@@ -630,14 +641,10 @@ def _surviving(
 ) -> dict[ColumnRef, ColumnEstimate]:
     """The heavy side's join-key candidates keep the heavy values whose rows find a row of
     the unique side (optimizer.estimate.key_lookup.surviving_mcvs)."""
-    mine, theirs = heavy_side.sample, unique_side.sample
-    unique_key = unique_side.columns.get(unique_ref)
-    if mine is None or theirs is None or unique_key is None or rows <= 0:
+    mine, unique = heavy_side.sample, _unique_scan_key(unique_side, unique_ref)
+    if mine is None or unique is None or mine.alias != heavy_ref[0] or rows <= 0:
         return {}
-    if mine.alias != heavy_ref[0] or theirs.alias != unique_ref[0]:
-        return {}
-    if unique_key.ndv.value < NEARLY_UNIQUE * unique_side.rows.value:
-        return {}
+    theirs, _ = unique
     targets = {
         ref[1]: columns[ref].mcv
         for ref, column in heavy_side.columns.items()
@@ -660,15 +667,12 @@ def _carried(
     unique_ref: ColumnRef,
     columns: dict[ColumnRef, ColumnEstimate],
 ) -> dict[ColumnRef, ColumnEstimate]:
-    heavy_key = heavy_side.columns.get(heavy_ref)
-    unique_key = unique_side.columns.get(unique_ref)
-    sample = unique_side.sample
-    if heavy_key is None or unique_key is None or sample is None or not heavy_key.mcv:
+    """The unique side's join-key candidates take the joined rows' distribution
+    (optimizer.estimate.key_lookup.carried_mcvs)."""
+    heavy_key, unique = heavy_side.columns.get(heavy_ref), _unique_scan_key(unique_side, unique_ref)
+    if heavy_key is None or unique is None or not heavy_key.mcv:
         return {}
-    if sample.alias != unique_ref[0]:
-        return {}
-    if unique_key.ndv.value < NEARLY_UNIQUE * unique_side.rows.value:
-        return {}
+    sample, unique_key = unique
     rows = heavy_side.rows.value
     heavy = {v: f * rows for v, f in heavy_key.mcv}
     rest = rows * max(0.0, 1.0 - heavy_key.null_fraction - heavy_key.mcv_total())
