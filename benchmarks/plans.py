@@ -9,7 +9,9 @@ TPC-H's 22 queries (benchmarks/tpch_queries.py; --set tpch, on the uniform data 
 (benchmarks/star_queries.py; --set star, on zipf-1 unless --variant says otherwise), over
 the Parquet lake of `make data`. In one run and one SparkSession, per query, medians of
 --repeat wall times of `spark.sql(q).collect()`, the plans taking turns (their order rotated
-per repetition and query):
+per repetition and query, and reversed on every other repetition, so that each plan runs
+after each other plan equally often), each run after a full garbage collection of the
+driver JVM (untimed: one plan's garbage is not paid for by the next):
 
   default   Spark's own plan: CBO off, adaptive execution on (Spark's defaults)
   cbo       Spark with spark.sql.cbo.enabled, joinReorder.enabled and planStats.enabled, over
@@ -205,11 +207,21 @@ class Outcome:
     error: str | None = None
 
 
+def turn_order(plans: list[str], attempt: int, index: int) -> list[str]:
+    """The plans' order in one repetition: rotated by repetition and query, reversed on odd
+    repetitions (a fixed cyclic order would put one plan always right after the same
+    other one, and make it pay for that one's memory)."""
+    turn = (attempt + index) % len(plans)
+    order = plans[turn:] + plans[:turn]
+    return order[::-1] if attempt % 2 else order
+
+
 def run_once(spark: Any, sql: str, plan: str, timeout: float) -> Outcome:
     """`spark.sql(sql).collect()` under the plan's settings, cancelled after `timeout` s.
     A failure (of any plan) is reported, and that plan has no time for the query."""
     configure(spark, plan)
     context = spark.sparkContext
+    context._jvm.java.lang.System.gc()  # the previous run's garbage is not this run's cost
     group = f"plans-{uuid.uuid4().hex}"
     expired = threading.Event()
 
@@ -317,8 +329,7 @@ def measure(
     executed: dict[str, dict[str, int]] = {}
     errors: dict[str, str] = {}
     for attempt in range(args.repeat):
-        turn = (attempt + index) % len(plans)
-        for plan in plans[turn:] + plans[:turn]:
+        for plan in turn_order(plans, attempt, index):
             if plan in errors:
                 continue
             outcome = run_once(spark, texts[plan], plan, args.timeout)

@@ -27,7 +27,8 @@ from collectors.aggregations import (
     with_draw,
 )
 from collectors.progress import ProgressSink, watch_spark_job
-from collectors.spark_session import spark_session
+from collectors.spark_session import session_settings, spark_session
+from metastore.bulk_insert import bulk_insert
 from metastore.catalog import TableInfo, forget_statistics, get_table
 from metastore.engine import run_read, run_write
 from metastore.errors import StatlasError, UnknownColumn
@@ -45,6 +46,12 @@ COUNT_FIRST_BYTES = 64 * 1024 * 1024
 # partitions is counted first when its files are bigger than this: a partition far denser
 # than the table's earlier ones must not be collected whole into the driver
 WHOLE_CHECK_BYTES = 4 * 1024 * 1024
+# the scan's result partitions are kept small: adaptive execution coalesces them to its
+# advisory size (64 MB by default) of COMPRESSED shuffle bytes, and the rows of such a
+# partition (sketches, samples) came to more than the 100 MB a task result may carry
+# directly; beyond that Spark hands it over through the block manager, where a busy local
+# driver was seen to lose it (TaskResultLost: a full collection of TPC-H SF 1 failed)
+SCAN_SETTINGS = {"spark.sql.adaptive.advisoryPartitionSizeInBytes": str(16 * 1024 * 1024)}
 
 
 class CollectionFailed(StatlasError):
@@ -291,16 +298,18 @@ def _scan(
     frame = with_draw(frame, rate)
     grouped = frame.groupBy(*keys) if keys else frame.groupBy()
     result: dict[tuple[KeyValue, ...], _Scanned] = {}
-    for row in grouped.agg(*aggregate_expressions(plans, rate)).toLocalIterator():
-        values = tuple(
-            None if row[k.name] is None else k.type.parse(str(row[k.name]))
-            for k in info.partition_keys
-        )
-        result[values] = _Scanned(
-            int(row["__rows"]), column_records(row, plans), sample_record(row, plans)
-        )
-        if sink is not None and (len(result) % 100 == 0 or len(result) == partitions):
-            sink.update("receive", len(result), partitions)
+    aggregated = grouped.agg(*aggregate_expressions(plans, rate))
+    with session_settings(frame.sparkSession, SCAN_SETTINGS):
+        for row in aggregated.toLocalIterator():
+            values = tuple(
+                None if row[k.name] is None else k.type.parse(str(row[k.name]))
+                for k in info.partition_keys
+            )
+            result[values] = _Scanned(
+                int(row["__rows"]), column_records(row, plans), sample_record(row, plans)
+            )
+            if sink is not None and (len(result) % 100 == 0 or len(result) == partitions):
+                sink.update("receive", len(result), partitions)
     return result
 
 
@@ -365,8 +374,6 @@ def _write(
             }
             for r in records
         ]
-    if partition_rows:
-        conn.execute(insert(PartitionStats), partition_rows)
-    if column_rows:
-        conn.execute(insert(ColumnStats), column_rows)
+    bulk_insert(conn, PartitionStats, partition_rows)
+    bulk_insert(conn, ColumnStats, column_rows)
     _finish_run(conn, run_id, "succeeded", report)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 DEFAULT_MASTER = "local[*]"
@@ -46,3 +47,20 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+@contextlib.contextmanager
+def session_settings(session: Any, settings: Mapping[str, str]) -> Iterator[None]:
+    """`settings` in force in `session` for the duration of the block, then the previous
+    values back (unset ones unset again): the session may be the caller's own."""
+    before = {key: session.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        session.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                session.conf.unset(key)
+            else:
+                session.conf.set(key, value)

@@ -198,3 +198,19 @@ def test_failed_job_keeps_previous_statistics(
     with metastore.engine.connect() as conn:
         statuses = conn.execute(select(CollectionRun.status).order_by(CollectionRun.id)).all()
     assert [s for (s,) in statuses] == ["succeeded", "failed"]
+
+
+def test_scan_settings_hold_for_the_scan_only(spark: Any) -> None:
+    from collectors.collect import SCAN_SETTINGS
+    from collectors.spark_session import session_settings
+
+    key = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
+    assert key in SCAN_SETTINGS
+    spark.conf.set(key, "32m")
+    spark.conf.unset("spark.sql.statlas.test.unset")
+    with session_settings(spark, {key: "1m", "spark.sql.statlas.test.unset": "x"}):
+        assert spark.conf.get(key) == "1m"
+        assert spark.conf.get("spark.sql.statlas.test.unset") == "x"
+    assert spark.conf.get(key) == "32m"
+    assert spark.conf.get("spark.sql.statlas.test.unset", None) is None
+    spark.conf.unset(key)

@@ -1,0 +1,140 @@
+"""Many rows into one table, inside the caller's transaction, as fast as the database takes
+them: PostgreSQL through psycopg2 gets one binary COPY (no bytea hex text to build or
+parse: a collection writes hundreds of MB of sketches), any other database a batched
+INSERT. Both write the same values; a failure rolls back with the caller's transaction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import struct
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
+
+from sqlalchemy import Connection, Table, insert, text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import DeclarativeBase
+
+# PostgreSQL's binary COPY format (the COPY command's "Binary Format" section)
+COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00" + struct.pack("!ii", 0, 0)
+COPY_TRAILER = struct.pack("!h", -1)
+NULL_FIELD = struct.pack("!i", -1)
+COPY_BATCH_BYTES = 64 * 1024 * 1024
+
+
+def _int(fmt: str) -> Callable[[Any], bytes]:
+    size = struct.calcsize(fmt)
+    header = struct.pack("!i", size)
+    return lambda value: header + struct.pack(fmt, int(value))
+
+
+def _text(value: Any) -> bytes:
+    data = str(value).encode("utf-8")
+    return struct.pack("!i", len(data)) + data
+
+
+def _bytea(value: Any) -> bytes:
+    data = bytes(value)
+    return struct.pack("!i", len(data)) + data
+
+
+# the binary send format of the column types the statistics tables use
+ENCODERS: dict[str, Callable[[Any], bytes]] = {
+    "smallint": _int("!h"),
+    "integer": _int("!i"),
+    "bigint": _int("!q"),
+    "text": _text,
+    "character varying": _text,
+    "bytea": _bytea,
+}
+
+
+def bulk_insert(
+    conn: Connection, model: type[DeclarativeBase], rows: Sequence[Mapping[str, Any]]
+) -> None:
+    """Insert `rows` (dicts by column name, all with the same keys) into `model`'s table."""
+    if not rows:
+        return
+    table = cast(Table, model.__table__)
+    columns = list(rows[0])
+    encoders = _copy_encoders(conn, table, columns)
+    if encoders is None:
+        conn.execute(insert(table), list(rows))
+        return
+    dialect, connection = conn.dialect, conn.connection.dbapi_connection
+    statement = (
+        f"COPY {dialect.identifier_preparer.format_table(table)} "
+        f"({', '.join(dialect.identifier_preparer.quote(c) for c in columns)}) "
+        "FROM STDIN WITH (FORMAT binary)"
+    )
+    cursor = connection.cursor()  # type: ignore[union-attr]
+    try:
+        for chunk in _copy_chunks(rows, columns, encoders):
+            cursor.copy_expert(statement, io.BytesIO(chunk))
+    except dialect.loaded_dbapi.Error as error:  # as SQLAlchemy's execute raises it
+        gone = dialect.is_disconnect(error, connection, cursor)
+        if gone:
+            conn.invalidate()  # the pool must not hand this connection out again
+        raise DBAPIError.instance(
+            statement,
+            None,
+            error,
+            dialect.loaded_dbapi.Error,
+            connection_invalidated=gone,
+            dialect=dialect,
+        ) from error
+    finally:
+        with contextlib.suppress(Exception):
+            cursor.close()
+
+
+def _copy_chunks(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str],
+    encoders: Sequence[Callable[[Any], bytes]],
+    limit: int | None = COPY_BATCH_BYTES,
+) -> list[bytes]:
+    """Binary COPY streams of at most about `limit` bytes each (whole rows)."""
+    count = struct.pack("!h", len(columns))
+    chunks, parts, size = [], [COPY_SIGNATURE], 0
+    pairs = list(zip(columns, encoders, strict=True))
+    for row in rows:
+        fields = [count]
+        for name, encode in pairs:
+            value = row[name]
+            fields.append(NULL_FIELD if value is None else encode(value))
+        tuple_bytes = b"".join(fields)
+        parts.append(tuple_bytes)
+        size += len(tuple_bytes)
+        if limit is not None and size >= limit:
+            chunks.append(b"".join([*parts, COPY_TRAILER]))
+            parts, size = [COPY_SIGNATURE], 0
+    if len(parts) > 1 or not chunks:
+        chunks.append(b"".join([*parts, COPY_TRAILER]))
+    return chunks
+
+
+def _copy_encoders(
+    conn: Connection, table: Table, columns: Sequence[str]
+) -> list[Callable[[Any], bytes]] | None:
+    """Binary encoders for `columns` as the database declares them, or None when COPY does
+    not apply (not PostgreSQL through psycopg2, or a column type without an encoder)."""
+    if conn.dialect.name != "postgresql" or conn.dialect.driver != "psycopg2":
+        return None
+    declared: dict[str, str] = dict(
+        conn.execute(
+            text(
+                "SELECT attname, format_type(atttypid, NULL) FROM pg_attribute "
+                "WHERE attrelid = CAST(:table AS regclass) AND attnum > 0 AND NOT attisdropped"
+            ),
+            {"table": conn.dialect.identifier_preparer.format_table(table)},
+        ).all()
+    )
+    encoders = []
+    for column in columns:
+        encode = ENCODERS.get(declared.get(column, ""))
+        if encode is None:
+            return None
+        encoders.append(encode)
+    return encoders
