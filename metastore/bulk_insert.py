@@ -1,7 +1,7 @@
 """Many rows into one table, inside the caller's transaction, as fast as the database takes
-them: PostgreSQL through psycopg2 gets one binary COPY (no bytea hex text to build or
-parse: a collection writes hundreds of MB of sketches), any other database a batched
-INSERT. Both write the same values; a failure rolls back with the caller's transaction.
+them: PostgreSQL through psycopg2 gets binary COPY, in streams of about 64 MB (no bytea
+hex text to build or parse: a collection writes hundreds of MB of sketches), any other
+database a batched INSERT. Both write the same values; a failure rolls back with the caller's transaction.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import struct
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from sqlalchemy import Connection, Table, insert, text
@@ -93,11 +93,10 @@ def _copy_chunks(
     rows: Sequence[Mapping[str, Any]],
     columns: Sequence[str],
     encoders: Sequence[Callable[[Any], bytes]],
-    limit: int | None = COPY_BATCH_BYTES,
-) -> list[bytes]:
-    """Binary COPY streams of at most about `limit` bytes each (whole rows)."""
+) -> Iterator[bytes]:
+    """Binary COPY streams of about COPY_BATCH_BYTES each (whole rows), one at a time."""
     count = struct.pack("!h", len(columns))
-    chunks, parts, size = [], [COPY_SIGNATURE], 0
+    parts, size, sent = [COPY_SIGNATURE], 0, False
     pairs = list(zip(columns, encoders, strict=True))
     for row in rows:
         fields = [count]
@@ -107,12 +106,11 @@ def _copy_chunks(
         tuple_bytes = b"".join(fields)
         parts.append(tuple_bytes)
         size += len(tuple_bytes)
-        if limit is not None and size >= limit:
-            chunks.append(b"".join([*parts, COPY_TRAILER]))
-            parts, size = [COPY_SIGNATURE], 0
-    if len(parts) > 1 or not chunks:
-        chunks.append(b"".join([*parts, COPY_TRAILER]))
-    return chunks
+        if size >= COPY_BATCH_BYTES:
+            yield b"".join([*parts, COPY_TRAILER])
+            parts, size, sent = [COPY_SIGNATURE], 0, True
+    if len(parts) > 1 or not sent:
+        yield b"".join([*parts, COPY_TRAILER])
 
 
 def _copy_encoders(
