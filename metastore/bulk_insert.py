@@ -1,7 +1,8 @@
 """Many rows into one table, inside the caller's transaction, as fast as the database takes
 them: PostgreSQL through psycopg2 gets binary COPY, in streams of about 64 MB (no bytea
 hex text to build or parse: a collection writes hundreds of MB of sketches), any other
-database a batched INSERT. Both write the same values; a failure rolls back with the caller's transaction.
+database a batched INSERT. Both write the same values; a failure rolls back with the
+caller's transaction.
 """
 
 from __future__ import annotations
