@@ -95,9 +95,10 @@ def _copy_chunks(
     columns: Sequence[str],
     encoders: Sequence[Callable[[Any], bytes]],
 ) -> Iterator[bytes]:
-    """Binary COPY streams of about COPY_BATCH_BYTES each (whole rows), one at a time."""
+    """Binary COPY streams of about COPY_BATCH_BYTES each (whole rows; `rows` not empty),
+    one at a time."""
     count = struct.pack("!h", len(columns))
-    parts, size, sent = [COPY_SIGNATURE], 0, False
+    parts, size = [COPY_SIGNATURE], 0
     pairs = list(zip(columns, encoders, strict=True))
     for row in rows:
         fields = [count]
@@ -109,8 +110,8 @@ def _copy_chunks(
         size += len(tuple_bytes)
         if size >= COPY_BATCH_BYTES:
             yield b"".join([*parts, COPY_TRAILER])
-            parts, size, sent = [COPY_SIGNATURE], 0, True
-    if len(parts) > 1 or not sent:
+            parts, size = [COPY_SIGNATURE], 0
+    if len(parts) > 1:
         yield b"".join([*parts, COPY_TRAILER])
 
 

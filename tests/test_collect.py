@@ -200,13 +200,19 @@ def test_failed_job_keeps_previous_statistics(
     assert [s for (s,) in statuses] == ["succeeded", "failed"]
 
 
-def test_scan_settings_hold_for_the_scan_only(spark: Any) -> None:
-    from collectors.collect import SCAN_SETTINGS
+def test_scan_settings_hold_for_the_scan_only(
+    metastore: Metastore, spark: Any, lake: tuple[Path, dict[str, pa.Table]]
+) -> None:
+    from collectors.collect import SCAN_SETTINGS, collect
     from collectors.spark_session import session_settings
 
     key = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
     assert key in SCAN_SETTINGS
     spark.conf.set(key, "32m")
+    # a collection on the caller's session leaves the caller's setting as it was
+    metastore.register_table("sales", str(lake[0]))
+    assert collect(metastore.engine, "sales", spark=spark).partitions_scanned == 4
+    assert spark.conf.get(key) == "32m"
     spark.conf.unset("spark.sql.statlas.test.unset")
     with session_settings(spark, {key: "1m", "spark.sql.statlas.test.unset": "x"}):
         assert spark.conf.get(key) == "1m"

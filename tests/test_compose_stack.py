@@ -26,6 +26,7 @@ from sqlalchemy import create_engine, select
 from metastore.models import CollectionRun
 from tests.conftest import postgres_schema, write_partitions
 from tests.test_collect_cluster import free_port, log_tail, stop_group
+from tests.test_compose import compose as compose_file
 
 pytestmark = [
     pytest.mark.postgres,
@@ -38,13 +39,6 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 START_TIMEOUT = 90.0
 JOB_TIMEOUT = 180.0
-
-
-def services() -> dict[str, Any]:
-    import yaml  # PyYAML comes with the dev extra (schemathesis)
-
-    loaded: dict[str, Any] = yaml.safe_load((ROOT / "compose.yaml").read_text())
-    return dict(loaded["services"])
 
 
 def interpolate(value: str) -> str:
@@ -158,7 +152,7 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
 
 
 def test_the_compose_services_collect_on_their_spark_cluster(stack: Stack, tmp_path: Path) -> None:
-    compose = services()
+    compose = compose_file()["services"]
     hosts = {"spark-master": "127.0.0.1", "daemon": "127.0.0.1", "0.0.0.0": "127.0.0.1"}
     ports = {p: str(free_port()) for p in ("7077", "8080", "8081", "8082")}
     master, worker, daemon = compose["spark-master"], compose["spark-worker"], compose["daemon"]
