@@ -4,6 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 DEMO   := demo
+JAR    := collectors/jvm/statlas-collect.jar
 
 .DEFAULT_GOAL := help
 
@@ -18,8 +19,12 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $@
 
+# the one-pass collection scan (collectors/jvm_scan.py), compiled by the JDK's javac
+$(JAR): $(STAMP) $(wildcard collectors/jvm/src/statlas/collect/*.java)
+	$(BIN)/python -m collectors.jvm_scan
+
 .PHONY: install
-install: $(STAMP) ## create .venv with the project and every extra
+install: $(STAMP) $(JAR) ## create .venv with the project and every extra, build the scan's jar
 
 .PHONY: tools
 tools: ## system tools the tests use (docker-compose, to validate compose.yaml)
@@ -30,7 +35,7 @@ tools: ## system tools the tests use (docker-compose, to validate compose.yaml)
 	  else echo "docker-compose is not installed: the compose.yaml check will be skipped"; fi; }
 
 .PHONY: demo
-demo: $(STAMP) ## generate a dataset, register it in ./demo/statlas.db, look up, collect statistics
+demo: $(STAMP) $(JAR) ## generate a dataset, register it in ./demo/statlas.db, look up, collect statistics
 	rm -rf $(DEMO) && mkdir -p $(DEMO)
 	$(BIN)/python benchmarks/demo_data.py $(DEMO)/sales
 	cd $(DEMO) && ../$(BIN)/statlas db upgrade
@@ -57,7 +62,7 @@ lint: $(STAMP) ## ruff and mypy
 	$(BIN)/mypy
 
 .PHONY: test
-test: $(STAMP) tools lint ## lint, then the whole suite on SQLite and PostgreSQL
+test: $(STAMP) $(JAR) tools lint ## lint, then the whole suite on SQLite and PostgreSQL
 	$(BIN)/pytest -n 2 --dist loadgroup
 
 .PHONY: bench
@@ -70,4 +75,4 @@ data: $(STAMP) ## TPC-H SF 1 partitioned as a lake, uniform and Zipf-skewed (ben
 
 .PHONY: clean
 clean: ## remove .venv, the demo and caches
-	rm -rf $(VENV) $(DEMO) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) $(DEMO) $(JAR) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, insert, select, update
 
 from collectors.aggregations import (
+    SAMPLE_SEED,
     ColumnRecord,
     aggregate_expressions,
     column_records,
@@ -26,6 +27,8 @@ from collectors.aggregations import (
     sample_record,
     with_draw,
 )
+from collectors.jvm_scan import scan as jvm_scan
+from collectors.jvm_scan import scan_method
 from collectors.progress import ProgressSink, watch_spark_job
 from collectors.spark_session import session_settings, spark_session
 from metastore.bulk_insert import bulk_insert
@@ -112,8 +115,10 @@ def collect(
     spark: Any = None,
     spark_conf: Mapping[str, str] | None = None,
     progress: ProgressSink | None = None,
+    scan: str | None = None,
 ) -> CollectionReport:
-    """Collect the statistics of `table`'s new and changed partitions (all with `full`)."""
+    """Collect the statistics of `table`'s new and changed partitions (all with `full`);
+    `scan` (jvm, spark, auto) overrides STATLAS_SCAN (collectors.jvm_scan)."""
     started = time.perf_counter()
     info, partitions, collected, rows_per_byte = run_read(engine, lambda conn: _plan(conn, table))
     to_scan = [p for p in partitions if full or collected.get(p.id) != p.fingerprint]
@@ -139,7 +144,9 @@ def collect(
                 guessed = rows_per_byte is None and 0 < report.bytes <= COUNT_FIRST_BYTES
                 if guessed or (rate >= 1.0 and report.bytes > WHOLE_CHECK_BYTES):
                     rate = sample_rate(target, report.bytes, frame.count() / report.bytes, whole)
-                rows_by_values = _scan(frame, info, len(to_scan), rate=rate, sink=progress)
+                rows_by_values = _scan(
+                    frame, info, len(to_scan), rate=rate, sink=progress, method=scan
+                )
         report.timings["scan"] = time.perf_counter() - started
         report.rows = sum(scanned.rows for scanned in rows_by_values.values())
         writes = progress if to_scan or removed else None
@@ -289,16 +296,21 @@ def _scan(
     *,
     rate: float,
     sink: ProgressSink | None = None,
+    method: str | None = None,
 ) -> dict[tuple[KeyValue, ...], _Scanned]:
-    """ONE aggregation over the frame of the partitions to scan (`partitions` of them),
-    grouped by the partition keys, drawing each partition's row sample at `rate` on the
-    way."""
+    """ONE scan of the frame of the partitions to scan (`partitions` of them), grouped by
+    the partition keys, drawing each partition's row sample at `rate` on the way: the
+    one-pass JVM scan or Spark's aggregates (collectors.jvm_scan.scan_method)."""
     plans = plan_columns([(c.name, c.type) for c in info.columns], theta_columns(info))
-    keys = [f"`{k.name}`" for k in info.partition_keys]
-    frame = with_draw(frame, rate)
-    grouped = frame.groupBy(*keys) if keys else frame.groupBy()
+    if scan_method(frame.sparkSession, plans, method) == "jvm":
+        keys = [k.name for k in info.partition_keys]
+        aggregated = jvm_scan(frame, keys, plans, rate, SAMPLE_SEED, partitions)
+    else:
+        quoted = [f"`{k.name}`" for k in info.partition_keys]
+        drawn = with_draw(frame, rate)
+        grouped = drawn.groupBy(*quoted) if quoted else drawn.groupBy()
+        aggregated = grouped.agg(*aggregate_expressions(plans, rate))
     result: dict[tuple[KeyValue, ...], _Scanned] = {}
-    aggregated = grouped.agg(*aggregate_expressions(plans, rate))
     with session_settings(frame.sparkSession, SCAN_SETTINGS):
         for row in aggregated.toLocalIterator():
             values = tuple(

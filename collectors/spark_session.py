@@ -7,6 +7,8 @@ import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from collectors.jvm_scan import scan_jar
+
 DEFAULT_MASTER = "local[*]"
 
 
@@ -40,7 +42,12 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
         # partition values are read as the directory's text and typed by statlas itself
         .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
     )
-    for key, value in (conf or {}).items():
+    settings = dict(conf or {})
+    jar = scan_jar()  # the one-pass collection scan (collectors.jvm_scan), built if need be
+    if jar is not None:
+        given = settings.get("spark.jars")
+        settings["spark.jars"] = f"{given},{jar}" if given else str(jar)
+    for key, value in settings.items():
         builder = builder.config(key, value)
     if (conf or {}).get("spark.sql.catalogImplementation") == "hive":
         builder = builder.enableHiveSupport()

@@ -1,0 +1,304 @@
+package statlas.collect;
+
+import java.time.ZoneOffset;
+
+import org.apache.datasketches.common.ArrayOfItemsSerDe;
+import org.apache.datasketches.frequencies.ItemsSketch;
+import org.apache.datasketches.hll.HllSketch;
+import org.apache.datasketches.kll.KllDoublesSketch;
+import org.apache.datasketches.theta.UpdateSketch;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.XxHash64Function;
+import org.apache.spark.sql.catalyst.util.DateTimeUtils;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.unsafe.types.UTF8String;
+
+/**
+ * The statistics of one partition while its rows stream by: every column updated per row.
+ * Sketches are fed exactly what collectors/aggregations.py feeds Spark's aggregates:
+ * integers (tinyint, smallint, int, bigint, boolean as 0/1), dates as days and timestamps as
+ * microseconds as longs; strings and binaries as their bytes; float, double and decimal
+ * through xxhash64 (seed 42) for the distinct-count sketch; KLL takes the value as a double;
+ * heavy hitters take longs (integral, temporal), doubles (fractional, decimal) or strings.
+ */
+final class LiveState {
+  private static final long XXHASH_SEED = 42L;
+
+  private final ScanLayout layout;
+  private final RowSampler sampler;
+  private final ColumnSpec[] columns;
+  private final PartitionState result;
+  private final long[] minL;
+  private final long[] maxL;
+  private final double[] minD;
+  private final double[] maxD;
+  private final HllSketch[] hll;
+  private final UpdateSketch[] theta;
+  private final KllDoublesSketch[] kll;
+  private final ItemsSketch<Object>[] topK;
+
+  @SuppressWarnings("unchecked")
+  LiveState(ScanLayout layout, RowSampler sampler) {
+    this.layout = layout;
+    this.sampler = sampler;
+    this.columns = layout.columns;
+    int n = columns.length;
+    result = new PartitionState(n);
+    minL = new long[n];
+    maxL = new long[n];
+    minD = new double[n];
+    maxD = new double[n];
+    hll = new HllSketch[n];
+    theta = new UpdateSketch[n];
+    kll = new KllDoublesSketch[n];
+    topK = (ItemsSketch<Object>[]) new ItemsSketch<?>[n];
+    for (int j = 0; j < n; j++) {
+      ColumnSpec c = columns[j];
+      if (c.distinct == ColumnSpec.HLL) {
+        hll[j] = new HllSketch(c.hllLgK, Sketches.HLL_TYPE);
+      } else if (c.distinct == ColumnSpec.THETA) {
+        theta[j] = UpdateSketch.builder().setNominalEntries(1 << c.thetaLgK).build();
+      }
+      if (c.kll) {
+        kll[j] = KllDoublesSketch.newHeapInstance(c.kllK);
+      }
+      if (c.topK != 0) {
+        topK[j] = new ItemsSketch<>(c.topKMapSize);
+      }
+    }
+  }
+
+  void update(InternalRow row) {
+    result.rows++;
+    if (sampler.active() && sampler.draw()) {
+      result.sample.add(layout.sampleValues(row));
+    }
+    long[] nonNull = result.nonNull;
+    for (int j = 0; j < columns.length; j++) {
+      int o = layout.ordinal(j);
+      if (row.isNullAt(o)) {
+        continue;
+      }
+      boolean first = nonNull[j]++ == 0;
+      ColumnSpec c = columns[j];
+      switch (c.kind) {
+        case BOOLEAN -> {
+          long v = row.getBoolean(o) ? 1 : 0;
+          integral(j, c, v, first, false);
+        }
+        case BYTE -> integral(j, c, row.getByte(o), first, true);
+        case SHORT -> integral(j, c, row.getShort(o), first, true);
+        case INT, DATE -> integral(j, c, row.getInt(o), first, true);
+        case LONG, TIMESTAMP -> integral(j, c, row.getLong(o), first, true);
+        case TIMESTAMP_NTZ -> {
+          long local = row.getLong(o);
+          if (c.minMax) {
+            minMaxLong(j, local, first);
+          }
+          // sketches take unix_micros(CAST(v AS TIMESTAMP)): the local time in the session zone
+          long micros = DateTimeUtils.convertTz(local, layout.zone, ZoneOffset.UTC);
+          sketchLong(j, c, micros);
+          if (c.kll) {
+            kll[j].update((double) micros);
+          }
+          if (c.topK != 0) {
+            topK[j].update(micros);
+          }
+        }
+        case FLOAT -> fractional(j, c, row.getFloat(o), Float.valueOf(row.getFloat(o)), first);
+        case DOUBLE -> fractional(j, c, row.getDouble(o), Double.valueOf(row.getDouble(o)), first);
+        case DECIMAL -> decimal(j, c, row, o, first);
+        case STRING -> string(j, c, row.getUTF8String(o), first);
+        case BINARY -> binary(j, c, row.getBinary(o));
+        default -> { }
+      }
+    }
+  }
+
+  private void integral(int j, ColumnSpec c, long v, boolean first, boolean numeric) {
+    if (c.minMax) {
+      minMaxLong(j, v, first);
+    }
+    sketchLong(j, c, v);
+    if (c.kll) {
+      kll[j].update((double) v);
+    }
+    if (c.topK == ColumnSpec.LONGS) {
+      topK[j].update(v);
+    } else if (c.topK == ColumnSpec.STRINGS) {
+      topK[j].update(numeric ? Long.toString(v) : (v == 1 ? "true" : "false"));
+    }
+  }
+
+  private void minMaxLong(int j, long v, boolean first) {
+    if (first) {
+      minL[j] = v;
+      maxL[j] = v;
+    } else if (v < minL[j]) {
+      minL[j] = v;
+    } else if (v > maxL[j]) {
+      maxL[j] = v;
+    }
+  }
+
+  private void sketchLong(int j, ColumnSpec c, long v) {
+    if (c.distinct == ColumnSpec.THETA) {
+      theta[j].update(v);
+    } else if (c.distinct == ColumnSpec.HLL) {
+      hll[j].update(v);
+    }
+  }
+
+  private void sketchHash(int j, ColumnSpec c, Object value) {
+    if (c.distinct != ColumnSpec.NO_SKETCH) {
+      sketchLong(j, c, XxHash64Function.hash(value, c.type, XXHASH_SEED));
+    }
+  }
+
+  private void fractional(int j, ColumnSpec c, double v, Object boxed, boolean first) {
+    if (c.minMax) {
+      if (first) {
+        minD[j] = v;
+        maxD[j] = v;
+      } else if (PartitionState.compareDoubles(v, minD[j]) < 0) {
+        minD[j] = v;
+      } else if (PartitionState.compareDoubles(v, maxD[j]) > 0) {
+        maxD[j] = v;
+      }
+    }
+    sketchHash(j, c, boxed);
+    if (c.kll) {
+      kll[j].update(v);
+    }
+    if (c.topK == ColumnSpec.DOUBLES) {
+      topK[j].update(v);
+    }
+  }
+
+  private void decimal(int j, ColumnSpec c, InternalRow row, int o, boolean first) {
+    DecimalType type = (DecimalType) c.type;
+    Decimal d = row.getDecimal(o, type.precision(), type.scale());
+    if (c.minMax) {
+      Object[] min = result.min;
+      Object[] max = result.max;
+      if (first) {
+        min[j] = d;
+        max[j] = d;
+      } else if (d.compare((Decimal) min[j]) < 0) {
+        min[j] = d;
+      } else if (d.compare((Decimal) max[j]) > 0) {
+        max[j] = d;
+      }
+    }
+    sketchHash(j, c, d);
+    double v = c.kll || c.topK != 0 ? d.toDouble() : 0.0;
+    if (c.kll) {
+      kll[j].update(v);
+    }
+    if (c.topK == ColumnSpec.DOUBLES) {
+      topK[j].update(v);
+    }
+  }
+
+  private void string(int j, ColumnSpec c, UTF8String s, boolean first) {
+    if (c.minMax) {
+      Object[] min = result.min;
+      Object[] max = result.max;
+      if (first) {
+        UTF8String owned = s.copy();
+        min[j] = owned;
+        max[j] = owned;
+      } else if (s.binaryCompare((UTF8String) min[j]) < 0) {
+        min[j] = s.copy();
+      } else if (s.binaryCompare((UTF8String) max[j]) > 0) {
+        max[j] = s.copy();
+      }
+    }
+    if (c.length) {
+      int chars = s.numChars();
+      result.totalLen[j] += chars;
+      result.maxLen[j] = Math.max(result.maxLen[j], chars);
+    }
+    if (c.distinct != ColumnSpec.NO_SKETCH) {
+      byte[] bytes = s.getBytes();
+      if (c.distinct == ColumnSpec.THETA) {
+        theta[j].update(bytes);
+      } else {
+        hll[j].update(bytes);
+      }
+    }
+    if (c.topK != 0) {
+      topK[j].update(s.toString());
+    }
+  }
+
+  private void binary(int j, ColumnSpec c, byte[] bytes) {
+    if (c.length) {
+      result.totalLen[j] += bytes.length;
+      result.maxLen[j] = Math.max(result.maxLen[j], bytes.length);
+    }
+    if (c.distinct == ColumnSpec.THETA) {
+      theta[j].update(bytes);
+    } else if (c.distinct == ColumnSpec.HLL) {
+      hll[j].update(bytes);
+    }
+    if (c.topK != 0) {
+      topK[j].update(UTF8String.fromBytes(bytes).toString());
+    }
+  }
+
+  /** The partition's statistics with min and max as Spark values, sketches serialised. */
+  @SuppressWarnings("unchecked")
+  PartitionState finish() {
+    for (int j = 0; j < columns.length; j++) {
+      ColumnSpec c = columns[j];
+      if (c.minMax && result.nonNull[j] > 0) {
+        switch (c.kind) {
+          case BOOLEAN -> {
+            result.min[j] = minL[j] == 1;
+            result.max[j] = maxL[j] == 1;
+          }
+          case BYTE -> {
+            result.min[j] = (byte) minL[j];
+            result.max[j] = (byte) maxL[j];
+          }
+          case SHORT -> {
+            result.min[j] = (short) minL[j];
+            result.max[j] = (short) maxL[j];
+          }
+          case INT, DATE -> {
+            result.min[j] = (int) minL[j];
+            result.max[j] = (int) maxL[j];
+          }
+          case LONG, TIMESTAMP, TIMESTAMP_NTZ -> {
+            result.min[j] = minL[j];
+            result.max[j] = maxL[j];
+          }
+          case FLOAT -> {
+            result.min[j] = (float) minD[j];
+            result.max[j] = (float) maxD[j];
+          }
+          case DOUBLE -> {
+            result.min[j] = minD[j];
+            result.max[j] = maxD[j];
+          }
+          default -> { } // decimals and strings are kept as values already
+        }
+      }
+      if (hll[j] != null) {
+        result.distinct[j] = hll[j].toCompactByteArray();
+      } else if (theta[j] != null) {
+        result.distinct[j] = theta[j].compact().toByteArray();
+      }
+      if (kll[j] != null) {
+        result.kll[j] = kll[j].toByteArray();
+      }
+      if (topK[j] != null) {
+        result.topK[j] =
+            topK[j].toByteArray((ArrayOfItemsSerDe<Object>) Sketches.serde(c.topK));
+      }
+    }
+    return result;
+  }
+}

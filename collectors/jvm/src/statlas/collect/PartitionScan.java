@@ -1,0 +1,154 @@
+package statlas.collect;
+
+import java.time.ZoneId;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Objects;
+
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import scala.Tuple2;
+
+/**
+ * statlas's collection scan as ONE pass over the rows: every column's statistics of every
+ * partition are updated row by row in one loop (one state per partition and column), instead
+ * of some forty of Spark's typed aggregates, each with its own buffer, serialisation and
+ * merge per group. The result is the DataFrame Spark's aggregation would give
+ * (collectors/aggregations.py): one row per partition, the partition keys, then
+ * {@code __rows}, {@code c<i>__nn}, {@code __min}, {@code __max}, {@code __len},
+ * {@code __maxlen}, {@code __theta} or {@code __hll}, {@code __kll}, {@code __topk} and the
+ * row sample {@code __sample}; its sketches are the bytes Spark's hll_sketch_agg,
+ * theta_sketch_agg, kll_sketch_agg_double and approx_top_k_accumulate write, fed the same
+ * values (so sketches of either scan merge).
+ *
+ * <p>A partition read by several tasks (several files or splits) is merged by key in a
+ * second, small stage.
+ */
+public final class PartitionScan {
+  private PartitionScan() {}
+
+  /**
+   * The scan of {@code frame}: {@code keys} its partition-key columns, {@code columns} the
+   * columns to describe, each with its plan ({@link ColumnSpec#parse}); {@code sampled}
+   * the indexes (into {@code columns}) of the columns a row sample keeps; {@code sampleRate}
+   * the Bernoulli rate of that sample (0: none). {@code partitions}: how many partitions
+   * the scan covers (sizes the merge stage).
+   */
+  public static Dataset<Row> scan(
+      Dataset<Row> frame,
+      String[] keys,
+      String[] columns,
+      String[] specs,
+      int[] sampled,
+      double sampleRate,
+      long seed,
+      int partitions) {
+    SparkSession session = frame.sparkSession();
+    StructType schema = frame.schema();
+    DataType[] keyTypes = new DataType[keys.length];
+    for (int i = 0; i < keys.length; i++) {
+      keyTypes[i] = schema.apply(keys[i]).dataType();
+    }
+    ColumnSpec[] plans = new ColumnSpec[columns.length];
+    for (int i = 0; i < columns.length; i++) {
+      plans[i] = ColumnSpec.parse(specs[i], schema.apply(columns[i]).dataType());
+    }
+    ZoneId zone = ZoneId.of(session.sessionState().conf().sessionLocalTimeZone());
+    ScanLayout layout = new ScanLayout(keyTypes, plans, sampled, sampleRate, seed, zone);
+
+    List<org.apache.spark.sql.Column> projection = new ArrayList<>();
+    for (String key : keys) {
+      projection.add(frame.col(quote(key)));
+    }
+    for (String column : columns) {
+      projection.add(frame.col(quote(column)));
+    }
+    Dataset<Row> projected =
+        (Dataset<Row>)
+            frame.select(
+                scala.jdk.javaapi.CollectionConverters.asScala(projection).toSeq());
+    JavaRDD<InternalRow> rows = projected.queryExecution().toRdd().toJavaRDD();
+    JavaPairRDD<List<Object>, PartitionState> perTask =
+        rows.mapPartitionsToPair(iterator -> scanTask(iterator, layout));
+    int reducers =
+        Math.max(1, Math.max(session.sparkContext().defaultParallelism(), partitions / 64));
+    JavaRDD<InternalRow> merged =
+        perTask
+            .reduceByKey((a, b) -> a.merge(b, layout), reducers)
+            .map(entry -> entry._2().toRow(entry._1(), layout));
+    return session.internalCreateDataFrame(merged.rdd(), layout.outputSchema(keys), false);
+  }
+
+  private static String quote(String name) {
+    return "`" + name.replace("`", "``") + "`";
+  }
+
+  /**
+   * One task: its rows, partition by partition (a file's rows are one partition's), each
+   * partition's state handed on as soon as its rows end, so a task holds one partition's
+   * state at a time; a partition met twice in a task is merged by the next stage.
+   */
+  private static Iterator<Tuple2<List<Object>, PartitionState>> scanTask(
+      Iterator<InternalRow> rows, ScanLayout layout) {
+    int taskIndex = org.apache.spark.TaskContext.getPartitionId();
+    RowSampler sampler = new RowSampler(layout.sampleRate, layout.seed + taskIndex);
+    return new Iterator<>() {
+      private InternalRow pending; // the first row of the next partition (copied)
+      private boolean emitted;
+
+      @Override
+      public boolean hasNext() {
+        // an unpartitioned table with no rows still has one (empty) partition
+        return pending != null || rows.hasNext() || (!emitted && layout.keyTypes.length == 0);
+      }
+
+      @Override
+      public Tuple2<List<Object>, PartitionState> next() {
+        if (!hasNext()) {
+          throw new java.util.NoSuchElementException();
+        }
+        emitted = true;
+        if (pending == null && !rows.hasNext()) {
+          return new Tuple2<>(new ArrayList<>(), new LiveState(layout, sampler).finish());
+        }
+        InternalRow first = pending != null ? pending : rows.next();
+        pending = null;
+        List<Object> key = layout.key(first);
+        LiveState state = new LiveState(layout, sampler);
+        state.update(first);
+        while (rows.hasNext()) {
+          InternalRow row = rows.next();
+          if (!sameKey(row, key, layout)) {
+            pending = row.copy(); // the scan reuses its row object
+            break;
+          }
+          state.update(row);
+        }
+        return new Tuple2<>(key, state.finish());
+      }
+    };
+  }
+
+  private static boolean sameKey(InternalRow row, List<Object> key, ScanLayout layout) {
+    for (int i = 0; i < layout.keyTypes.length; i++) {
+      Object value = row.isNullAt(i) ? null : row.get(i, layout.keyTypes[i]);
+      if (!Objects.equals(value, key.get(i))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The output schema's field for a statistic (used by {@link ScanLayout}). */
+  static StructField field(String name, DataType type) {
+    return new StructField(name, type, true, org.apache.spark.sql.types.Metadata.empty());
+  }
+}
