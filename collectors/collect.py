@@ -27,6 +27,7 @@ from collectors.aggregations import (
     sample_record,
     with_draw,
 )
+from collectors.driver_rows import driver_rows
 from collectors.jvm_scan import scan as jvm_scan
 from collectors.jvm_scan import scan_method
 from collectors.progress import ProgressSink, watch_spark_job
@@ -312,7 +313,7 @@ def _scan(
         aggregated = grouped.agg(*aggregate_expressions(plans, rate))
     result: dict[tuple[KeyValue, ...], _Scanned] = {}
     with session_settings(frame.sparkSession, SCAN_SETTINGS):
-        for row in aggregated.toLocalIterator():
+        for row in driver_rows(aggregated):
             values = tuple(
                 None if row[k.name] is None else k.type.parse(str(row[k.name]))
                 for k in info.partition_keys

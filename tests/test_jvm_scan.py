@@ -26,6 +26,7 @@ from collectors.aggregations import (
     sampled,
     with_draw,
 )
+from collectors.driver_rows import driver_rows
 from collectors.jvm_scan import ScanUnavailable, scan, scan_method, spec, top_k_map_size
 from collectors.spark_session import session_settings
 from metastore.histograms import (
@@ -256,3 +257,17 @@ def test_column_plan_text() -> None:
     assert spec(name_plan).startswith("alias=c1,minmax,length,distinct=theta,topk=strings,")
     assert spec(tags_plan).startswith("alias=c2,hll=")
     assert top_k_map_size(100) == 256 and top_k_map_size(3) == 4
+
+
+def test_driver_rows_streams_every_row_a_few_partitions_per_job(spark: Any) -> None:
+    frame = spark.range(0, 1_000, numPartitions=7).selectExpr("id", "id * 2 AS twice")
+    context = spark.sparkContext
+    context.setJobGroup("driver-rows-test", "driver_rows test")
+    try:
+        rows = list(driver_rows(frame, partitions_per_job=3))
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+    assert [tuple(r) for r in rows] == [tuple(r) for r in frame.collect()]
+    assert rows[0].twice == 0 and rows[-1].asDict() == {"id": 999, "twice": 1998}
+    assert len(context.statusTracker().getJobIdsForGroup("driver-rows-test")) == 3  # 3+3+1
+    assert list(driver_rows(frame.limit(0))) == []
