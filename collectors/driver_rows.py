@@ -24,7 +24,7 @@ def driver_rows(frame: Any, partitions_per_job: int = PARTITIONS_PER_JOB) -> Ite
 
     context = frame.sparkSession.sparkContext
     pickled = frame._jdf.javaToPython()  # the rows as pickled batches (the JVM pickles)
-    serializer = BatchedSerializer(CPickleSerializer())
+    serializer = BatchedSerializer(CPickleSerializer())  # type: ignore[no-untyped-call]
     total = pickled.getNumPartitions()
     for start in range(0, total, partitions_per_job):
         group = list(range(start, min(start + partitions_per_job, total)))
