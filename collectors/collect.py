@@ -2,7 +2,8 @@
 
 Only partitions that are new, or whose fingerprint (files, bytes, newest modification
 time) changed since their statistics were taken, are scanned (`full` rescans all); the
-scan is ONE Spark aggregation grouped by the partition keys; its result is written in ONE
+scan is ONE pass over the data grouped by the partition keys (collectors.jvm_scan: the
+one-pass JVM scan, or one aggregation of Spark's aggregates); its result is written in ONE
 transaction after the scan. A failed or killed job leaves the previous statistics as they
 were and the run recorded as failed. A second collection of a table while one is running
 is refused.

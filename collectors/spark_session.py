@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from collectors.jvm_scan import scan_jar
+from metastore.errors import StatlasError
 
 DEFAULT_MASTER = "local[*]"
 
@@ -43,7 +45,11 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
         .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
     )
     settings = dict(conf or {})
-    jar = scan_jar()  # the one-pass collection scan (collectors.jvm_scan), built if need be
+    try:
+        jar = scan_jar()  # the one-pass collection scan (collectors.jvm_scan), built if need be
+    except StatlasError as error:  # collections fall back to Spark's aggregates
+        logging.getLogger(__name__).warning("%s; collecting with Spark's aggregates", error)
+        jar = None
     if jar is not None:
         given = settings.get("spark.jars")
         settings["spark.jars"] = f"{given},{jar}" if given else str(jar)

@@ -6,6 +6,7 @@ partition key, an unpartitioned table, and the row sample."""
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import math
 import random
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from collectors import jvm_scan
 from collectors.aggregations import (
     ColumnRecord,
     aggregate_expressions,
@@ -28,7 +30,8 @@ from collectors.aggregations import (
 )
 from collectors.driver_rows import driver_rows
 from collectors.jvm_scan import ScanUnavailable, scan, scan_method, spec, top_k_map_size
-from collectors.spark_session import session_settings
+from collectors.spark_session import session_settings, spark_session
+from metastore.errors import StatlasError
 from metastore.histograms import (
     merge_frequent_items,
     merge_hll,
@@ -44,8 +47,6 @@ SEED = 11
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from collectors.spark_session import spark_session
-
     session = spark_session("local[2]")
     yield session
     session.stop()
@@ -271,3 +272,20 @@ def test_driver_rows_streams_every_row_a_few_partitions_per_job(spark: Any) -> N
     assert rows[0].twice == 0 and rows[-1].asDict() == {"id": 999, "twice": 1998}
     assert len(context.statusTracker().getJobIdsForGroup("driver-rows-test")) == 3  # 3+3+1
     assert list(driver_rows(frame.limit(0))) == []
+
+
+def test_a_failed_jar_build_falls_back_to_sparks_aggregates(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    package = tmp_path / "src" / "statlas" / "collect"
+    package.mkdir(parents=True)
+    (package / "Broken.java").write_text("package statlas.collect; class Broken { int x = ; }")
+    monkeypatch.setattr(jvm_scan, "SOURCES", tmp_path / "src")
+    monkeypatch.setattr(jvm_scan, "JAR", tmp_path / "statlas-collect.jar")
+    with pytest.raises(StatlasError, match="building the collection scan's jar failed"):
+        jvm_scan.scan_jar()
+    assert not (tmp_path / "statlas-collect.jar").exists()
+    with caplog.at_level(logging.WARNING, logger="collectors.spark_session"):
+        session = spark_session("local[2]")  # the running session, not an error
+    assert session.sparkContext is spark.sparkContext
+    assert "collecting with Spark's aggregates" in caplog.text
