@@ -173,23 +173,23 @@ def scan(
     gateway = session.sparkContext._gateway
     jvm = session._jvm
 
-    def strings(values: list[str]) -> Any:
-        array = gateway.new_array(jvm.java.lang.String, len(values))
+    def java_array(kind: Any, values: list[Any]) -> Any:
+        array = gateway.new_array(kind, len(values))
         for i, value in enumerate(values):
             array[i] = value
         return array
 
-    kept = {id(p) for p in sampled(plans)} if sample_rate > 0 else set()
-    indexes = [i for i, p in enumerate(plans) if id(p) in kept]
-    sampled_array = gateway.new_array(jvm.int, len(indexes))
-    for i, index in enumerate(indexes):
-        sampled_array[i] = index
+    def strings(values: list[str]) -> Any:
+        return java_array(jvm.java.lang.String, values)
+
+    kept = sampled(plans) if sample_rate > 0 else []
+    sampled_indexes = java_array(jvm.int, [i for i, p in enumerate(plans) if p in kept])
     jdf = jvm.statlas.collect.PartitionScan.scan(
         frame._jdf,
         strings(keys),
         strings([p.name for p in plans]),
         strings([spec(p) for p in plans]),
-        sampled_array,
+        sampled_indexes,
         float(sample_rate),
         int(seed),
         int(partitions),

@@ -118,7 +118,7 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def by_partition(frame: Any, keys: list[str], rate: float = 0.0) -> dict[tuple[Any, ...], Any]:
+def by_partition(frame: Any, keys: list[str]) -> dict[tuple[Any, ...], Any]:
     return {tuple(row[k] for k in keys): row for row in frame.collect()}
 
 

@@ -97,14 +97,7 @@ final class LiveState {
             minMaxLong(j, local, first);
           }
           // sketches take unix_micros(CAST(v AS TIMESTAMP)): the local time in the session zone
-          long micros = DateTimeUtils.convertTz(local, layout.zone, ZoneOffset.UTC);
-          sketchLong(j, c, micros);
-          if (c.kll) {
-            kll[j].update((double) micros);
-          }
-          if (c.topK != 0) {
-            topK[j].update(micros);
-          }
+          longSketches(j, c, DateTimeUtils.convertTz(local, layout.zone, ZoneOffset.UTC), true);
         }
         case FLOAT -> fractional(j, c, row.getFloat(o), Float.valueOf(row.getFloat(o)), first);
         case DOUBLE -> fractional(j, c, row.getDouble(o), Double.valueOf(row.getDouble(o)), first);
@@ -120,6 +113,11 @@ final class LiveState {
     if (c.minMax) {
       minMaxLong(j, v, first);
     }
+    longSketches(j, c, v, numeric);
+  }
+
+  /** The sketches of an integral value (booleans as 0/1, not numeric: "true"/"false"). */
+  private void longSketches(int j, ColumnSpec c, long v, boolean numeric) {
     sketchLong(j, c, v);
     if (c.kll) {
       kll[j].update((double) v);
