@@ -1,17 +1,20 @@
 """Join planning (issue 6): statlas's emitted Spark SQL beside Spark's own plans.
 
     python benchmarks/plans.py [--set tpch|star|all] [--scale 1] [--variant uniform]
-                               [--repeat 3] [--queries q1,q5] [--json FILE]
+                               [--repeat 3] [--warmup 1] [--min-seconds 6] [--max-repeat 15]
+                               [--queries q1,q5] [--json FILE]
                                [--master local[2]] [--driver-memory 10g] [--timeout 900]
 
 TPC-H's 22 queries (benchmarks/tpch_queries.py; --set tpch, on the uniform data unless
 --variant says otherwise) and a star-join set written in a naive join order
 (benchmarks/star_queries.py; --set star, on zipf-1 unless --variant says otherwise), over
-the Parquet lake of `make data`. In one run and one SparkSession, per query, medians of
---repeat wall times of `spark.sql(q).collect()`, the plans taking turns (their order rotated
-per repetition and query, and reversed on every other repetition, so that each plan runs
-after each other plan equally often), each run after a full garbage collection of the
-driver JVM (untimed: one plan's garbage is not paid for by the next):
+the Parquet lake of `make data`. In one run and one SparkSession, per query, after
+--warmup untimed runs of each plan (Spark compiles each plan's generated code once),
+medians of --repeat wall times of `spark.sql(q).collect()` (more for a short query: until
+each plan has about --min-seconds timed, at most --max-repeat), the plans taking turns
+(their order rotated per repetition and query, and reversed on every other repetition, so
+that each plan runs after each other plan equally often), each run after a full garbage
+collection of the driver JVM (untimed: one plan's garbage is not paid for by the next):
 
   default   Spark's own plan: CBO off, adaptive execution on (Spark's defaults)
   cbo       Spark with spark.sql.cbo.enabled, joinReorder.enabled and planStats.enabled, over
@@ -216,6 +219,17 @@ def turn_order(plans: list[str], attempt: int, index: int) -> list[str]:
     return order[::-1] if attempt % 2 else order
 
 
+def repetitions(seconds: float, args: argparse.Namespace) -> int:
+    """Timed repetitions of a query whose slowest warm-up run took `seconds`: --repeat, or
+    more for a short query, until each plan has about --min-seconds of timed runs (at most
+    --max-repeat): a median of three sub-second runs on a 2-core machine varies by a third
+    between identical plans."""
+    if seconds <= 0:
+        return args.repeat
+    wanted = math.ceil(args.min_seconds / seconds)
+    return max(args.repeat, min(args.max_repeat, wanted))
+
+
 def run_once(spark: Any, sql: str, plan: str, timeout: float) -> Outcome:
     """`spark.sql(sql).collect()` under the plan's settings, cancelled after `timeout` s.
     A failure (of any plan) is reported, and that plan has no time for the query."""
@@ -328,7 +342,16 @@ def measure(
     rows: dict[str, list[tuple[Any, ...]]] = {}
     executed: dict[str, dict[str, int]] = {}
     errors: dict[str, str] = {}
-    for attempt in range(args.repeat):
+    longest = 0.0
+    for _ in range(args.warmup):
+        for plan in turn_order(plans, 0, index):
+            outcome = run_once(spark, texts[plan], plan, args.timeout)
+            if outcome.error is not None or outcome.seconds is None:
+                errors[plan] = outcome.error or "no result"
+            else:
+                longest = max(longest, outcome.seconds)
+    repeat = repetitions(longest, args)
+    for attempt in range(repeat):
         for plan in turn_order(plans, attempt, index):
             if plan in errors:
                 continue
@@ -367,6 +390,7 @@ def measure(
         "message": planned.message or errors.get("statlas"),
         "plan_seconds": planned.seconds,
         "seconds": times,
+        "repeat": repeat,
         "median": median,
         "best_spark": best,
         "ratio_best": ours / best if usable and ours is not None and best else None,
@@ -543,6 +567,16 @@ def main() -> None:
         "--variant", help="uniform | zipf-1 | zipf-1.5 (default: tpch uniform, star zipf-1)"
     )
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--warmup", type=int, default=1, help="untimed runs of each plan before timing"
+    )
+    parser.add_argument(
+        "--min-seconds",
+        type=float,
+        default=6.0,
+        help="a short query repeats until each plan has about this many seconds timed",
+    )
+    parser.add_argument("--max-repeat", type=int, default=15)
     parser.add_argument("--queries", help="comma-separated names, e.g. q1,q5 or s2")
     parser.add_argument("--json", type=Path, help="write every figure to this file")
     parser.add_argument("--master", default="local[2]")
@@ -586,7 +620,11 @@ def main() -> None:
         records: list[dict[str, Any]] = []
         entry: dict[str, Any] = {"variant": variant, "queries": records}
         report["sets"][name] = entry
-        print(f"\n### {name}: SF {scale} {variant}, medians of {args.repeat}\n\n{HEADER}")
+        print(
+            f"\n### {name}: SF {scale} {variant}, after {args.warmup} untimed run(s) of each "
+            f"plan, medians of {args.repeat} (of up to {args.max_repeat} for a query under "
+            f"{args.min_seconds:g} s)\n\n{HEADER}"
+        )
         for index, (query, sql) in enumerate(queries.items()):
             records.append(measure(spark, query, sql, planned[query], index, args))
             print(table_row(records[-1]), flush=True)

@@ -20,7 +20,9 @@ Conjuncts common to every branch of an OR are factored out of it (Spark's
 BooleanSimplification), so `(a = b AND x) OR (a = b AND y)` joins on a = b.
 
 `build_qualified_plan` also returns the qualified statement and, for every Join built from
-a SELECT's FROM/JOIN list, that SELECT (so a later pass can rewrite its FROM clause).
+a SELECT's FROM/JOIN list, that SELECT (so a later pass can rewrite its FROM clause); and
+for every Join that decorrelated a scalar subquery of a WHERE, the subquery as a derived
+table (so the pass can write that join out).
 """
 
 from __future__ import annotations
@@ -64,14 +66,47 @@ class InvalidQuery(StatlasError):
     """SQL that does not parse, or uses a construct the optimizer does not plan."""
 
 
+@dataclass(frozen=True)
+class ScalarOrigin:
+    """A correlated scalar subquery of `select`'s WHERE that a Join decorrelated, as the
+    derived table that join reads: `(derived) AS alias ON on`, its value `alias.value`."""
+
+    select: exp.Select
+    subquery: exp.Subquery  # the node of the qualified statement
+    alias: str
+    keys: tuple[tuple[str, exp.Expr], ...]  # (name, inner correlated column)
+    value: str
+    value_expression: exp.Expr  # the subquery's projection
+    correlated: frozenset[str]  # its correlated conjuncts, as SQL
+    on: exp.Expr  # outer column = alias.key, for each correlation equality
+
+    def derived(self, body: exp.Select) -> exp.Select:
+        """`body` (the subquery's SELECT, or a rewriting of it) without the correlated
+        conjuncts, projecting the keys and the value, grouped by the keys."""
+        derived = body.copy()
+        where = derived.args.get("where")
+        kept = [c for c in conjuncts(where and where.this) if c.sql() not in self.correlated]
+        columns = [column.copy() for _, column in self.keys]
+        derived.set(
+            "expressions",
+            [exp.alias_(c, name) for c, (name, _) in zip(columns, self.keys, strict=True)]
+            + [exp.alias_(self.value_expression.copy(), self.value)],
+        )
+        derived.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
+        derived.set("group", exp.Group(expressions=[c.copy() for c in columns]))
+        return derived
+
+
 @dataclass
 class QualifiedPlan:
     """A plan with the qualified sqlglot statement it was built from; `origins` maps the
-    id() of every Join made for a SELECT's FROM/JOIN list to that SELECT of `statement`."""
+    id() of every Join made for a SELECT's FROM/JOIN list to that SELECT of `statement`,
+    `scalar_origins` the id() of every Join that decorrelated a WHERE's scalar subquery."""
 
     plan: Node
     statement: exp.Expr
     origins: dict[int, exp.Select] = field(default_factory=dict)
+    scalar_origins: dict[int, ScalarOrigin] = field(default_factory=dict)
 
 
 @dataclass
@@ -80,6 +115,7 @@ class _Context:
     ctes: dict[str, exp.Expr] = field(default_factory=dict)
     counter: list[int] = field(default_factory=lambda: [0])
     origins: dict[int, exp.Select] = field(default_factory=dict)
+    scalar_origins: dict[int, ScalarOrigin] = field(default_factory=dict)
 
     def fresh(self, prefix: str) -> str:
         self.counter[0] += 1
@@ -162,7 +198,7 @@ def build_qualified_plan(
         raise InvalidQuery(f"cannot resolve the query: {message}") from None
     context = _Context(tables)
     plan = _query(qualified, context, QUERY_ALIAS)
-    return QualifiedPlan(plan, qualified, context.origins)
+    return QualifiedPlan(plan, qualified, context.origins, context.scalar_origins)
 
 
 def _table_name(table: exp.Table) -> str:
@@ -230,7 +266,7 @@ def _select_body(
         if scalars is None:
             plan = _semi_join(plan, predicate, context)
         else:
-            plan = _scalar_join(plan, predicate, scalars, context)
+            plan = _scalar_join(plan, predicate, scalars, context, where_of=select)
     return plan
 
 
@@ -492,10 +528,13 @@ def _scalar_join(
     scalars: list[_Scalar],
     context: _Context,
     rewrite: Callable[[exp.Expr], exp.Expr] | None = None,
+    where_of: exp.Select | None = None,
 ) -> Node:
     """`plan` joined with each decorrelated scalar subquery of `predicate`, the last join's
-    residual (a copy of) the predicate over the subqueries' output columns."""
+    residual (a copy of) the predicate over the subqueries' output columns; `where_of`: the
+    SELECT whose WHERE holds `predicate` (its correlated subqueries' origins are kept)."""
     sides: list[tuple[Node, tuple[tuple[ColumnRef, ColumnRef], ...]]] = []
+    origins: list[ScalarOrigin | None] = []
     outer = set(plan.output())
     residual = predicate.copy()
     copies = dict(zip((id(n) for n in predicate.walk()), residual.walk(), strict=True))
@@ -507,6 +546,7 @@ def _scalar_join(
                 raise InvalidQuery("a scalar subquery must have one output column")
             value = sub.output()[0]
             keys: tuple[tuple[ColumnRef, ColumnRef], ...] = ()
+            origins.append(None)
         else:
             sub, value, keys = _decorrelated(scalar, context, alias)
             missing = [a for a, _ in keys if a not in outer]
@@ -515,13 +555,44 @@ def _scalar_join(
                     "a correlated subquery may only refer to the columns of its enclosing "
                     f"query's FROM list, not {', '.join(f'{t}.{c}' for t, c in missing)}"
                 )
+            origins.append(
+                None if where_of is None else _scalar_origin(scalar, where_of, alias, keys, value)
+            )
         copies[id(scalar.subquery)].replace(exp.column(value[1], table=value[0]))
         sides.append((sub, keys))
     residual = _fold_constants(residual if rewrite is None else rewrite(residual))
-    for position, (sub, keys) in enumerate(sides):
+    for position, ((sub, keys), origin) in enumerate(zip(sides, origins, strict=True)):
         last = position == len(sides) - 1
         plan = Join(plan, sub, "inner", keys, residual if last else None)
+        if origin is not None:
+            context.scalar_origins[id(plan)] = origin
     return plan
+
+
+def _scalar_origin(
+    scalar: _Scalar,
+    where_of: exp.Select,
+    alias: str,
+    keys: tuple[tuple[ColumnRef, ColumnRef], ...],
+    value: ColumnRef,
+) -> ScalarOrigin:
+    """The decorrelated subquery's derived table: the inner correlated columns named as
+    the join's keys, the value, the correlation equalities as ON."""
+    named: dict[str, exp.Expr] = {}
+    on = []
+    for (outer_column, inner_column), (_, (_, name)) in zip(scalar.pairs, keys, strict=True):
+        named.setdefault(name, inner_column.copy())
+        on.append(exp.EQ(this=outer_column.copy(), expression=exp.column(name, table=alias)))
+    return ScalarOrigin(
+        where_of,
+        scalar.subquery,
+        alias,
+        tuple(named.items()),
+        value[1],
+        _unalias(scalar.select.expressions[0]).copy(),
+        frozenset(c.sql() for c in scalar.correlated),
+        exp.and_(*on),
+    )
 
 
 def _decorrelated(

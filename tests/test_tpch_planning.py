@@ -535,3 +535,23 @@ def test_emitted_spark_sql_returns_the_query_rows(tpch_lake: Lake, spark: Any, n
         data = explain_json(plan)
         for figure in ("jobs", "shuffles", "scans"):
             assert 0 <= data[figure]["after"] <= data[figure]["before"], (name, figure)
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_a_written_out_scalar_subquery_returns_the_query_rows(tpch_lake: Lake, spark: Any) -> None:
+    """Most parts have no supplier with more than 9,000 available: their subquery is NULL,
+    and the join written out for it has no group for them; both drop them."""
+    from optimizer.estimate.stats_query import MetastoreSource
+    from optimizer.physical.api import emit, plan_query
+
+    sql = (
+        "SELECT p_partkey, p_retailprice FROM part WHERE p_retailprice < (SELECT 100 * "
+        "MIN(ps_supplycost) FROM partsupp WHERE ps_partkey = p_partkey AND ps_availqty > 9000)"
+    )
+    emitted = emit(plan_query(None, sql, source=MetastoreSource(tpch_lake.metastore.engine)))
+    assert "AS _sq1 ON" in emitted and "BROADCAST(_sq1)" in emitted, emitted
+    expected = _rows(spark, sql)
+    groups = spark.sql("SELECT COUNT(DISTINCT ps_partkey) FROM partsupp WHERE ps_availqty > 9000")
+    assert 0 < len(expected) < groups.first()[0] < spark.table("part").count()
+    assert _rows(spark, emitted) == expected

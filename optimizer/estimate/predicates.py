@@ -381,6 +381,10 @@ def _like(predicate: exp.Like, state: dict[ColumnRef, ColumnEstimate], level: st
     rest = max(0.0, 1.0 - column.null_fraction - column.mcv_total())
     value = sum(matched) + spread * rest
     state[ref] = column.restricted(lo, hi)
+    if column.kll is None and column.points is None:
+        # the prefix's share of [min, max] with every byte equally likely: a guess (a
+        # six-letter prefix gets 256^-6 of the range), which a row sample may overrule
+        return Estimate(clamp_fraction(value), DEFAULT, "default:prefix between min/max")
     return Estimate(clamp_fraction(value), ESTIMATED, "mcv+prefix range")
 
 

@@ -10,6 +10,13 @@ relation of the SELECT, MERGE for an SMB join, and for common joins the `common_
 setting (none by default: Spark and its adaptive execution decide). A skew join is left to
 Spark's adaptive skew-join handling (spark.sql.adaptive.skewJoin.enabled); the rewrite of
 the seed is what `explain` costs.
+
+A correlated scalar subquery of a WHERE that the plan joins as a map join is written out as
+that join, `JOIN (SELECT keys, value ... GROUP BY keys) AS _sqN ON outer = _sqN.key` with
+the comparison reading `_sqN.value` (otherwise Spark decorrelates it into a left outer join
+that no hint can reach), when the two are equivalent: the value is NULL over no rows (MIN,
+MAX, SUM, AVG and arithmetic on them; not COUNT), and the WHERE conjunct is a comparison
+that is NULL when the value is (so a row without a group fails it either way).
 """
 
 from __future__ import annotations
@@ -21,7 +28,12 @@ from sqlglot import exp
 
 from optimizer.physical.join_order import OrderedGroup
 from optimizer.physical.plan import PhysicalNode
-from optimizer.plan import Filter, Join, Node, conjuncts
+from optimizer.plan import Filter, Join, Node, Scan, conjuncts
+from optimizer.sql_to_plan import ScalarOrigin
+
+NULL_ON_NO_ROWS = (exp.Min, exp.Max, exp.Sum, exp.Avg)
+NULL_PROPAGATING = (exp.Paren, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Neg, exp.Cast)
+COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 
 
 def emit_spark(
@@ -30,23 +42,89 @@ def emit_spark(
     root: PhysicalNode,
     join_origins: dict[int, exp.Select],
     common_hint: str = "none",
+    scalar_joins: dict[int, ScalarOrigin] | None = None,
     original: str | None = None,
 ) -> str:
     """The rewritten query; `original` (the SQL as written) when nothing is to change."""
-    originals = list(statement.find_all(exp.Select))
     copy = statement.copy()
-    copies = list(copy.find_all(exp.Select))
-    counterpart = {id(a): b for a, b in zip(originals, copies, strict=True)}
+    counterpart = {id(a): b for a, b in zip(statement.walk(), copy.walk(), strict=True)}
+    selects = {k: v for k, v in counterpart.items() if isinstance(v, exp.Select)}
     changed = False
+    scalar = list(_scalar_rewrites(root, scalar_joins or {}, statement))
+    bodies: dict[int, exp.Select] = {}
+    for origin, _ in scalar:  # before reordering: the conjunct then reads _sqN, and stays
+        subquery = counterpart[id(origin.subquery)]
+        bodies[id(origin)] = subquery.this  # its own joins are reordered and hinted below
+        subquery.replace(exp.column(origin.value, table=origin.alias))
     for group in groups:
-        if group.select is not None and id(group.select) in counterpart:
-            changed |= _reorder(counterpart[id(group.select)], group)
-    for select, hint, alias in _hints(root, join_origins, common_hint):
-        if id(select) in counterpart:
-            changed |= _add_hint(counterpart[id(select)], hint, alias)
+        if group.select is not None and id(group.select) in selects:
+            changed |= _reorder(selects[id(group.select)], group)
+    hints = list(_hints(root, join_origins, common_hint))
+    hints += [(origin.select, "BROADCAST", hashed) for origin, hashed in scalar]
+    for select, hint, alias in hints:
+        if id(select) in selects:
+            changed |= _add_hint(selects[id(select)], hint, alias)
+    for origin, _ in reversed(scalar):  # a nested subquery's join first: its body holds it
+        derived = exp.Subquery(
+            this=origin.derived(bodies[id(origin)]),
+            alias=exp.TableAlias(this=exp.to_identifier(origin.alias)),
+        )
+        selects[id(origin.select)].append("joins", exp.Join(this=derived, on=origin.on.copy()))
+        changed = True
     if not changed and original is not None:
         return original
     return copy.sql(dialect="spark")
+
+
+# ---- decorrelated scalar subqueries ------------------------------------------------------
+def _scalar_rewrites(
+    root: PhysicalNode, scalar_joins: dict[int, ScalarOrigin], statement: exp.Expr
+) -> Iterator[tuple[ScalarOrigin, str]]:
+    """(origin, the alias to broadcast) of each scalar-subquery join to write out: a map
+    join whose hashed side is the subquery or one relation of the SELECT, the rewrite
+    equivalent (module docstring)."""
+    taken = {t.name.lower() for t in statement.find_all(exp.Table)}
+    taken |= {a.name.lower() for a in statement.find_all(exp.TableAlias)}
+    for node in root.walk():
+        origin = scalar_joins.get(id(node.logical)) if node.op == "join" else None
+        if origin is None or node.algorithm != "map" or node.streamed is None:
+            continue
+        if origin.alias in taken or not _equivalent(origin) or _items(origin.select) is None:
+            continue
+        hashed_side = node.children[1 - node.streamed].logical
+        if node.streamed == 0:
+            hashed = origin.alias
+        elif _one_relation(hashed_side) and _is_relation_of(
+            origin.select, _leaf_alias(hashed_side) or ""
+        ):
+            hashed = _leaf_alias(hashed_side) or ""
+        else:
+            continue
+        yield origin, hashed
+
+
+def _equivalent(origin: ScalarOrigin) -> bool:
+    """The join equals the subquery: its value is NULL over no rows, and the WHERE conjunct
+    holding it is a comparison, NULL when the value is."""
+    for part in origin.value_expression.walk():
+        if isinstance(part, exp.AggFunc) and not isinstance(part, NULL_ON_NO_ROWS):
+            return False
+        allowed = isinstance(part, (exp.AggFunc, exp.Literal, *NULL_PROPAGATING))
+        if not allowed and part.find_ancestor(exp.AggFunc) is None:
+            return False  # a column, function or CASE outside the aggregates
+    node: exp.Expr | None = origin.subquery.parent
+    while isinstance(node, NULL_PROPAGATING):
+        node = node.parent
+    if not isinstance(node, COMPARISONS):
+        return False
+    where = origin.select.args.get("where")
+    return where is not None and any(node is c for c in conjuncts(where.this))
+
+
+def _one_relation(node: Node) -> bool:
+    while isinstance(node, Filter):
+        node = node.child
+    return isinstance(node, Scan)
 
 
 # ---- join order ------------------------------------------------------------------------

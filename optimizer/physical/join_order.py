@@ -38,6 +38,7 @@ from optimizer.plan import (
     conjunction,
     conjuncts,
 )
+from optimizer.sql_to_plan import ScalarOrigin
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,9 @@ class Ordering:
     groups: list[OrderedGroup] = field(default_factory=list)
     # joins of the new plan -> the SELECT their FROM list belongs to
     join_origins: dict[int, exp.Select] = field(default_factory=dict)
+    # joins that decorrelated a scalar subquery, before and after reordering
+    scalar_origins: dict[int, ScalarOrigin] = field(default_factory=dict)
+    scalar_joins: dict[int, ScalarOrigin] = field(default_factory=dict)
 
     def reorder(self, node: Node) -> Node:
         if _group_root(node, self.origins):
@@ -65,6 +69,8 @@ class Ordering:
         rebuilt = with_children(node, children)
         if isinstance(node, Join) and self.origins is not None and id(node) in self.origins:
             self.join_origins[id(rebuilt)] = self.origins[id(node)]
+        if isinstance(node, Join) and id(node) in self.scalar_origins:
+            self.scalar_joins[id(rebuilt)] = self.scalar_origins[id(node)]
         return rebuilt
 
     # ---- one group ---------------------------------------------------------------------
