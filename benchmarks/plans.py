@@ -31,14 +31,16 @@ timing, every table is counted twice (its partitions' files listed and cached).
 Per query: the medians, statlas / the better Spark plan and statlas / default, the Exchange
 nodes of each plan's executed (final adaptive) plan, shuffles and broadcasts apart (an
 exchange reused within a plan is not counted), the shuffles statlas predicts before and after
-its shuffle elimination (optimizer.physical.api.explain), statlas's planning time, and whether
+its shuffle elimination (optimizer.physical.api.explain), statlas's planning time, whether
+Spark executed statlas's SQL with its default plan's very operators (plan_shape: operator
+names, join types and build sides, scanned tables), and whether
 the three plans returned the same rows (sorted; floats to 1e-6 relative); a difference is
 printed loudly and makes the exit status 1. A query statlas cannot plan (a StatlasError) says
 "not planned: <message>" and is left out of statlas's figures, as are a statlas plan that
 fails, times out (--timeout seconds, per run) or returns other rows. Summary per set: geometric
 means, the queries more than 10% slower than the better Spark plan (and which of them statlas
-emitted unchanged: there its plan is Spark's default plan, and the difference is between runs
-of the same SQL), and the issue's targets
+emitted unchanged, or Spark ran with its default plan: there the difference is between runs
+of the same plan), and the issue's targets
 (none slower by more than 10%; on skewed data the geometric mean of statlas / the better Spark
 plan at most 0.90). --json writes every figure, after each query.
 """
@@ -197,6 +199,36 @@ def exchanges(spark: Any, frame: Any) -> dict[str, int]:
     return counts
 
 
+def plan_shape(frame: Any) -> str:
+    """The executed (final adaptive) plan's operators in tree order, subqueries included:
+    class names, with each join's type and build side and each scan's table, and no
+    expression ids. Two runs with equal shapes executed the same plan."""
+
+    def call(node: Any, method: str) -> str | None:
+        try:
+            return str(getattr(node, method)())
+        except Exception:  # py4j: the operator has no such field
+            return None
+
+    def visit(node: Any) -> str:
+        name = str(node.getClass().getSimpleName())
+        if name == "AdaptiveSparkPlanExec":
+            return visit(node.executedPlan())
+        if name.endswith("QueryStageExec"):
+            return visit(node.plan())
+        label = name
+        if name.endswith("JoinExec"):
+            details = [call(node, "joinType"), call(node, "buildSide")]
+            label += "[" + ",".join(d for d in details if d) + "]"
+        elif name == "FileSourceScanExec":
+            label += f"[{call(node, 'tableIdentifier')}]"
+        inputs = [node.children(), node.subqueries()]
+        parts = [visit(n.apply(i)) for n in inputs for i in range(n.size())]
+        return label + (f"({','.join(parts)})" if parts else "")
+
+    return visit(frame._jdf.queryExecution().executedPlan())
+
+
 # ------------------------------------------------------------------------------- runs
 
 
@@ -208,6 +240,7 @@ class Outcome:
     rows: list[tuple[Any, ...]] | None = None
     exchanges: dict[str, int] = field(default_factory=dict)
     error: str | None = None
+    shape: str = ""
 
 
 def turn_order(plans: list[str], attempt: int, index: int) -> list[str]:
@@ -259,7 +292,7 @@ def run_once(spark: Any, sql: str, plan: str, timeout: float) -> Outcome:
         return Outcome(None, error=message)
     finally:
         timer.cancel()
-    return Outcome(seconds, rows, exchanges(spark, frame))
+    return Outcome(seconds, rows, exchanges(spark, frame), shape=plan_shape(frame))
 
 
 def _sort_key(row: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -342,6 +375,7 @@ def measure(
     rows: dict[str, list[tuple[Any, ...]]] = {}
     executed: dict[str, dict[str, int]] = {}
     errors: dict[str, str] = {}
+    shapes: dict[str, set[str]] = {}
     longest = 0.0
     for _ in range(args.warmup):
         for plan in turn_order(plans, 0, index):
@@ -362,6 +396,7 @@ def measure(
             times[plan].append(outcome.seconds)
             rows[plan] = outcome.rows
             executed[plan] = outcome.exchanges
+            shapes.setdefault(plan, set()).add(outcome.shape)
     configure(spark, "default")
     median = {p: statistics.median(t) if t and p not in errors else None for p, t in times.items()}
     differs: dict[str, str] = {}
@@ -387,6 +422,9 @@ def measure(
         "planned": planned.sql is not None,
         # emitted as written: statlas's plan is Spark's default plan
         "unchanged": planned.sql is not None and planned.sql.strip() == sql.strip(),
+        # Spark executed statlas's SQL with the very plan of its default (plan_shape)
+        "same_plan": "statlas" in shapes and shapes.get("statlas") == shapes.get("default"),
+        "shapes": {p: sorted(v) for p, v in shapes.items()},
         "message": planned.message or errors.get("statlas"),
         "plan_seconds": planned.seconds,
         "seconds": times,
@@ -422,8 +460,8 @@ def _counts(record: dict[str, Any], key: str) -> str:
 HEADER = (
     "| query | default s | cbo s | statlas s | statlas / best Spark | statlas / default "
     "| shuffles default / cbo / statlas | statlas predicted shuffles before → after "
-    "| broadcasts default / cbo / statlas | statlas plan ms | same |\n"
-    "|---|---:|---:|---:|---:|---:|---|---|---|---:|---|"
+    "| broadcasts default / cbo / statlas | statlas plan ms | plan = default's | same |\n"
+    "|---|---:|---:|---:|---:|---:|---|---|---|---:|---|---|"
 )
 
 
@@ -446,7 +484,8 @@ def table_row(record: dict[str, Any]) -> str:
         f"| {record['query']} | {_seconds(median.get('default'))} | "
         f"{_seconds(median.get('cbo'))} | {ours} | {_ratio(record['ratio_best'])} | "
         f"{_ratio(record['ratio_default'])} | {_counts(record, 'shuffles')} | {guess} | "
-        f"{_counts(record, 'broadcasts')} | {record['plan_seconds'] * 1000:.0f} | {same} |"
+        f"{_counts(record, 'broadcasts')} | {record['plan_seconds'] * 1000:.0f} | "
+        f"{'yes' if record.get('same_plan') else 'no'} | {same} |"
     )
 
 
@@ -464,6 +503,7 @@ def summarize(records: list[dict[str, Any]], variant: str) -> dict[str, Any]:
     ]
     slower = [r["query"] for r in timed if r["ratio_best"] > SLOWER]
     slower_unchanged = [r["query"] for r in timed if r["ratio_best"] > SLOWER and r["unchanged"]]
+    slower_same_plan = [r["query"] for r in timed if r["ratio_best"] > SLOWER and r["same_plan"]]
     left_out: dict[str, str] = {}
     for r in records:
         if r["ratio_best"] is not None:
@@ -486,6 +526,7 @@ def summarize(records: list[dict[str, Any]], variant: str) -> dict[str, Any]:
         "geomean_cbo_over_default": _geomean(cbo_default),
         "slower_than_best_spark_by_10pct": slower,
         "slower_but_emitted_unchanged": slower_unchanged,
+        "slower_but_same_plan_as_default": slower_same_plan,
         "left_out": left_out,
         "mismatches": [r["query"] for r in records if not r["same"]],
         "target_none_slower": not slower and not failed,
@@ -516,6 +557,12 @@ def print_summary(name: str, summary: dict[str, Any]) -> None:
         print(
             f"    of which emitted unchanged (Spark's default plan; the difference is between "
             f"runs of the same SQL): {len(unchanged)} {unchanged}"
+        )
+    same_plan = summary.get("slower_but_same_plan_as_default") or []
+    if same_plan:
+        print(
+            f"    of which Spark executed with its default plan's very operators (the "
+            f"difference is between runs of one plan): {len(same_plan)} {same_plan}"
         )
     for query, why in summary["left_out"].items():
         print(f"  left out of statlas's figures: {query}: {why}")
