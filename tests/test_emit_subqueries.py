@@ -91,3 +91,17 @@ def test_a_common_join_leaves_the_subquery_to_spark() -> None:
     plan = planned(QUERIES["q17"], map_join_threshold="0")
     assert scalar_algorithms(plan) == ["common"]
     assert "_sq1" not in emit(plan)
+
+
+def test_a_hashed_outer_relation_gets_the_broadcast() -> None:
+    """200 parts against 1,000 groups: the plan hashes the parts and streams the groups."""
+    sql = (
+        "SELECT p_partkey FROM part WHERE p_size = 1 AND p_retailprice < "
+        "(SELECT 100 * MIN(ps_supplycost) FROM partsupp WHERE ps_partkey = p_partkey)"
+    )
+    plan = planned(sql)
+    assert [(n.algorithm, n.streamed) for n in plan.root.walk() if n.op == "join"] == [("map", 1)]
+    emitted = emit(plan)
+    assert hints(emitted) == ["BROADCAST(part)"]
+    assert "JOIN (SELECT partsupp.ps_partkey AS ps_partkey, 100 * MIN(" in emitted
+    assert "part.p_retailprice < _sq1._col_0" in emitted
