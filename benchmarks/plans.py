@@ -169,6 +169,24 @@ def warm(spark: Any, database: str) -> None:
 # ---------------------------------------------------------------------- executed plans
 
 
+def executed(node: Any) -> Any:
+    """The operator that ran: through adaptive execution's wrappers (the final adaptive
+    plan, each query stage's plan)."""
+    while True:
+        name = node.getClass().getSimpleName()
+        if name == "AdaptiveSparkPlanExec":
+            node = node.executedPlan()
+        elif name.endswith("QueryStageExec"):
+            node = node.plan()
+        else:
+            return node
+
+
+def inputs(node: Any) -> list[Any]:
+    """An operator's children, then its subqueries."""
+    return [n.apply(i) for n in (node.children(), node.subqueries()) for i in range(n.size())]
+
+
 def exchanges(spark: Any, frame: Any) -> dict[str, int]:
     """Exchange nodes of the frame's executed plan (the final adaptive plan once it ran),
     subqueries included: shuffles, broadcasts, and exchanges reused (not run again)."""
@@ -177,25 +195,20 @@ def exchanges(spark: Any, frame: Any) -> dict[str, int]:
     seen: set[int] = set()
     stack = [frame._jdf.queryExecution().executedPlan()]
     while stack:
-        node = stack.pop()
+        node = executed(stack.pop())
         key = int(identity(node))
         if key in seen:
             continue
         seen.add(key)
         name = node.getClass().getSimpleName()
-        if name == "AdaptiveSparkPlanExec":
-            stack.append(node.executedPlan())
-        elif name.endswith("QueryStageExec"):
-            stack.append(node.plan())
-        elif name.startswith("Reused"):  # ReusedExchangeExec, ReusedSubqueryExec
+        if name.startswith("Reused"):  # ReusedExchangeExec, ReusedSubqueryExec
             counts["reused"] += name == "ReusedExchangeExec"
             continue
-        elif name.endswith("ShuffleExchangeExec"):
+        if name.endswith("ShuffleExchangeExec"):
             counts["shuffles"] += 1
         elif name.endswith("BroadcastExchangeExec"):
             counts["broadcasts"] += 1
-        for nested in (node.children(), node.subqueries()):
-            stack.extend(nested.apply(i) for i in range(nested.size()))
+        stack.extend(inputs(node))
     return counts
 
 
@@ -211,19 +224,14 @@ def plan_shape(frame: Any) -> str:
             return None
 
     def visit(node: Any) -> str:
-        name = str(node.getClass().getSimpleName())
-        if name == "AdaptiveSparkPlanExec":
-            return visit(node.executedPlan())
-        if name.endswith("QueryStageExec"):
-            return visit(node.plan())
-        label = name
+        node = executed(node)
+        name = label = str(node.getClass().getSimpleName())
         if name.endswith("JoinExec"):
             details = [call(node, "joinType"), call(node, "buildSide")]
             label += "[" + ",".join(d for d in details if d) + "]"
         elif name == "FileSourceScanExec":
             label += f"[{call(node, 'tableIdentifier')}]"
-        inputs = [node.children(), node.subqueries()]
-        parts = [visit(n.apply(i)) for n in inputs for i in range(n.size())]
+        parts = [visit(n) for n in inputs(node)]
         return label + (f"({','.join(parts)})" if parts else "")
 
     return visit(frame._jdf.queryExecution().executedPlan())

@@ -26,9 +26,10 @@ from collections.abc import Iterator
 import sqlglot
 from sqlglot import exp
 
+from optimizer.physical.context import base_scan
 from optimizer.physical.join_order import OrderedGroup
 from optimizer.physical.plan import PhysicalNode
-from optimizer.plan import Filter, Join, Node, Scan, conjuncts
+from optimizer.plan import Filter, Join, Node, conjuncts
 from optimizer.sql_to_plan import ScalarOrigin
 
 NULL_ON_NO_ROWS = (exp.Min, exp.Max, exp.Sum, exp.Avg)
@@ -91,16 +92,12 @@ def _scalar_rewrites(
             continue
         if origin.alias in taken or not _equivalent(origin) or _items(origin.select) is None:
             continue
-        hashed_side = node.children[1 - node.streamed].logical
         if node.streamed == 0:
-            hashed = origin.alias
-        elif _one_relation(hashed_side) and _is_relation_of(
-            origin.select, _leaf_alias(hashed_side) or ""
-        ):
-            hashed = _leaf_alias(hashed_side) or ""
-        else:
+            yield origin, origin.alias
             continue
-        yield origin, hashed
+        scan = base_scan(node.children[0].logical)  # the outer side is hashed: one table?
+        if scan is not None and _is_relation_of(origin.select, scan.alias):
+            yield origin, scan.alias
 
 
 def _equivalent(origin: ScalarOrigin) -> bool:
@@ -119,12 +116,6 @@ def _equivalent(origin: ScalarOrigin) -> bool:
         return False
     where = origin.select.args.get("where")
     return where is not None and any(node is c for c in conjuncts(where.this))
-
-
-def _one_relation(node: Node) -> bool:
-    while isinstance(node, Filter):
-        node = node.child
-    return isinstance(node, Scan)
 
 
 # ---- join order ------------------------------------------------------------------------
