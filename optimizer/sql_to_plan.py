@@ -80,10 +80,27 @@ class ScalarOrigin:
     correlated: frozenset[str]  # its correlated conjuncts, as SQL
     on: exp.Expr  # outer column = alias.key, for each correlation equality
 
+    def writable(self) -> bool:
+        """Whether SQL can say this join in place of the subquery: it returns the same rows
+        (the value is NULL over no rows, and the WHERE conjunct holding it is a comparison,
+        NULL when the value is, so a row without a group fails it either way), the SELECT's
+        FROM list is plain inner joins, and no table or alias of the statement is named
+        like the derived table."""
+        statement = self.select.root()
+        taken = {t.name.lower() for t in statement.find_all(exp.Table)}
+        taken |= {a.name.lower() for a in statement.find_all(exp.TableAlias)}
+        return (
+            self.alias not in taken
+            and plain_from_items(self.select) is not None
+            and _null_when_no_rows(self.value_expression)
+            and _fails_on_null(self.subquery, self.select)
+        )
+
     def derived(self, body: exp.Select) -> exp.Select:
-        """`body` (the subquery's SELECT, or a rewriting of it) without the correlated
-        conjuncts, projecting the keys and the value, grouped by the keys."""
-        derived = body.copy()
+        """`body` (the subquery's SELECT, or a rewriting of it) made, in place, the derived
+        table: without the correlated conjuncts, projecting the keys and the value, grouped
+        by the keys."""
+        derived = body
         where = derived.args.get("where")
         kept = [c for c in conjuncts(where and where.this) if c.sql() not in self.correlated]
         columns = [column.copy() for _, column in self.keys]
@@ -92,9 +109,52 @@ class ScalarOrigin:
             [exp.alias_(c, name) for c, (name, _) in zip(columns, self.keys, strict=True)]
             + [exp.alias_(self.value_expression.copy(), self.value)],
         )
-        derived.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
+        derived.set("where", exp.Where(this=exp.and_(*kept, copy=False)) if kept else None)
         derived.set("group", exp.Group(expressions=[c.copy() for c in columns]))
         return derived
+
+
+NULL_ON_NO_ROWS = (exp.Min, exp.Max, exp.Sum, exp.Avg)
+NULL_PROPAGATING = (exp.Paren, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Neg, exp.Cast)
+COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+
+
+def _null_when_no_rows(value: exp.Expr) -> bool:
+    """An aggregate expression that is NULL over no rows: MIN, MAX, SUM, AVG and arithmetic
+    on them and on literals (not COUNT, not COALESCE, no column outside the aggregates)."""
+    for part in value.walk():
+        if isinstance(part, exp.AggFunc) and not isinstance(part, NULL_ON_NO_ROWS):
+            return False
+        allowed = isinstance(part, (exp.AggFunc, exp.Literal, *NULL_PROPAGATING))
+        if not allowed and part.find_ancestor(exp.AggFunc) is None:
+            return False
+    return True
+
+
+def _fails_on_null(subquery: exp.Subquery, select: exp.Select) -> bool:
+    """The subquery sits, through NULL-propagating arithmetic, in a comparison that is a
+    conjunct of the SELECT's WHERE."""
+    node: exp.Expr | None = subquery.parent
+    while isinstance(node, NULL_PROPAGATING):
+        node = node.parent
+    if not isinstance(node, COMPARISONS):
+        return False
+    where = select.args.get("where")
+    return where is not None and any(node is c for c in conjuncts(where.this))
+
+
+def plain_from_items(select: exp.Select) -> list[exp.Expr] | None:
+    """The SELECT's FROM items, or None when its joins are not all plain inner joins."""
+    from_ = select.args.get("from_")
+    if from_ is None:
+        return None
+    items = [from_.this]
+    for join in select.args.get("joins") or ():
+        side, kind = (join.side or "").upper(), (join.kind or "").upper()
+        if side or kind not in ("", "INNER", "CROSS") or join.args.get("using"):
+            return None
+        items.append(join.this)
+    return items
 
 
 @dataclass

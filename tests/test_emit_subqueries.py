@@ -1,7 +1,9 @@
-"""`--emit spark` writes a correlated scalar subquery that the plan joins as a map join out
-as that join, with BROADCAST on the hashed side, only where the join returns the same rows
-as the subquery (optimizer.physical.emit_spark, module docstring). Planned over made-up
-TPC-H statistics (no Spark); the rows are compared on Spark in test_tpch_planning."""
+"""`--emit spark` writes a correlated scalar subquery whose join the plan orders among the
+FROM list's out as that join, in its place and with its hint, only where the join returns the
+same rows as the subquery (optimizer.physical.emit_spark, module docstring); a small filtered
+side's keys reach the subquery as a broadcast semi join (optimizer.physical.key_transfer).
+Planned over made-up TPC-H statistics (no Spark); the rows are compared on Spark in
+test_tpch_planning."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from sqlglot import exp
 
 from benchmarks.tpch_queries import QUERIES
 from optimizer.physical.api import PhysicalPlan, emit, plan_query
+from optimizer.plan import conjuncts
 from tests.test_tpch_planning import MadeUpStatistics
 
 SOURCE = MadeUpStatistics()
@@ -33,31 +36,90 @@ def hints(sql: str) -> list[str]:
     return sorted(h.sql(dialect="spark") for h in tree.find_all(exp.JoinHint))
 
 
+def derived_table(sql: str, alias: str = "_sq1") -> exp.Subquery:
+    tree = sqlglot.parse_one(sql, read="spark")
+    (derived,) = [s for s in tree.find_all(exp.Subquery) if s.alias == alias]
+    return derived
+
+
+def join_conditions(sql: str) -> list[str]:
+    tree = sqlglot.parse_one(sql, read="spark")
+    return [c.sql() for j in tree.find_all(exp.Join) for c in conjuncts(j.args.get("on"))]
+
+
 def test_q17_joins_its_grouped_subquery_and_broadcasts_it() -> None:
     plan = planned(QUERIES["q17"])
     assert scalar_algorithms(plan) == ["map"]
     emitted = emit(plan)
     tree = sqlglot.parse_one(emitted, read="spark")
-    derived = [s for s in tree.find_all(exp.Subquery) if s.alias == "_sq1"]
-    assert len(derived) == 1, emitted
-    inner = derived[0].this
+    derived = derived_table(emitted)
+    inner = derived.this
     assert [g.sql() for g in inner.args["group"].expressions] == ["lineitem.l_partkey"]
     assert inner.args.get("where") is None  # the correlation became the join's ON
-    join = derived[0].parent
-    assert isinstance(join, exp.Join)
-    assert join.args["on"].sql() == "part.p_partkey = _sq1.l_partkey"
-    assert "lineitem.l_quantity < _sq1._col_0" in tree.args["where"].sql()
+    assert isinstance(derived.parent, exp.Join)
+    on = join_conditions(emitted)
+    assert "part.p_partkey = _sq1.l_partkey" in on
+    assert "lineitem.l_quantity < _sq1._col_0" in on  # the comparison joins too
+    assert "_sq1" not in tree.args["where"].sql()
     assert "BROADCAST(_sq1)" in hints(emitted)
-    assert len(list(tree.find_all(exp.Subquery))) == 1  # no correlated subquery is left
+    # no correlated subquery is left: the derived table and the semi join's small side
+    assert sorted(s.alias for s in tree.find_all(exp.Subquery)) == ["_kt1", "_sq1"]
+
+
+def test_q17_subquery_reads_only_the_parts_the_query_keeps() -> None:
+    """The filtered part's keys, a broadcast semi join, before the aggregation."""
+    plan = planned(QUERIES["q17"])
+    (group,) = [g for g in plan.ordering.groups if g.scalars]
+    (transfer,) = group.transfers
+    assert (transfer.alias, transfer.column, transfer.inner.sql()) == (
+        "_kt1",
+        "p_partkey",
+        "lineitem.l_partkey",
+    )
+    semi = [n for n in plan.root.walk() if n.op == "join" and n.logical.kind == "semi"]
+    assert [(n.algorithm, n.streamed) for n in semi] == [("map", 0)]
+    emitted = emit(plan)
+    inner = derived_table(emitted).this
+    (join,) = inner.args["joins"]
+    assert (join.side, join.kind) == ("LEFT", "SEMI")
+    assert join.args["on"].sql() == "lineitem.l_partkey = _kt1.p_partkey"
+    small = join.this.this
+    assert small.args["from_"].this.sql() == "part AS _kt1"
+    assert small.args["where"].sql() == (
+        "WHERE _kt1.p_brand = 'Brand#23' AND _kt1.p_container = 'MED BOX'"
+    )
+    assert hints(inner.sql(dialect="spark")) == ["BROADCAST(_kt1)"]
+
+
+def test_key_transfer_off_plans_the_seeds_subquery() -> None:
+    plan = planned(QUERIES["q17"], key_transfer="0")
+    assert all(not g.transfers for g in plan.ordering.groups)
+    assert not [n for n in plan.root.walk() if n.op == "join" and n.logical.kind == "semi"]
+    emitted = emit(plan)
+    assert "SEMI" not in emitted and "_sq1" in emitted
+
+
+def test_an_unfiltered_side_transfers_no_keys() -> None:
+    """Every part's key reaches the subquery anyway: nothing to filter it by."""
+    sql = (
+        "SELECT p_partkey FROM part WHERE p_retailprice < "
+        "(SELECT 100 * MIN(ps_supplycost) FROM partsupp WHERE ps_partkey = p_partkey)"
+    )
+    plan = planned(sql)
+    assert all(not g.transfers for g in plan.ordering.groups)
+    assert "SEMI" not in emit(plan)
+
+
+def test_a_side_above_the_map_join_threshold_transfers_no_keys() -> None:
+    plan = planned(QUERIES["q17"], map_join_threshold="1")
+    assert all(not g.transfers for g in plan.ordering.groups)
 
 
 def test_q2_keeps_the_subquerys_own_filters_in_the_derived_table() -> None:
     emitted = emit(planned(QUERIES["q2"]))
-    tree = sqlglot.parse_one(emitted, read="spark")
-    (derived,) = [s for s in tree.find_all(exp.Subquery) if s.alias == "_sq1"]
-    where = derived.this.args["where"].sql()
+    where = derived_table(emitted).this.args["where"].sql()
     assert "region.r_name = 'EUROPE'" in where and "p_partkey" not in where
-    assert "partsupp.ps_supplycost = _sq1._col_0" in tree.args["where"].sql()
+    assert "partsupp.ps_supplycost = _sq1._col_0" in join_conditions(emitted)
 
 
 NOT_EQUIVALENT = [
@@ -87,21 +149,45 @@ def test_the_cases_left_as_written_are_map_joins_in_the_plan() -> None:
         assert scalar_algorithms(planned(sql)) == ["map"], sql
 
 
-def test_a_common_join_leaves_the_subquery_to_spark() -> None:
+def test_a_common_join_is_written_out_in_its_place_without_hints() -> None:
     plan = planned(QUERIES["q17"], map_join_threshold="0")
     assert scalar_algorithms(plan) == ["common"]
-    assert "_sq1" not in emit(plan)
+    emitted = emit(plan)
+    assert hints(emitted) == []
+    tree = sqlglot.parse_one(emitted, read="spark")
+    items = [tree.args["from_"].this] + [j.this for j in tree.args["joins"]]
+    # the grouped subquery joins part before lineitem does: it is ordered with the FROM list
+    assert [i.alias_or_name for i in items] == ["_sq1", "part", "lineitem"]
+    assert "part.p_partkey = _sq1.l_partkey" in join_conditions(emitted)
+    assert "lineitem.l_quantity < _sq1._col_0" in join_conditions(emitted)
 
 
-def test_a_hashed_outer_relation_gets_the_broadcast() -> None:
-    """200 parts against 1,000 groups: the plan hashes the parts and streams the groups."""
+def test_the_subquerys_join_is_ordered_among_the_from_lists() -> None:
+    """200 parts against 1,000 groups: the groups join the parts first, written first."""
     sql = (
         "SELECT p_partkey FROM part WHERE p_size = 1 AND p_retailprice < "
         "(SELECT 100 * MIN(ps_supplycost) FROM partsupp WHERE ps_partkey = p_partkey)"
     )
-    plan = planned(sql)
-    assert [(n.algorithm, n.streamed) for n in plan.root.walk() if n.op == "join"] == [("map", 1)]
+    plan = planned(sql, key_transfer="0")
+    assert [(n.algorithm, n.streamed) for n in plan.root.walk() if n.op == "join"] == [("map", 0)]
     emitted = emit(plan)
     assert hints(emitted) == ["BROADCAST(part)"]
-    assert "JOIN (SELECT partsupp.ps_partkey AS ps_partkey, 100 * MIN(" in emitted
-    assert "part.p_retailprice < _sq1._col_0" in emitted
+    assert "FROM (SELECT partsupp.ps_partkey AS ps_partkey, 100 * MIN(" in emitted
+    assert "JOIN part AS part ON" in emitted
+    assert "part.p_retailprice < _sq1._col_0" in join_conditions(emitted)
+
+
+def test_a_semi_join_keeps_at_most_the_small_sides_keys() -> None:
+    """The subquery grouped after the semi join has no more groups than the parts whose keys
+    it kept (200 of size 1), where it had 1,000 without them."""
+    sql = (
+        "SELECT p_partkey FROM part WHERE p_size = 1 AND p_retailprice < "
+        "(SELECT 100 * MIN(ps_supplycost) FROM partsupp WHERE ps_partkey = p_partkey)"
+    )
+    groups = {}
+    for setting in ("1", "0"):
+        plan = planned(sql, key_transfer=setting)
+        (aggregate,) = [n for n in plan.root.walk() if n.op == "aggregate"]
+        groups[setting] = aggregate.rows
+    assert groups["0"] == pytest.approx(1000)
+    assert groups["1"] <= 200

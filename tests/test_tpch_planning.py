@@ -555,3 +555,28 @@ def test_a_written_out_scalar_subquery_returns_the_query_rows(tpch_lake: Lake, s
     groups = spark.sql("SELECT COUNT(DISTINCT ps_partkey) FROM partsupp WHERE ps_availqty > 9000")
     assert 0 < len(expected) < groups.first()[0] < spark.table("part").count()
     assert _rows(spark, emitted) == expected
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_keys_transferred_into_a_subquery_keep_the_query_rows(tpch_lake: Lake, spark: Any) -> None:
+    """The small parts' keys filter the subquery's partsupp before it groups: the groups of
+    every other part go, and with them nothing the query returns (key_transfer off: the
+    same rows, no semi join)."""
+    from optimizer.estimate.stats_query import MetastoreSource
+    from optimizer.physical.api import emit, plan_query
+
+    sql = (
+        "SELECT p_partkey, p_retailprice FROM part WHERE p_size < 6 AND p_brand <> 'Brand#11' "
+        "AND p_retailprice < (SELECT 100 * MIN(ps_supplycost) FROM partsupp "
+        "WHERE ps_partkey = p_partkey AND ps_availqty > 2000)"
+    )
+    source = MetastoreSource(tpch_lake.metastore.engine)
+    transferred = emit(plan_query(None, sql, source=source))
+    assert "LEFT SEMI JOIN (SELECT _kt1.p_partkey FROM part AS _kt1 WHERE" in transferred
+    plain = emit(plan_query(None, sql, config={"key_transfer": "0"}, source=source))
+    assert "SEMI" not in plain and "_sq1" in plain
+    expected = _rows(spark, sql)
+    assert 0 < len(expected) < spark.table("part").count() / 5
+    assert _rows(spark, transferred) == expected
+    assert _rows(spark, plain) == expected

@@ -34,6 +34,9 @@ class CostParams:
     greedy_above: int = 12  # join order: dynamic programming up to this many relations
     bushy: int = 0  # join order: 1 also considers joining two joins (0: left-deep trees)
     common_hint: str = "none"  # Spark hint emitted for common joins (none: Spark decides)
+    # 1: a small filtered side's join keys filter a decorrelated subquery before its
+    # aggregation (optimizer.physical.key_transfer); 0: the seed's plans only
+    key_transfer: int = 1
 
 
 ALIASES = {

@@ -531,6 +531,12 @@ class StatsQuery:
                 )
                 for ref in (a, b):
                     columns[ref] = replace(columns[ref], ndv=Estimate(ndv, ESTIMATED, "join key"))
+            elif a in columns and b in right.columns and node.kind == "semi":
+                # a semi join keeps only keys the right side has: at most its distinct count
+                kept = right.columns[b].ndv.value
+                if self.level != BASIC and columns[a].ndv.value > kept:
+                    ndv = Estimate(kept, ESTIMATED, "semi join key")
+                    columns[a] = replace(columns[a], ndv=ndv)
         return columns
 
 

@@ -96,7 +96,6 @@ def emit(plan: PhysicalPlan) -> str:
         plan.root,
         plan.ordering.join_origins,
         plan.params.common_hint,
-        plan.ordering.scalar_joins,
         plan.sql,
     )
 

@@ -11,12 +11,11 @@ setting (none by default: Spark and its adaptive execution decide). A skew join 
 Spark's adaptive skew-join handling (spark.sql.adaptive.skewJoin.enabled); the rewrite of
 the seed is what `explain` costs.
 
-A correlated scalar subquery of a WHERE that the plan joins as a map join is written out as
+A correlated scalar subquery of a WHERE whose join the plan orders among the FROM list's
+(ScalarOrigin.writable: the join returns the same rows as the subquery) is written out as
 that join, `JOIN (SELECT keys, value ... GROUP BY keys) AS _sqN ON outer = _sqN.key` with
-the comparison reading `_sqN.value` (otherwise Spark decorrelates it into a left outer join
-that no hint can reach), when the two are equivalent: the value is NULL over no rows (MIN,
-MAX, SUM, AVG and arithmetic on them; not COUNT), and the WHERE conjunct is a comparison
-that is NULL when the value is (so a row without a group fails it either way).
+the comparison reading `_sqN.value`, in the chosen place and with its hint (otherwise Spark
+decorrelates it into a left outer join after the FROM list's joins, which no hint reaches).
 """
 
 from __future__ import annotations
@@ -26,15 +25,11 @@ from collections.abc import Iterator
 import sqlglot
 from sqlglot import exp
 
-from optimizer.physical.context import base_scan
 from optimizer.physical.join_order import OrderedGroup
+from optimizer.physical.key_transfer import KeyTransfer
 from optimizer.physical.plan import PhysicalNode
 from optimizer.plan import Filter, Join, Node, conjuncts
-from optimizer.sql_to_plan import ScalarOrigin
-
-NULL_ON_NO_ROWS = (exp.Min, exp.Max, exp.Sum, exp.Avg)
-NULL_PROPAGATING = (exp.Paren, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Neg, exp.Cast)
-COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+from optimizer.sql_to_plan import ScalarOrigin, plain_from_items
 
 
 def emit_spark(
@@ -43,7 +38,6 @@ def emit_spark(
     root: PhysicalNode,
     join_origins: dict[int, exp.Select],
     common_hint: str = "none",
-    scalar_joins: dict[int, ScalarOrigin] | None = None,
     original: str | None = None,
 ) -> str:
     """The rewritten query; `original` (the SQL as written) when nothing is to change."""
@@ -51,88 +45,64 @@ def emit_spark(
     counterpart = {id(a): b for a, b in zip(statement.walk(), copy.walk(), strict=True)}
     selects = {k: v for k, v in counterpart.items() if isinstance(v, exp.Select)}
     changed = False
-    scalar = list(_scalar_rewrites(root, scalar_joins or {}, statement))
-    bodies: dict[int, exp.Select] = {}
-    for origin, _ in scalar:  # before reordering: the conjunct then reads _sqN, and stays
-        subquery = counterpart[id(origin.subquery)]
-        bodies[id(origin)] = subquery.this  # its own joins are reordered and hinted below
-        subquery.replace(exp.column(origin.value, table=origin.alias))
+    derived: dict[int, exp.Select] = {}
+    for group in groups:  # first: the FROM lists then hold the derived tables to order
+        for origin in group.scalars:
+            derived[id(origin)] = _write_scalar_join(origin, counterpart, selects)
+            changed = True
     for group in groups:
         if group.select is not None and id(group.select) in selects:
             changed |= _reorder(selects[id(group.select)], group)
-    hints = list(_hints(root, join_origins, common_hint))
-    hints += [(origin.select, "BROADCAST", hashed) for origin, hashed in scalar]
-    for select, hint, alias in hints:
-        if id(select) in selects:
-            changed |= _add_hint(selects[id(select)], hint, alias)
-    for origin, _ in reversed(scalar):  # a nested subquery's join first: its body holds it
-        derived = exp.Subquery(
-            this=origin.derived(bodies[id(origin)]),
-            alias=exp.TableAlias(this=exp.to_identifier(origin.alias)),
-        )
-        selects[id(origin.select)].append("joins", exp.Join(this=derived, on=origin.on.copy()))
-        changed = True
+    for select, hint, alias in _hints(root, join_origins, common_hint):
+        target = selects.get(id(select))  # its FROM list may now hold a derived table
+        if target is not None and _is_relation_of(target, alias):
+            changed |= _add_hint(target, hint, alias)
+    for group in groups:  # last: a semi join would stop the derived table's reordering
+        for transfer in group.transfers:
+            _write_key_transfer(transfer, derived[id(transfer.origin)])
     if not changed and original is not None:
         return original
     return copy.sql(dialect="spark")
 
 
-# ---- decorrelated scalar subqueries ------------------------------------------------------
-def _scalar_rewrites(
-    root: PhysicalNode, scalar_joins: dict[int, ScalarOrigin], statement: exp.Expr
-) -> Iterator[tuple[ScalarOrigin, str]]:
-    """(origin, the alias to broadcast) of each scalar-subquery join to write out: a map
-    join whose hashed side is the subquery or one relation of the SELECT, the rewrite
-    equivalent (module docstring)."""
-    taken = {t.name.lower() for t in statement.find_all(exp.Table)}
-    taken |= {a.name.lower() for a in statement.find_all(exp.TableAlias)}
-    for node in root.walk():
-        origin = scalar_joins.get(id(node.logical)) if node.op == "join" else None
-        if origin is None or node.algorithm != "map" or node.streamed is None:
-            continue
-        if origin.alias in taken or not _equivalent(origin) or _items(origin.select) is None:
-            continue
-        if node.streamed == 0:
-            yield origin, origin.alias
-            continue
-        scan = base_scan(node.children[0].logical)  # the outer side is hashed: one table?
-        if scan is not None and _is_relation_of(origin.select, scan.alias):
-            yield origin, scan.alias
+def _write_scalar_join(
+    origin: ScalarOrigin, counterpart: dict[int, exp.Expr], selects: dict[int, exp.Select]
+) -> exp.Select:
+    """The subquery (in the copy) replaced by `_sqN.value`, its SELECT made the derived
+    table in place (so its own reordering and hints still find it), joined ON the
+    correlation equalities to the end of the enclosing SELECT's FROM list."""
+    subquery = counterpart[id(origin.subquery)]
+    body = subquery.this
+    assert isinstance(body, exp.Select)
+    subquery.replace(exp.column(origin.value, table=origin.alias))
+    derived = exp.Subquery(
+        this=origin.derived(body), alias=exp.TableAlias(this=exp.to_identifier(origin.alias))
+    )
+    selects[id(origin.select)].append("joins", exp.Join(this=derived, on=origin.on.copy()))
+    return body
 
 
-def _equivalent(origin: ScalarOrigin) -> bool:
-    """The join equals the subquery: its value is NULL over no rows, and the WHERE conjunct
-    holding it is a comparison, NULL when the value is."""
-    for part in origin.value_expression.walk():
-        if isinstance(part, exp.AggFunc) and not isinstance(part, NULL_ON_NO_ROWS):
-            return False
-        allowed = isinstance(part, (exp.AggFunc, exp.Literal, *NULL_PROPAGATING))
-        if not allowed and part.find_ancestor(exp.AggFunc) is None:
-            return False  # a column, function or CASE outside the aggregates
-    node: exp.Expr | None = origin.subquery.parent
-    while isinstance(node, NULL_PROPAGATING):
-        node = node.parent
-    if not isinstance(node, COMPARISONS):
-        return False
-    where = origin.select.args.get("where")
-    return where is not None and any(node is c for c in conjuncts(where.this))
+def _write_key_transfer(transfer: KeyTransfer, derived: exp.Select) -> None:
+    """`LEFT SEMI JOIN (SELECT key FROM table AS _ktN WHERE ...) AS _ktN ON inner = key`
+    in the derived table, broadcast (optimizer.physical.key_transfer)."""
+    alias = transfer.alias
+    table = transfer.table.copy()
+    table.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+    key = exp.column(transfer.column, table=alias)
+    small = exp.select(key.copy()).from_(table)
+    if transfer.conditions:
+        small = small.where(exp.and_(*(c.copy() for c in transfer.conditions)))
+    join = exp.Join(
+        this=exp.Subquery(this=small, alias=exp.TableAlias(this=exp.to_identifier(alias))),
+        side="LEFT",
+        kind="SEMI",
+        on=exp.EQ(this=transfer.inner.copy(), expression=key),
+    )
+    derived.append("joins", join)
+    _add_hint(derived, "BROADCAST", alias)
 
 
 # ---- join order ------------------------------------------------------------------------
-def _items(select: exp.Select) -> list[exp.Expr] | None:
-    """The SELECT's FROM items, or None when its joins are not all plain inner joins."""
-    from_ = select.args.get("from_")
-    if from_ is None:
-        return None
-    items = [from_.this]
-    for join in select.args.get("joins") or ():
-        side, kind = (join.side or "").upper(), (join.kind or "").upper()
-        if side or kind not in ("", "INNER", "CROSS") or join.args.get("using"):
-            return None
-        items.append(join.this)
-    return items
-
-
 def _alias(item: exp.Expr) -> str:
     return item.alias_or_name.lower()
 
@@ -144,7 +114,7 @@ def _leaf_alias(node: Node) -> str | None:
 
 def _reorder(select: exp.Select, group: OrderedGroup) -> bool:
     """Rewrite the SELECT's FROM list in the group's order; False when it cannot."""
-    items = _items(select)
+    items = plain_from_items(select)
     if items is None or len(items) < 2:
         return False
     by_alias = {_alias(i): i for i in items}
@@ -161,10 +131,14 @@ def _reorder(select: exp.Select, group: OrderedGroup) -> bool:
     text, placed = _from_text(tree, alias_of, by_alias, movable)
     leftover = [c for c in movable if not any(c is p for p in placed)]
     rebuilt = sqlglot.parse_one(f"SELECT 1 FROM {text}", read="spark")
+    for item in list(rebuilt.find_all(exp.Table, exp.Subquery)):  # the items themselves:
+        original = by_alias.get(_alias(item))  # later passes change derived tables in place
+        if original is not None and item.sql(dialect="spark") == original.sql(dialect="spark"):
+            item.replace(original)
     select.set("from_", rebuilt.args["from_"])
     select.set("joins", rebuilt.args.get("joins"))
     where = staying + leftover
-    select.set("where", exp.Where(this=exp.and_(*where)) if where else None)
+    select.set("where", exp.Where(this=exp.and_(*where, copy=False)) if where else None)
     return True
 
 
@@ -228,12 +202,12 @@ def _hints(
         aliases = [_leaf_alias(c.logical) for c in node.children]
         if node.algorithm in ("map", "bucket_map") and node.streamed is not None:
             hashed = aliases[1 - node.streamed]
-            if hashed and _is_relation_of(select, hashed):
+            if hashed:
                 yield select, "BROADCAST", hashed
         elif node.algorithm == "smb" or (node.algorithm == "common" and common_hint != "none"):
             name = "MERGE" if node.algorithm == "smb" or common_hint == "merge" else "SHUFFLE_HASH"
             side = aliases[1] or aliases[0]
-            if side and _is_relation_of(select, side):
+            if side:
                 yield select, name, side
 
 

@@ -6,9 +6,12 @@ are ordered on their own.
 Trees are left-deep by default (each join adds one relation, which Spark's join hints can
 name); `bushy=1` also considers joins of two joins.
 
-A group is a maximal tree of inner joins of one SELECT (with the Filter above it); its leaves
-are the relations of that SELECT's FROM list. Every conjunct of the group's join conditions
-and filters is applied at the lowest join that covers its relations. Costs are the seed's
+A group is a maximal tree of inner joins of one SELECT (with the Filters in and above it);
+its leaves are the relations of that SELECT's FROM list and the decorrelated scalar
+subqueries of its WHERE whose joins SQL can say (ScalarOrigin.writable): such a subquery's
+grouped aggregate joins where it is cheapest, not only after the FROM list's joins. Every
+conjunct of the group's join conditions and filters is applied at the lowest join that
+covers its relations. Costs are the seed's
 (the cheapest eligible algorithm per join); ties keep the first plan found, which follows
 the written order, so the result is deterministic.
 """
@@ -23,6 +26,7 @@ from sqlglot import exp
 from optimizer.cost.formulas import Cost
 from optimizer.physical.algorithms import Side, choose_join
 from optimizer.physical.context import PlanningContext, describe
+from optimizer.physical.key_transfer import KeyTransfer, transfer_keys
 from optimizer.plan import (
     Aggregate,
     ColumnRef,
@@ -44,11 +48,14 @@ from optimizer.sql_to_plan import ScalarOrigin
 @dataclass(frozen=True)
 class OrderedGroup:
     """A reordered group: the SELECT it came from (None when unknown), its new join tree,
-    and its leaves (the SELECT's relations)."""
+    its leaves (the SELECT's relations and grouped subqueries), and the scalar subqueries
+    among them."""
 
     select: exp.Select | None
     root: Node
     leaves: tuple[Node, ...]
+    scalars: tuple[ScalarOrigin, ...] = ()
+    transfers: tuple[KeyTransfer, ...] = ()  # semi joins the scalars' subqueries took
 
 
 @dataclass
@@ -61,9 +68,19 @@ class Ordering:
     # joins that decorrelated a scalar subquery, before and after reordering
     scalar_origins: dict[int, ScalarOrigin] = field(default_factory=dict)
     scalar_joins: dict[int, ScalarOrigin] = field(default_factory=dict)
+    # joins a group may take in -> their SELECT: FROM-list joins and writable scalar joins
+    members: dict[int, exp.Select] | None = field(init=False, default=None)
+    transfer_count: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        if self.origins is not None:
+            self.members = dict(self.origins)
+            for key, origin in self.scalar_origins.items():
+                if origin.writable():
+                    self.members[key] = origin.select
 
     def reorder(self, node: Node) -> Node:
-        if _group_root(node, self.origins):
+        if _group_root(node, self.members):
             return self._group(node)
         children = [self.reorder(child) for child in node.children]
         rebuilt = with_children(node, children)
@@ -76,23 +93,62 @@ class Ordering:
     # ---- one group ---------------------------------------------------------------------
     def _group(self, root: Node) -> Node:
         select = self._select_of(root)
-        leaves, predicates = _flatten(root, self.origins, select)
-        leaves = [self.reorder(leaf) for leaf in leaves]
-        graph = _Graph(leaves, predicates)
+        leaves, predicates, joins = _flatten(root, self.members, select)
+        scalars = [self.scalar_origins[id(j)] for j in joins if id(j) in self.scalar_origins]
+        # the subquery a scalar join decorrelated is its right side, a leaf of the group
+        of_leaf = {
+            id(j.right): self.scalar_origins[id(j)] for j in joins if id(j) in self.scalar_origins
+        }
+        reordered = [self.reorder(leaf) for leaf in leaves]
+        transfers: list[KeyTransfer] = []
+        subquery: dict[int, ScalarOrigin] = {}
+        for position, old in enumerate(leaves):
+            if id(old) not in of_leaf:
+                continue
+            origin = of_leaf[id(old)]
+            new = reordered[position]
+            if self.context.params.key_transfer and isinstance(new, Aggregate):
+                scalar = next(j for j in joins if j.right is old)
+                new, taken = transfer_keys(
+                    new, scalar, origin, reordered, self.context, self._fresh_alias
+                )
+                reordered[position] = new
+                transfers += taken
+            subquery[id(new)] = origin
+        graph = _Graph(reordered, predicates)
         planned = _Planner(self.context, graph).best()
         loose = conjunction([p for p, mask in graph.predicates if mask == 0])
         result = planned if loose is None else Filter(planned, loose)
-        for join in _joins_of(planned, set(map(id, leaves))):
+        for join in _joins_of(planned, set(map(id, reordered))):
             if select is not None:
                 self.join_origins[id(join)] = select
-        self.groups.append(OrderedGroup(select, result, tuple(leaves)))
+            for child in join.children:  # the join that takes the subquery in
+                if id(child) in subquery:
+                    self.scalar_joins[id(join)] = subquery[id(child)]
+        self.groups.append(
+            OrderedGroup(select, result, tuple(reordered), tuple(scalars), tuple(transfers))
+        )
         return result
 
+    def _fresh_alias(self) -> str:
+        """`_ktN`, named by no table or alias of the statement."""
+        taken: set[str] = set()
+        for select in (self.members or {}).values():
+            statement = select.root()
+            taken |= {t.name.lower() for t in statement.find_all(exp.Table)}
+            taken |= {a.name.lower() for a in statement.find_all(exp.TableAlias)}
+            break
+        while True:
+            self.transfer_count += 1
+            alias = f"_kt{self.transfer_count}"
+            if alias not in taken:
+                return alias
+
     def _select_of(self, root: Node) -> exp.Select | None:
-        if self.origins is None:
+        if self.members is None:
             return None
         node = root.child if isinstance(root, Filter) else root
-        return self.origins.get(id(node))
+        return self.members.get(id(node))
 
 
 def _group_root(node: Node, origins: dict[int, exp.Select] | None) -> bool:
@@ -112,17 +168,21 @@ def _groupable(node: Node, origins: dict[int, exp.Select] | None, select: object
 
 
 def _flatten(
-    root: Node, origins: dict[int, exp.Select] | None, select: exp.Select | None
-) -> tuple[list[Node], list[exp.Expr]]:
+    root: Node, members: dict[int, exp.Select] | None, select: exp.Select | None
+) -> tuple[list[Node], list[exp.Expr], list[Join]]:
+    """The group's leaves, its conjuncts (join keys as equalities, residuals, filters between
+    its joins) and the joins it takes in."""
     predicates: list[exp.Expr] = []
-    if isinstance(root, Filter):
-        predicates += conjuncts(root.condition)
-        root = root.child
     leaves: list[Node] = []
+    joins: list[Join] = []
 
     def visit(node: Node) -> None:
-        if _groupable(node, origins, select):
+        if isinstance(node, Filter) and _groupable(node.child, members, select):
+            predicates.extend(conjuncts(node.condition))  # a filter commutes with inner joins
+            visit(node.child)
+        elif _groupable(node, members, select):
             assert isinstance(node, Join)
+            joins.append(node)
             visit(node.left)
             visit(node.right)
             predicates.extend(exp.EQ(this=_col(a), expression=_col(b)) for a, b in node.keys)
@@ -131,7 +191,7 @@ def _flatten(
             leaves.append(node)
 
     visit(root)
-    return leaves, predicates
+    return leaves, predicates, joins
 
 
 def _col(ref: ColumnRef) -> exp.Column:
