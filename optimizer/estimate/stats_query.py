@@ -535,8 +535,8 @@ class StatsQuery:
                 # a semi join keeps only keys the right side has: at most its distinct count
                 kept = right.columns[b].ndv.value
                 if self.level != BASIC and columns[a].ndv.value > kept:
-                    ndv = Estimate(kept, ESTIMATED, "semi join key")
-                    columns[a] = replace(columns[a], ndv=ndv)
+                    capped = Estimate(kept, ESTIMATED, "semi join key")
+                    columns[a] = replace(columns[a], ndv=capped)
         return columns
 
 
