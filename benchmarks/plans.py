@@ -2,7 +2,7 @@
 
     python benchmarks/plans.py [--set tpch|star|all] [--scale 1] [--variant uniform]
                                [--repeat 3] [--warmup 1] [--min-seconds 6] [--max-repeat 15]
-                               [--queries q1,q5] [--json FILE]
+                               [--queries q1,q5] [--json FILE] [--config key=value ...]
                                [--master local[2]] [--driver-memory 10g] [--timeout 900]
 
 TPC-H's 22 queries (benchmarks/tpch_queries.py; --set tpch, on the uniform data unless
@@ -20,7 +20,8 @@ collection of the driver JVM (untimed: one plan's garbage is not paid for by the
   cbo       Spark with spark.sql.cbo.enabled, joinReorder.enabled and planStats.enabled, over
             the same tables ANALYZEd FOR ALL COLUMNS with equi-height histograms
   statlas   the query as statlas emits it for Spark (optimizer.physical.api.spark_sql: join
-            order and hints from the statistics of the statlas metastore), run like default
+            order and hints from the statistics of the statlas metastore, planned with the
+            --config settings), run like default
 
 All three read the same catalog tables over the lake: the catalog is a Hive metastore (Derby)
 under DATA/plans-catalog/, kept between runs, so ANALYZE runs once per data variant (the
@@ -70,6 +71,7 @@ import tpch_queries
 from collectors.spark_session import spark_session
 from metastore import Metastore
 from metastore.errors import StatlasError
+from optimizer.cost.params import parse_settings
 from optimizer.estimate.stats_query import MetastoreSource
 from optimizer.physical.api import emit, explain_json, plan_query
 
@@ -349,14 +351,14 @@ class Planned:
 _SOURCES: dict[int, MetastoreSource] = {}
 
 
-def plan_statlas(metastore: Metastore, sql: str) -> Planned:
+def plan_statlas(metastore: Metastore, sql: str, config: dict[str, str] | None = None) -> Planned:
     """The emitted Spark SQL and the plan's explanation (timed: statlas's planning; each
     table's statistics of a partition selection are read once per run, as they do not
-    change between queries)."""
+    change between queries); `config`: statlas's planner settings (`explain --config`)."""
     source = _SOURCES.setdefault(id(metastore), MetastoreSource(metastore.engine, memo=True))
     began = time.perf_counter()
     try:
-        plan = plan_query(metastore.engine, sql, dialect="spark", source=source)
+        plan = plan_query(metastore.engine, sql, dialect="spark", config=config, source=source)
         emitted = emit(plan)
         seconds = time.perf_counter() - began
         explanation = explain_json(plan)
@@ -637,7 +639,14 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--driver-memory", default="10g")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
+    parser.add_argument(
+        "--config",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a statlas planner setting, as `statlas explain --config` takes (repeatable)",
+    )
     args = parser.parse_args()
+    config = parse_settings(args.config)
     scale = qerror_truth.scale_name(args.scale)
     sets = chosen_sets(args)
     directories = {v: qerror_truth.variant_dir(DATA, scale, v) for _, _, v in sets}
@@ -649,6 +658,7 @@ def main() -> None:
         "scale": scale,
         "master": args.master,
         "repeat": args.repeat,
+        "statlas_config": config,
         "spark": spark.version,
         "setup_seconds": {},
         "sets": {},
@@ -671,7 +681,7 @@ def main() -> None:
     mismatched = False
     for name, queries, variant in sets:
         spark.catalog.setCurrentDatabase(databases[variant])
-        planned = {q: plan_statlas(metastores[variant], sql) for q, sql in queries.items()}
+        planned = {q: plan_statlas(metastores[variant], sql, config) for q, sql in queries.items()}
         records: list[dict[str, Any]] = []
         entry: dict[str, Any] = {"variant": variant, "queries": records}
         report["sets"][name] = entry

@@ -86,11 +86,8 @@ class ScalarOrigin:
         NULL when the value is, so a row without a group fails it either way), the SELECT's
         FROM list is plain inner joins, and no table or alias of the statement is named
         like the derived table."""
-        statement = self.select.root()
-        taken = {t.name.lower() for t in statement.find_all(exp.Table)}
-        taken |= {a.name.lower() for a in statement.find_all(exp.TableAlias)}
         return (
-            self.alias not in taken
+            self.alias not in relation_names(self.select.root())
             and plain_from_items(self.select) is not None
             and _null_when_no_rows(self.value_expression)
             and _fails_on_null(self.subquery, self.select)
@@ -141,6 +138,13 @@ def _fails_on_null(subquery: exp.Subquery, select: exp.Select) -> bool:
         return False
     where = select.args.get("where")
     return where is not None and any(node is c for c in conjuncts(where.this))
+
+
+def relation_names(statement: exp.Expr) -> set[str]:
+    """Every table name and alias of a statement (lower case): names a rewrite may not
+    give a relation it adds."""
+    names = {t.name.lower() for t in statement.find_all(exp.Table)}
+    return names | {a.name.lower() for a in statement.find_all(exp.TableAlias)}
 
 
 def plain_from_items(select: exp.Select) -> list[exp.Expr] | None:

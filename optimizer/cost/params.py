@@ -37,6 +37,9 @@ class CostParams:
     # 1: a small filtered side's join keys filter a decorrelated subquery before its
     # aggregation (optimizer.physical.key_transfer); 0: the seed's plans only
     key_transfer: int = 1
+    # 1: a map join may hash a join's result (left-deep plans: the joins so far), emitted as
+    # a derived table `_jN` with BROADCAST(_jN); 0: only one relation is hashed
+    broadcast_join_results: int = 0
 
 
 ALIASES = {

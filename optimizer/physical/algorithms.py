@@ -129,8 +129,8 @@ def choose_join(
                 candidates.append(JoinChoice("bucket_map", cost, big, reason))
     for hashed in hashable_sides(kind):
         small, stream = sides[hashed], sides[1 - hashed]
-        if not small.relation and not p.bushy:
-            continue  # Spark's BROADCAST hint names one relation: left-deep plans hash those
+        if not small.relation and not (p.bushy or p.broadcast_join_results):
+            continue  # a join's result is hashed only when asked for (emitted as _jN)
         if small.bytes <= p.map_join_threshold:
             cost = f.map_join(
                 stream.as_input(), [small.as_input()], mappers(stream, p), out_rows, p

@@ -5,8 +5,11 @@ the chosen order (bushy trees as parenthesised joins), with every join condition
 group (from ON or WHERE) in the ON of the lowest join that covers it; other conjuncts stay
 in WHERE. Spark's optimizer keeps a connected written order (ReorderJoin only moves a
 relation that has no condition with the ones before it), and hinted joins are not
-flattened. Hints: BROADCAST(side) for a map or bucket map join whose hash-table side is one
-relation of the SELECT, MERGE for an SMB join, and for common joins the `common_hint`
+flattened. A map join whose hash-table side is a join of several relations writes that join
+as a derived table `(SELECT <columns the SELECT reads> FROM <the join>) AS _jN` (the SELECT
+then reads them from _jN), unless a subquery of the SELECT reads one of its relations.
+Hints: BROADCAST(side) for a map or bucket map join whose hash-table side is one relation
+or such a derived table, MERGE for an SMB join, and for common joins the `common_hint`
 setting (none by default: Spark and its adaptive execution decide). A skew join is left to
 Spark's adaptive skew-join handling (spark.sql.adaptive.skewJoin.enabled); the rewrite of
 the seed is what `explain` costs.
@@ -16,11 +19,14 @@ A correlated scalar subquery of a WHERE whose join the plan orders among the FRO
 that join, `JOIN (SELECT keys, value ... GROUP BY keys) AS _sqN ON outer = _sqN.key` with
 the comparison reading `_sqN.value`, in the chosen place and with its hint (otherwise Spark
 decorrelates it into a left outer join after the FROM list's joins, which no hint reaches).
+Keys transferred into it (optimizer.physical.key_transfer) are its LEFT SEMI JOIN with the
+small relation's filtered keys, `_ktN`, broadcast.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
@@ -29,7 +35,7 @@ from optimizer.physical.join_order import OrderedGroup
 from optimizer.physical.key_transfer import KeyTransfer
 from optimizer.physical.plan import PhysicalNode
 from optimizer.plan import Filter, Join, Node, conjuncts
-from optimizer.sql_to_plan import ScalarOrigin, plain_from_items
+from optimizer.sql_to_plan import ScalarOrigin, plain_from_items, relation_names
 
 
 def emit_spark(
@@ -50,13 +56,15 @@ def emit_spark(
         for origin in group.scalars:
             derived[id(origin)] = _write_scalar_join(origin, counterpart, selects)
             changed = True
+    joins = _Derived(_hashed_joins(root), relation_names(statement))
     for group in groups:
         if group.select is not None and id(group.select) in selects:
-            changed |= _reorder(selects[id(group.select)], group)
-    for select, hint, alias in _hints(root, join_origins, common_hint):
-        target = selects.get(id(select))  # its FROM list may now hold a derived table
-        if target is not None and _is_relation_of(target, alias):
-            changed |= _add_hint(target, hint, alias)
+            changed |= _reorder(selects[id(group.select)], group, joins)
+    for select, hint, alias in _hints(root, join_origins, common_hint, joins.alias_of):
+        target = selects.get(id(select))  # its FROM list may now hold derived tables
+        holder = _holder(target, alias, set(joins.alias_of.values())) if target else None
+        if holder is not None:
+            changed |= _add_hint(holder, hint, alias)
     for group in groups:  # last: a semi join would stop the derived table's reordering
         for transfer in group.transfers:
             _write_key_transfer(transfer, derived[id(transfer.origin)])
@@ -112,7 +120,7 @@ def _leaf_alias(node: Node) -> str | None:
     return aliases.pop() if len(aliases) == 1 else None
 
 
-def _reorder(select: exp.Select, group: OrderedGroup) -> bool:
+def _reorder(select: exp.Select, group: OrderedGroup, derived: _Derived) -> bool:
     """Rewrite the SELECT's FROM list in the group's order; False when it cannot."""
     items = plain_from_items(select)
     if items is None or len(items) < 2:
@@ -128,8 +136,9 @@ def _reorder(select: exp.Select, group: OrderedGroup) -> bool:
     movable = [c for c in conditions if _movable(c, set(by_alias))]
     staying = [c for c in conditions if not any(c is m for m in movable)]
     tree = group.root.child if isinstance(group.root, Filter) else group.root
-    text, placed = _from_text(tree, alias_of, by_alias, movable)
-    leftover = [c for c in movable if not any(c is p for p in placed)]
+    writer = _FromWriter(alias_of, by_alias, movable, derived, _outside(select, conditions))
+    text = writer.render(tree, False)
+    leftover = [c for c in movable if not any(c is p for p in writer.placed)]
     rebuilt = sqlglot.parse_one(f"SELECT 1 FROM {text}", read="spark")
     for item in list(rebuilt.find_all(exp.Table, exp.Subquery)):  # the items themselves:
         original = by_alias.get(_alias(item))  # later passes change derived tables in place
@@ -139,7 +148,55 @@ def _reorder(select: exp.Select, group: OrderedGroup) -> bool:
     select.set("joins", rebuilt.args.get("joins"))
     where = staying + leftover
     select.set("where", exp.Where(this=exp.and_(*where, copy=False)) if where else None)
+    if writer.moved:  # columns of relations now inside a derived table are read from it
+        for key in ("expressions", "where", "group", "having", "order", "qualify"):
+            for part in _args(select, key):
+                _rename_columns(part, writer.moved)
     return True
+
+
+@dataclass
+class _Derived:
+    """Joins written as derived tables (a map join's hash-table side that is a join of
+    several relations: Spark's BROADCAST hint names one relation): the logical joins to
+    write so, the aliases given, and the names the statement already uses."""
+
+    hashed: set[int]
+    taken: set[str]
+    alias_of: dict[int, str] = field(default_factory=dict)
+
+    def fresh(self) -> str:
+        number = len(self.alias_of) + 1
+        while f"_j{number}" in self.taken:
+            number += 1
+        alias = f"_j{number}"
+        self.taken.add(alias)
+        return alias
+
+
+def _args(select: exp.Select, key: str) -> list[exp.Expr]:
+    value = select.args.get(key)
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _outside(select: exp.Select, conditions: list[exp.Expr]) -> list[exp.Expr]:
+    """What of the SELECT reads its relations' columns, besides its FROM items."""
+    parts = [
+        p
+        for key in ("expressions", "group", "having", "order", "qualify")
+        for p in _args(select, key)
+    ]
+    return parts + conditions
+
+
+def _rename_columns(expression: exp.Expr, moved: dict[tuple[str, str], tuple[str, str]]) -> None:
+    for column in list(expression.find_all(exp.Column)):
+        target = moved.get((column.table.lower(), column.name.lower()))
+        if target is not None:
+            column.set("table", exp.to_identifier(target[0]))
+            column.set("this", exp.to_identifier(target[1]))
 
 
 def _aliases_of(expression: exp.Expr) -> set[str]:
@@ -153,53 +210,149 @@ def _movable(condition: exp.Expr, aliases: set[str]) -> bool:
     return len(used) >= 2 and used <= aliases
 
 
-def _from_text(
-    node: Node,
-    alias_of: dict[int, str],
-    by_alias: dict[str, exp.Expr],
-    movable: list[exp.Expr],
-) -> tuple[str, list[exp.Expr]]:
-    placed: list[exp.Expr] = []
+class _FromWriter:
+    """The FROM clause of a join tree as text: each join with the movable conditions that
+    first cover both its sides in its ON; a join in `derived.hashed` as a derived table
+    `(SELECT <the columns the SELECT reads> FROM ...) AS _jN` (`moved` then maps each such
+    column to its name there)."""
 
-    def covered(n: Node) -> set[str]:
-        if id(n) in alias_of:
-            return {alias_of[id(n)]}
-        return set().union(*(covered(c) for c in n.children))
+    def __init__(
+        self,
+        alias_of: dict[int, str],
+        by_alias: dict[str, exp.Expr],
+        movable: list[exp.Expr],
+        derived: _Derived,
+        outside: list[exp.Expr],
+    ) -> None:
+        self.alias_of, self.by_alias, self.movable = alias_of, by_alias, movable
+        self.derived, self.outside = derived, outside
+        self.placed: list[exp.Expr] = []
+        self.moved: dict[tuple[str, str], tuple[str, str]] = {}
 
-    def render(n: Node, nested: bool) -> str:
-        if id(n) in alias_of:
-            return by_alias[alias_of[id(n)]].sql(dialect="spark")
+    def covered(self, n: Node) -> set[str]:
+        if id(n) in self.alias_of:
+            return {self.alias_of[id(n)]}
+        return set().union(*(self.covered(c) for c in n.children))
+
+    def render(self, n: Node, nested: bool) -> str:
+        if id(n) in self.alias_of:
+            return self.by_alias[self.alias_of[id(n)]].sql(dialect="spark")
         assert isinstance(n, Join)
-        left, right = render(n.left, False), render(n.right, True)
-        left_set, right_set = covered(n.left), covered(n.right)
+        if id(n) in self.derived.hashed and self._can_derive(n):
+            return self._derived_table(n)
+        left, right = self.render(n.left, False), self.render(n.right, True)
+        left_set, right_set = self.covered(n.left), self.covered(n.right)
         here = [
             c
-            for c in movable
-            if not any(c is p for p in placed)
+            for c in self.movable
+            if not any(c is p for p in self.placed)
             and _aliases_of(c) <= left_set | right_set
             and not _aliases_of(c) <= left_set
             and not _aliases_of(c) <= right_set
         ]
-        placed.extend(here)
+        self.placed.extend(here)
         if here:
-            on = " AND ".join(f"({c.sql(dialect='spark')})" for c in here)
+            on = " AND ".join(f"({self._text(c)})" for c in here)
             text = f"{left} JOIN {right} ON {on}"
         else:
             text = f"{left} CROSS JOIN {right}"
         return f"({text})" if nested else text
 
-    return render(node, False), placed
+    def _text(self, condition: exp.Expr) -> str:
+        if not self.moved:
+            return condition.sql(dialect="spark")
+        copy = condition.copy()
+        _rename_columns(copy, self.moved)
+        return copy.sql(dialect="spark")
+
+    def _can_derive(self, n: Node) -> bool:
+        """No subquery of the SELECT reads the join's relations (it would lose sight of
+        them), and no column is read through a star."""
+        aliases = self.covered(n)
+        for part in self.outside:
+            if part.find(exp.Star):
+                return False
+            for nested in part.find_all(exp.Select):
+                if _aliases_of(nested) & aliases:
+                    return False
+        return True
+
+    def _derived_table(self, n: Node) -> str:
+        """The join as `(SELECT columns FROM the join) AS _jN`."""
+        aliases = self.covered(n)
+        inner = self._join_text(n)
+        read = sorted(
+            {
+                (c.table.lower(), c.name.lower())
+                for part in self.outside
+                for c in part.find_all(exp.Column)
+                if c.table.lower() in aliases
+            }
+        )
+        names = [name for _, name in read]
+        alias = self.derived.fresh()
+        self.derived.alias_of[id(n)] = alias
+        columns = []
+        for table, name in read:
+            output = name if names.count(name) == 1 else f"{table}_{name}"
+            source = self.moved.get((table, name), (table, name))  # in a derived table inside
+            columns.append(f"{source[0]}.{source[1]} AS {output}")
+            self.moved[(table, name)] = (alias, output)
+        projection = ", ".join(columns) or "1 AS _one"
+        return f"(SELECT {projection} FROM {inner}) AS {alias}"
+
+    def _join_text(self, n: Node) -> str:
+        hashed = self.derived.hashed
+        self.derived.hashed = hashed - {id(n)}  # the join itself, not as a derived table
+        try:
+            return self.render(n, False)
+        finally:
+            self.derived.hashed = hashed
 
 
 # ---- hints -----------------------------------------------------------------------------
+def _hashed_joins(root: PhysicalNode) -> set[int]:
+    """The logical joins a map join holds as its hash table."""
+    hashed = set()
+    for node in root.walk():
+        if node.op == "join" and node.algorithm in ("map", "bucket_map"):
+            assert node.streamed is not None
+            side = node.children[1 - node.streamed].logical
+            if isinstance(side, Join) and _leaf_alias(side) is None:
+                hashed.add(id(side))
+    return hashed
+
+
+def _holder(select: exp.Select, alias: str, derived: set[str]) -> exp.Select | None:
+    """The SELECT whose FROM list names `alias`: `select`, or one of the derived tables
+    written for joins (`derived`) in it."""
+    if _is_relation_of(select, alias):
+        return select
+    from_ = select.args.get("from_")
+    items = ([from_.this] if from_ is not None else []) + [
+        j.this for j in select.args.get("joins") or ()
+    ]
+    for item in items:
+        if isinstance(item, exp.Subquery) and _alias(item) in derived:
+            inner = item.this
+            if isinstance(inner, exp.Select):
+                found = _holder(inner, alias, derived)
+                if found is not None:
+                    return found
+    return None
+
+
 def _hints(
-    root: PhysicalNode, join_origins: dict[int, exp.Select], common_hint: str
+    root: PhysicalNode,
+    join_origins: dict[int, exp.Select],
+    common_hint: str,
+    derived: dict[int, str],
 ) -> Iterator[tuple[exp.Select, str, str]]:
     for node in root.walk():
         if node.op != "join" or id(node.logical) not in join_origins:
             continue
         select = join_origins[id(node.logical)]
-        aliases = [_leaf_alias(c.logical) for c in node.children]
+        aliases = [_leaf_alias(c.logical) or derived.get(id(c.logical)) for c in node.children]
         if node.algorithm in ("map", "bucket_map") and node.streamed is not None:
             hashed = aliases[1 - node.streamed]
             if hashed:

@@ -42,7 +42,7 @@ from optimizer.plan import (
     conjunction,
     conjuncts,
 )
-from optimizer.sql_to_plan import ScalarOrigin
+from optimizer.sql_to_plan import ScalarOrigin, relation_names
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,7 @@ class Ordering:
     # joins a group may take in -> their SELECT: FROM-list joins and writable scalar joins
     members: dict[int, exp.Select] | None = field(init=False, default=None)
     transfer_count: int = field(init=False, default=0)
+    taken: set[str] | None = field(init=False, default=None)  # the statement's names
 
     def __post_init__(self) -> None:
         if self.origins is not None:
@@ -94,23 +95,17 @@ class Ordering:
     def _group(self, root: Node) -> Node:
         select = self._select_of(root)
         leaves, predicates, joins = _flatten(root, self.members, select)
-        scalars = [self.scalar_origins[id(j)] for j in joins if id(j) in self.scalar_origins]
-        # the subquery a scalar join decorrelated is its right side, a leaf of the group
-        of_leaf = {
-            id(j.right): self.scalar_origins[id(j)] for j in joins if id(j) in self.scalar_origins
-        }
+        scalar = [j for j in joins if id(j) in self.scalar_origins]
         reordered = [self.reorder(leaf) for leaf in leaves]
         transfers: list[KeyTransfer] = []
-        subquery: dict[int, ScalarOrigin] = {}
-        for position, old in enumerate(leaves):
-            if id(old) not in of_leaf:
-                continue
-            origin = of_leaf[id(old)]
+        subquery: dict[int, ScalarOrigin] = {}  # leaf -> the scalar subquery it plans
+        for join in scalar:  # the subquery a scalar join decorrelated is its right side
+            position = next(i for i, leaf in enumerate(leaves) if leaf is join.right)
+            origin = self.scalar_origins[id(join)]
             new = reordered[position]
             if self.context.params.key_transfer and isinstance(new, Aggregate):
-                scalar = next(j for j in joins if j.right is old)
                 new, taken = transfer_keys(
-                    new, scalar, origin, reordered, self.context, self._fresh_alias
+                    new, join, origin, reordered, self.context, self._fresh_alias
                 )
                 reordered[position] = new
                 transfers += taken
@@ -125,23 +120,21 @@ class Ordering:
             for child in join.children:  # the join that takes the subquery in
                 if id(child) in subquery:
                     self.scalar_joins[id(join)] = subquery[id(child)]
+        origins = tuple(self.scalar_origins[id(j)] for j in scalar)
         self.groups.append(
-            OrderedGroup(select, result, tuple(reordered), tuple(scalars), tuple(transfers))
+            OrderedGroup(select, result, tuple(reordered), origins, tuple(transfers))
         )
         return result
 
     def _fresh_alias(self) -> str:
         """`_ktN`, named by no table or alias of the statement."""
-        taken: set[str] = set()
-        for select in (self.members or {}).values():
-            statement = select.root()
-            taken |= {t.name.lower() for t in statement.find_all(exp.Table)}
-            taken |= {a.name.lower() for a in statement.find_all(exp.TableAlias)}
-            break
+        if self.taken is None:
+            selects = list((self.members or {}).values())
+            self.taken = relation_names(selects[0].root()) if selects else set()
         while True:
             self.transfer_count += 1
             alias = f"_kt{self.transfer_count}"
-            if alias not in taken:
+            if alias not in self.taken:
                 return alias
 
     def _select_of(self, root: Node) -> exp.Select | None:

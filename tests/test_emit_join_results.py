@@ -1,0 +1,121 @@
+"""`broadcast_join_results=1`: a map join may hash the result of the joins below it, and
+`--emit spark` writes that join as a derived table `_jN` (its columns the SELECT reads,
+renamed apart where two relations share a name) with BROADCAST(_jN), the hints of the joins
+inside it in its own SELECT (optimizer.physical.emit_spark). Planned over made-up TPC-H
+statistics (no Spark); the rows are compared on Spark in test_tpch_planning."""
+
+from __future__ import annotations
+
+import pytest
+import sqlglot
+from sqlglot import exp
+
+from benchmarks.tpch_queries import QUERIES
+from optimizer.physical.api import PhysicalPlan, emit, plan_query
+from tests.test_tpch_planning import MadeUpStatistics
+
+SOURCE = MadeUpStatistics()
+ON = {"broadcast_join_results": "1"}
+
+
+def planned(sql: str, **config: str) -> PhysicalPlan:
+    return plan_query(None, sql, config=config, source=SOURCE)
+
+
+def hashed_joins(plan: PhysicalPlan) -> list[str]:
+    """The detail of each map join's hash-table side that is itself a join."""
+    found = []
+    for node in plan.root.walk():
+        if node.op == "join" and node.algorithm in ("map", "bucket_map"):
+            assert node.streamed is not None
+            side = node.children[1 - node.streamed]
+            if side.op == "join":
+                found.append(side.detail)
+    return found
+
+
+def select_of(tree: exp.Expr, alias: str) -> exp.Select:
+    (derived,) = [s for s in tree.find_all(exp.Subquery) if s.alias == alias]
+    assert isinstance(derived.this, exp.Select)
+    return derived.this
+
+
+def own_hints(select: exp.Select) -> list[str]:
+    hint = select.args.get("hint")
+    return sorted(h.sql(dialect="spark") for h in hint.expressions) if hint else []
+
+
+@pytest.mark.parametrize("name", list(QUERIES))
+def test_by_default_only_relations_are_hashed(name: str) -> None:
+    plan = planned(QUERIES[name])
+    assert hashed_joins(plan) == []
+    assert "_j1" not in emit(plan)
+
+
+def test_q17_broadcasts_the_parts_joined_with_their_groups() -> None:
+    """The CBO's shape: part x the grouped subquery (one part's rows at most) is hashed,
+    lineitem streams through it."""
+    plan = planned(QUERIES["q17"], **ON)
+    assert len(hashed_joins(plan)) == 1
+    emitted = emit(plan)
+    tree = sqlglot.parse_one(emitted, read="spark")
+    assert own_hints(tree) == ["BROADCAST(_j1)"]
+    inner = select_of(tree, "_j1")
+    assert own_hints(inner) == ["BROADCAST(part)"]
+    assert {
+        i.alias_or_name for i in [inner.args["from_"].this, *(j.this for j in inner.args["joins"])]
+    } == {"_sq1", "part"}
+    for column in tree.find_all(exp.Column):  # part and _sq1 are read inside _j1 only
+        if column.table in ("part", "_sq1"):
+            assert column.find_ancestor(exp.Subquery) is not None, column.sql()
+    assert "_j1.p_partkey = lineitem.l_partkey" in emitted
+    assert "lineitem.l_quantity < _j1._col_0" in emitted
+
+
+def test_shared_column_names_are_told_apart() -> None:
+    sql = (
+        "SELECT a.p_name, b.p_name, SUM(l_quantity) FROM lineitem "
+        "JOIN part a ON l_partkey = a.p_partkey JOIN part b ON a.p_size = b.p_partkey "
+        "WHERE a.p_brand = 'Brand#23' AND a.p_container = 'MED BOX' AND b.p_size = 1 "
+        "GROUP BY a.p_name, b.p_name"
+    )
+    plan = planned(sql, **ON)
+    assert len(hashed_joins(plan)) == 1
+    tree = sqlglot.parse_one(emit(plan), read="spark")
+    inner = select_of(tree, "_j1")
+    outputs = {p.alias: p.this.sql() for p in inner.expressions}
+    assert outputs["a_p_name"] == "a.p_name" and outputs["b_p_name"] == "b.p_name"
+    assert [p.sql() for p in tree.expressions[:2]] == [
+        "_j1.a_p_name AS p_name",
+        "_j1.b_p_name AS p_name",
+    ]
+    assert [g.sql() for g in tree.args["group"].expressions] == ["_j1.a_p_name", "_j1.b_p_name"]
+
+
+def test_a_join_a_subquery_reads_is_left_unwritten() -> None:
+    """The EXISTS reads `a`, which a derived table would hide: the join stays as written and
+    Spark chooses its build side."""
+    sql = (
+        "SELECT SUM(l_quantity) FROM lineitem JOIN part a ON l_partkey = a.p_partkey "
+        "JOIN part b ON a.p_size = b.p_partkey WHERE a.p_brand = 'Brand#23' AND b.p_size = 1 "
+        "AND EXISTS (SELECT 1 FROM supplier WHERE s_suppkey = a.p_partkey)"
+    )
+    plan = planned(sql, **ON)
+    assert len(hashed_joins(plan)) == 1
+    emitted = emit(plan)
+    assert "_j1" not in emitted
+    assert "supplier.s_suppkey = a.p_partkey" in emitted
+
+
+def test_nested_join_results_read_through_each_other() -> None:
+    """q5: nation x region, then x supplier, then x lineitem, each hashed for the next."""
+    emitted = emit(planned(QUERIES["q5"], **ON))
+    tree = sqlglot.parse_one(emitted, read="spark")
+    names = sorted(s.alias for s in tree.find_all(exp.Subquery) if s.alias.startswith("_j"))
+    assert len(names) >= 2
+    for outer, inner in zip(names[1:], names[:-1], strict=True):
+        select = select_of(tree, outer)
+        assert any(
+            isinstance(c.table, str) and c.table == inner for c in select.find_all(exp.Column)
+        ), (outer, inner)
+        assert f"BROADCAST({inner})" in own_hints(select)
