@@ -500,7 +500,7 @@ def _semi_join(plan: Node, predicate: exp.Expr, context: _Context) -> Node:
     outer_aliases = {a for a, _ in plan.output()}
     scope = _scope(query)
     where = conjuncts(query.args.get("where") and query.args["where"].this)
-    correlated = [c for c in where if _free_aliases(c, scope)]
+    correlated = [c for c in where if free_aliases(c, scope)]
     sub = _select_body(query, context, [c for c in where if not _among(c, correlated)])
     inner_aliases = {a for a, _ in sub.output()}
     keys, residual = _equi_keys([c.copy() for c in correlated], outer_aliases, inner_aliases)
@@ -536,14 +536,14 @@ def _scalar_subqueries(predicate: exp.Expr, available: set[str]) -> list[_Scalar
         if not isinstance(select, exp.Select) or len(select.expressions) != 1:
             return None
         scope = _scope(select)
-        if not _free_aliases(select, set()):
+        if not free_aliases(select, set()):
             scalars.append(_Scalar(subquery, select, [], []))
             continue
         where = conjuncts(select.args.get("where") and select.args["where"].this)
-        correlated = [c for c in where if _free_aliases(c, scope)]
+        correlated = [c for c in where if free_aliases(c, scope)]
         outside = select.copy()
         outside.set("where", None)
-        rest_free = _free_aliases(outside, set())  # correlation outside WHERE
+        rest_free = free_aliases(outside, set())  # correlation outside WHERE
         aggregated = any(p.find(exp.AggFunc) for p in select.expressions)
         if (
             rest_free
@@ -710,7 +710,7 @@ def _scope(select: exp.Select) -> set[str]:
     return result
 
 
-def _free_aliases(expression: exp.Expr, bound: set[str]) -> set[str]:
+def free_aliases(expression: exp.Expr, bound: set[str]) -> set[str]:
     """Relation aliases `expression` reads that neither `bound` nor a SELECT inside it
     defines (a subquery's correlation)."""
     found: set[str] = set()

@@ -192,10 +192,12 @@ def test_skew_join_when_a_key_value_holds_a_large_share() -> None:
     assert choose_join(skewed, MID, "full", True, 1000, P).algorithm == "common"
 
 
-def test_left_deep_plans_hash_only_single_relations() -> None:
-    """Spark's BROADCAST hint names one relation, so by default a join of several relations
-    is never the hash-table side; `bushy=1` allows it."""
+def test_a_joins_result_is_hashed_unless_turned_off() -> None:
+    """By default a map join may hash the result of a join (emitted as a derived table);
+    `broadcast_join_results=0` hashes one relation only, unless `bushy=1`."""
     joined = Side(rows=1_000, size=50, label="the join of a, b", relation=False)
-    assert choose_join(BIG, joined, "inner", True, 1000, P).algorithm == "common"
-    bushy = cost_params({"bushy": "1"})
+    assert choose_join(BIG, joined, "inner", True, 1000, P).algorithm == "map"
+    relations = cost_params({"broadcast_join_results": "0"})
+    assert choose_join(BIG, joined, "inner", True, 1000, relations).algorithm == "common"
+    bushy = cost_params({"broadcast_join_results": "0", "bushy": "1"})
     assert choose_join(BIG, joined, "inner", True, 1000, bushy).algorithm == "map"

@@ -1,8 +1,8 @@
-"""`broadcast_join_results=1`: a map join may hash the result of the joins below it, and
-`--emit spark` writes that join as a derived table `_jN` (its columns the SELECT reads,
-renamed apart where two relations share a name) with BROADCAST(_jN), the hints of the joins
-inside it in its own SELECT (optimizer.physical.emit_spark). Planned over made-up TPC-H
-statistics (no Spark); the rows are compared on Spark in test_tpch_planning."""
+"""`broadcast_join_results=1` (the default): a map join may hash the result of the joins
+below it, and `--emit spark` writes that join as a derived table `_jN` (its columns the
+SELECT reads, renamed apart where two relations share a name) with BROADCAST(_jN), the hints
+of the joins inside it in its own SELECT (optimizer.physical.emit_spark). Planned over
+made-up TPC-H statistics (no Spark); the rows are compared on Spark in test_tpch_planning."""
 
 from __future__ import annotations
 
@@ -46,10 +46,15 @@ def own_hints(select: exp.Select) -> list[str]:
 
 
 @pytest.mark.parametrize("name", list(QUERIES))
-def test_by_default_only_relations_are_hashed(name: str) -> None:
-    plan = planned(QUERIES[name])
+def test_turned_off_only_relations_are_hashed(name: str) -> None:
+    plan = planned(QUERIES[name], broadcast_join_results="0")
     assert hashed_joins(plan) == []
     assert "_j1" not in emit(plan)
+
+
+def test_join_results_are_hashed_by_default() -> None:
+    assert hashed_joins(planned(QUERIES["q17"])) == hashed_joins(planned(QUERIES["q17"], **ON))
+    assert len(hashed_joins(planned(QUERIES["q17"]))) == 1
 
 
 def test_q17_broadcasts_the_parts_joined_with_their_groups() -> None:
@@ -119,3 +124,28 @@ def test_nested_join_results_read_through_each_other() -> None:
             isinstance(c.table, str) and c.table == inner for c in select.find_all(exp.Column)
         ), (outer, inner)
         assert f"BROADCAST({inner})" in own_hints(select)
+
+
+def test_an_uncorrelated_subquery_keeps_its_own_relations() -> None:
+    """q11: the HAVING's subquery names supplier and nation too, its own: the outer join is
+    written as _j1 all the same, and the subquery's columns are not read from _j1."""
+    emitted = emit(planned(QUERIES["q11"], **ON))
+    tree = sqlglot.parse_one(emitted, read="spark")
+    assert own_hints(tree) == ["BROADCAST(_j1)"]
+    having = tree.args["having"]
+    (nested,) = list(having.find_all(exp.Select))[:1]
+    assert "_j1" not in nested.sql()
+    assert "BROADCAST(_j2)" in own_hints(nested)
+
+
+def test_count_star_reads_no_column_and_is_no_obstacle() -> None:
+    sql = (
+        "SELECT COUNT(*) FROM lineitem JOIN part a ON l_partkey = a.p_partkey "
+        "JOIN part b ON a.p_size = b.p_partkey WHERE a.p_brand = 'Brand#23' "
+        "AND a.p_container = 'MED BOX' AND b.p_size = 1"
+    )
+    plan = planned(sql, **ON)
+    assert len(hashed_joins(plan)) == 1
+    emitted = emit(plan)
+    assert "BROADCAST(_j1)" in emitted and emitted.startswith("SELECT /*+ BROADCAST(_j1) */")
+    assert "COUNT(*)" in emitted

@@ -20,6 +20,9 @@ SOURCE = MadeUpStatistics()
 
 
 def planned(sql: str, **config: str) -> PhysicalPlan:
+    """Planned hashing relations only (join results written as derived tables are
+    test_emit_join_results' subject), unless the test says otherwise."""
+    config.setdefault("broadcast_join_results", "0")
     return plan_query(None, sql, config=config, source=SOURCE)
 
 

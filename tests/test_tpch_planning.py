@@ -523,14 +523,14 @@ def _rows(spark: Any, sql: str) -> list[tuple[Any, ...]]:
 @pytest.mark.parametrize("name", list(QUERIES))
 def test_emitted_spark_sql_returns_the_query_rows(tpch_lake: Lake, spark: Any, name: str) -> None:
     """`statlas explain --emit spark` (join order and hints) never changes a result: with the
-    default map-join threshold (every dimension broadcast at this scale), with none, and
-    with join results hashed (derived tables `_jN`)."""
+    default map-join threshold (every dimension broadcast at this scale, join results too,
+    as derived tables `_jN`), with none, and with relations only hashed."""
     from optimizer.estimate.stats_query import MetastoreSource
     from optimizer.physical.api import emit, explain_json, plan_query
 
     source = MetastoreSource(tpch_lake.metastore.engine, memo=True)
     expected = _rows(spark, QUERIES[name])
-    for config in ({}, {"map_join_threshold": "0"}, {"broadcast_join_results": "1"}):
+    for config in ({}, {"map_join_threshold": "0"}, {"broadcast_join_results": "0"}):
         plan = plan_query(None, QUERIES[name], config=config, source=source)
         assert _rows(spark, emit(plan)) == expected, (name, config, emit(plan))
         data = explain_json(plan)

@@ -38,8 +38,9 @@ class CostParams:
     # aggregation (optimizer.physical.key_transfer); 0: the seed's plans only
     key_transfer: int = 1
     # 1: a map join may hash a join's result (left-deep plans: the joins so far), emitted as
-    # a derived table `_jN` with BROADCAST(_jN); 0: only one relation is hashed
-    broadcast_join_results: int = 0
+    # a derived table `_jN` with BROADCAST(_jN); 0: only one relation is hashed (bushy=1
+    # still hashes joins of joins)
+    broadcast_join_results: int = 1
 
 
 ALIASES = {

@@ -35,7 +35,12 @@ from optimizer.physical.join_order import OrderedGroup
 from optimizer.physical.key_transfer import KeyTransfer
 from optimizer.physical.plan import PhysicalNode
 from optimizer.plan import Filter, Join, Node, conjuncts
-from optimizer.sql_to_plan import ScalarOrigin, plain_from_items, relation_names
+from optimizer.sql_to_plan import (
+    ScalarOrigin,
+    free_aliases,
+    plain_from_items,
+    relation_names,
+)
 
 
 def emit_spark(
@@ -136,7 +141,7 @@ def _reorder(select: exp.Select, group: OrderedGroup, derived: _Derived) -> bool
     movable = [c for c in conditions if _movable(c, set(by_alias))]
     staying = [c for c in conditions if not any(c is m for m in movable)]
     tree = group.root.child if isinstance(group.root, Filter) else group.root
-    writer = _FromWriter(alias_of, by_alias, movable, derived, _outside(select, conditions))
+    writer = _FromWriter(select, alias_of, by_alias, movable, derived, conditions)
     text = writer.render(tree, False)
     leftover = [c for c in movable if not any(c is p for p in writer.placed)]
     rebuilt = sqlglot.parse_one(f"SELECT 1 FROM {text}", read="spark")
@@ -151,7 +156,7 @@ def _reorder(select: exp.Select, group: OrderedGroup, derived: _Derived) -> bool
     if writer.moved:  # columns of relations now inside a derived table are read from it
         for key in ("expressions", "where", "group", "having", "order", "qualify"):
             for part in _args(select, key):
-                _rename_columns(part, writer.moved)
+                _rename_columns(part, writer.moved, select)
     return True
 
 
@@ -191,8 +196,16 @@ def _outside(select: exp.Select, conditions: list[exp.Expr]) -> list[exp.Expr]:
     return parts + conditions
 
 
-def _rename_columns(expression: exp.Expr, moved: dict[tuple[str, str], tuple[str, str]]) -> None:
+def _rename_columns(
+    expression: exp.Expr,
+    moved: dict[tuple[str, str], tuple[str, str]],
+    select: exp.Select | None = None,
+) -> None:
+    """Columns moved into a derived table read from it; with `select`, only those of that
+    SELECT's own scope (a subquery's relations of the same name are others)."""
     for column in list(expression.find_all(exp.Column)):
+        if select is not None and column.find_ancestor(exp.Select) is not select:
+            continue
         target = moved.get((column.table.lower(), column.name.lower()))
         if target is not None:
             column.set("table", exp.to_identifier(target[0]))
@@ -218,14 +231,16 @@ class _FromWriter:
 
     def __init__(
         self,
+        select: exp.Select,
         alias_of: dict[int, str],
         by_alias: dict[str, exp.Expr],
         movable: list[exp.Expr],
         derived: _Derived,
-        outside: list[exp.Expr],
+        conditions: list[exp.Expr],
     ) -> None:
-        self.alias_of, self.by_alias, self.movable = alias_of, by_alias, movable
-        self.derived, self.outside = derived, outside
+        self.select, self.alias_of, self.by_alias = select, alias_of, by_alias
+        self.movable, self.derived = movable, derived
+        self.outside = _outside(select, conditions)
         self.placed: list[exp.Expr] = []
         self.moved: dict[tuple[str, str], tuple[str, str]] = {}
 
@@ -266,14 +281,14 @@ class _FromWriter:
         return copy.sql(dialect="spark")
 
     def _can_derive(self, n: Node) -> bool:
-        """No subquery of the SELECT reads the join's relations (it would lose sight of
-        them), and no column is read through a star."""
+        """No subquery of the SELECT reads the join's relations (a correlated one would lose
+        sight of them), and no column is read through a star."""
         aliases = self.covered(n)
         for part in self.outside:
-            if part.find(exp.Star):
-                return False
+            if any(not isinstance(star.parent, exp.Count) for star in part.find_all(exp.Star)):
+                return False  # `alias.*` (COUNT(*) reads no column)
             for nested in part.find_all(exp.Select):
-                if _aliases_of(nested) & aliases:
+                if free_aliases(nested, set()) & aliases:
                     return False
         return True
 
@@ -286,7 +301,7 @@ class _FromWriter:
                 (c.table.lower(), c.name.lower())
                 for part in self.outside
                 for c in part.find_all(exp.Column)
-                if c.table.lower() in aliases
+                if c.table.lower() in aliases and c.find_ancestor(exp.Select) is self.select
             }
         )
         names = [name for _, name in read]
