@@ -34,6 +34,20 @@ def hashed_joins(plan: PhysicalPlan) -> list[str]:
     return found
 
 
+# lineitem x part a x part b, the two parts filtered: the plan hashes a x b as one side
+TWO_PARTS = (
+    "FROM lineitem JOIN part a ON l_partkey = a.p_partkey "
+    "JOIN part b ON a.p_size = b.p_partkey WHERE a.p_brand = 'Brand#23' AND b.p_size = 1 "
+)
+
+
+def planned_join_result(sql: str) -> tuple[PhysicalPlan, str]:
+    """The plan (one join result hashed) and its emitted SQL."""
+    plan = planned(sql, **ON)
+    assert len(hashed_joins(plan)) == 1
+    return plan, emit(plan)
+
+
 def select_of(tree: exp.Expr, alias: str) -> exp.Select:
     (derived,) = [s for s in tree.find_all(exp.Subquery) if s.alias == alias]
     assert isinstance(derived.this, exp.Select)
@@ -100,14 +114,9 @@ def test_shared_column_names_are_told_apart() -> None:
 def test_a_join_a_subquery_reads_is_left_unwritten() -> None:
     """The EXISTS reads `a`, which a derived table would hide: the join stays as written and
     Spark chooses its build side."""
-    sql = (
-        "SELECT SUM(l_quantity) FROM lineitem JOIN part a ON l_partkey = a.p_partkey "
-        "JOIN part b ON a.p_size = b.p_partkey WHERE a.p_brand = 'Brand#23' AND b.p_size = 1 "
-        "AND EXISTS (SELECT 1 FROM supplier WHERE s_suppkey = a.p_partkey)"
-    )
-    plan = planned(sql, **ON)
-    assert len(hashed_joins(plan)) == 1
-    emitted = emit(plan)
+    exists = "EXISTS (SELECT 1 FROM supplier WHERE s_suppkey = a.p_partkey)"
+    sql = f"SELECT SUM(l_quantity) {TWO_PARTS} AND {exists}"
+    _, emitted = planned_join_result(sql)
     assert "_j1" not in emitted
     assert "supplier.s_suppkey = a.p_partkey" in emitted
 
@@ -139,13 +148,6 @@ def test_an_uncorrelated_subquery_keeps_its_own_relations() -> None:
 
 
 def test_count_star_reads_no_column_and_is_no_obstacle() -> None:
-    sql = (
-        "SELECT COUNT(*) FROM lineitem JOIN part a ON l_partkey = a.p_partkey "
-        "JOIN part b ON a.p_size = b.p_partkey WHERE a.p_brand = 'Brand#23' "
-        "AND a.p_container = 'MED BOX' AND b.p_size = 1"
-    )
-    plan = planned(sql, **ON)
-    assert len(hashed_joins(plan)) == 1
-    emitted = emit(plan)
+    _, emitted = planned_join_result(f"SELECT COUNT(*) {TWO_PARTS} AND a.p_container = 'MED BOX'")
     assert "BROADCAST(_j1)" in emitted and emitted.startswith("SELECT /*+ BROADCAST(_j1) */")
     assert "COUNT(*)" in emitted
