@@ -147,6 +147,14 @@ def relation_names(statement: exp.Expr) -> set[str]:
     return names | {a.name.lower() for a in statement.find_all(exp.TableAlias)}
 
 
+def from_items(select: exp.Select) -> list[exp.Expr]:
+    """The relations of a SELECT's FROM clause and JOIN list, in written order."""
+    from_ = select.args.get("from_")
+    return ([from_.this] if from_ is not None else []) + [
+        j.this for j in select.args.get("joins") or ()
+    ]
+
+
 def plain_from_items(select: exp.Select) -> list[exp.Expr] | None:
     """The SELECT's FROM items, or None when its joins are not all plain inner joins."""
     from_ = select.args.get("from_")
@@ -696,13 +704,8 @@ def _decorrelated(
 
 def _scope(select: exp.Select) -> set[str]:
     """The aliases a SELECT's FROM and JOIN list define."""
-    sources = []
-    from_ = select.args.get("from_")
-    if from_ is not None:
-        sources.append(from_.this)
-    sources += [j.this for j in select.args.get("joins") or ()]
     result = set()
-    for source in sources:
+    for source in from_items(select):
         if isinstance(source, exp.Table):
             result.add((source.alias_or_name or _table_name(source)).lower())
         elif source.alias_or_name:

@@ -38,6 +38,7 @@ from optimizer.plan import Filter, Join, Node, conjuncts
 from optimizer.sql_to_plan import (
     ScalarOrigin,
     free_aliases,
+    from_items,
     plain_from_items,
     relation_names,
 )
@@ -255,6 +256,10 @@ class _FromWriter:
         assert isinstance(n, Join)
         if id(n) in self.derived.hashed and self._can_derive(n):
             return self._derived_table(n)
+        return self._join(n, nested)
+
+    def _join(self, n: Join, nested: bool) -> str:
+        """`left JOIN right ON ...` (parenthesised when nested)."""
         left, right = self.render(n.left, False), self.render(n.right, True)
         left_set, right_set = self.covered(n.left), self.covered(n.right)
         here = [
@@ -292,10 +297,10 @@ class _FromWriter:
                     return False
         return True
 
-    def _derived_table(self, n: Node) -> str:
+    def _derived_table(self, n: Join) -> str:
         """The join as `(SELECT columns FROM the join) AS _jN`."""
         aliases = self.covered(n)
-        inner = self._join_text(n)
+        inner = self._join(n, False)
         read = sorted(
             {
                 (c.table.lower(), c.name.lower())
@@ -316,14 +321,6 @@ class _FromWriter:
         projection = ", ".join(columns) or "1 AS _one"
         return f"(SELECT {projection} FROM {inner}) AS {alias}"
 
-    def _join_text(self, n: Node) -> str:
-        hashed = self.derived.hashed
-        self.derived.hashed = hashed - {id(n)}  # the join itself, not as a derived table
-        try:
-            return self.render(n, False)
-        finally:
-            self.derived.hashed = hashed
-
 
 # ---- hints -----------------------------------------------------------------------------
 def _hashed_joins(root: PhysicalNode) -> set[int]:
@@ -343,11 +340,7 @@ def _holder(select: exp.Select, alias: str, derived: set[str]) -> exp.Select | N
     written for joins (`derived`) in it."""
     if _is_relation_of(select, alias):
         return select
-    from_ = select.args.get("from_")
-    items = ([from_.this] if from_ is not None else []) + [
-        j.this for j in select.args.get("joins") or ()
-    ]
-    for item in items:
+    for item in from_items(select):
         if isinstance(item, exp.Subquery) and _alias(item) in derived:
             inner = item.this
             if isinstance(inner, exp.Select):
@@ -380,11 +373,7 @@ def _hints(
 
 
 def _is_relation_of(select: exp.Select, alias: str) -> bool:
-    from_ = select.args.get("from_")
-    items = ([from_.this] if from_ is not None else []) + [
-        j.this for j in select.args.get("joins") or ()
-    ]
-    return any(_alias(i) == alias for i in items)
+    return any(_alias(i) == alias for i in from_items(select))
 
 
 def _add_hint(select: exp.Select, name: str, alias: str) -> bool:

@@ -28,7 +28,7 @@ from sqlglot import exp
 from optimizer.physical.build import to_physical
 from optimizer.physical.context import PlanningContext
 from optimizer.plan import Aggregate, Filter, Join, Node, Scan, column_of
-from optimizer.sql_to_plan import ScalarOrigin
+from optimizer.sql_to_plan import ScalarOrigin, from_items
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,7 @@ def transfer_keys(
     taking, one per correlation key whose outer column belongs to a small filtered leaf of
     the group, and what SQL needs to say them."""
     transfers: list[KeyTransfer] = []
+    cost = _cost(subquery, context)
     for outer, (_, name) in join.keys:
         inner = next((e for (_, n), e in subquery.outputs if n == name), None)
         inner_ref = column_of(inner) if inner is not None else None
@@ -82,8 +83,9 @@ def transfer_keys(
             subquery.group_by,
             subquery.outputs,
         )
-        if _cost(candidate, context) < _cost(subquery, context):
-            subquery = candidate
+        candidate_cost = _cost(candidate, context)
+        if candidate_cost < cost:
+            subquery, cost = candidate, candidate_cost
             conditions = renamed + on_keys
             transfers.append(KeyTransfer(origin, inner, table, alias, outer[1], conditions))
     return subquery, transfers
@@ -107,11 +109,7 @@ def _fits(node: Node, context: PlanningContext) -> bool:
 
 def _table_item(select: exp.Select, alias: str) -> exp.Table | None:
     """The FROM item of `select` read under `alias`, when it is a table."""
-    from_ = select.args.get("from_")
-    items = ([from_.this] if from_ is not None else []) + [
-        j.this for j in select.args.get("joins") or ()
-    ]
-    for item in items:
+    for item in from_items(select):
         if isinstance(item, exp.Table) and item.alias_or_name.lower() == alias:
             return item
     return None
