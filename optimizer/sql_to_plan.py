@@ -111,6 +111,46 @@ class ScalarOrigin:
         return derived
 
 
+@dataclass(frozen=True)
+class SemiOrigin:
+    """The SELECT of an `EXISTS`, `NOT EXISTS` or `IN` subquery (`select`, the node of the
+    qualified statement) that a semi or anti Join planned, when a semi join may be added to
+    its FROM list without changing the predicate (key_transfer): plain inner joins, no
+    grouping, aggregate or LIMIT, and for IN a projected column of its own relations
+    (`projected`; None for EXISTS). NOT IN is never one: dropping the subquery's NULL keys
+    would change its answer."""
+
+    select: exp.Select
+    projected: exp.Column | None
+    outer: exp.Select  # the SELECT whose WHERE holds the predicate
+
+    @staticmethod
+    def of(predicate: exp.Expr, query: exp.Expr, outer: exp.Select) -> SemiOrigin | None:
+        negated = isinstance(predicate, exp.Not)
+        inner = predicate.this if negated else predicate
+        if not isinstance(query, exp.Select) or (negated and isinstance(inner, exp.In)):
+            return None
+        if plain_from_items(query) is None or any(
+            query.args.get(k) for k in ("group", "having", "limit", "qualify", "offset")
+        ):
+            return None
+        if any(e.find(exp.AggFunc, exp.Window) for e in query.expressions):
+            return None
+        if not isinstance(inner, exp.In):
+            return SemiOrigin(query, None, outer)
+        if len(query.expressions) != 1:
+            return None
+        column = query.expressions[0].unalias()
+        own = {_alias_name(i) for i in from_items(query)}
+        if not isinstance(column, exp.Column) or column.table.lower() not in own:
+            return None
+        return SemiOrigin(query, column, outer)
+
+
+def _alias_name(item: exp.Expr) -> str:
+    return item.alias_or_name.lower()
+
+
 NULL_ON_NO_ROWS = (exp.Min, exp.Max, exp.Sum, exp.Avg)
 NULL_PROPAGATING = (exp.Paren, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Neg, exp.Cast)
 COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
@@ -173,12 +213,14 @@ def plain_from_items(select: exp.Select) -> list[exp.Expr] | None:
 class QualifiedPlan:
     """A plan with the qualified sqlglot statement it was built from; `origins` maps the
     id() of every Join made for a SELECT's FROM/JOIN list to that SELECT of `statement`,
-    `scalar_origins` the id() of every Join that decorrelated a WHERE's scalar subquery."""
+    `scalar_origins` the id() of every Join that decorrelated a WHERE's scalar subquery,
+    `semi_origins` of every semi or anti Join whose subquery's FROM list may take a semi join."""
 
     plan: Node
     statement: exp.Expr
     origins: dict[int, exp.Select] = field(default_factory=dict)
     scalar_origins: dict[int, ScalarOrigin] = field(default_factory=dict)
+    semi_origins: dict[int, SemiOrigin] = field(default_factory=dict)
 
 
 @dataclass
@@ -188,6 +230,7 @@ class _Context:
     counter: list[int] = field(default_factory=lambda: [0])
     origins: dict[int, exp.Select] = field(default_factory=dict)
     scalar_origins: dict[int, ScalarOrigin] = field(default_factory=dict)
+    semi_origins: dict[int, SemiOrigin] = field(default_factory=dict)
 
     def fresh(self, prefix: str) -> str:
         self.counter[0] += 1
@@ -270,7 +313,9 @@ def build_qualified_plan(
         raise InvalidQuery(f"cannot resolve the query: {message}") from None
     context = _Context(tables)
     plan = _query(qualified, context, QUERY_ALIAS)
-    return QualifiedPlan(plan, qualified, context.origins, context.scalar_origins)
+    return QualifiedPlan(
+        plan, qualified, context.origins, context.scalar_origins, context.semi_origins
+    )
 
 
 def _table_name(table: exp.Table) -> str:
@@ -336,7 +381,7 @@ def _select_body(
         context.origins[id(node)] = select
     for predicate, scalars in subqueries:
         if scalars is None:
-            plan = _semi_join(plan, predicate, context)
+            plan = _semi_join(plan, predicate, select, context)
         else:
             plan = _scalar_join(plan, predicate, scalars, context, where_of=select)
     return plan
@@ -487,7 +532,7 @@ def _subquery_predicate(predicate: exp.Expr) -> tuple[str, exp.Expr] | None:
     return None
 
 
-def _semi_join(plan: Node, predicate: exp.Expr, context: _Context) -> Node:
+def _semi_join(plan: Node, predicate: exp.Expr, select: exp.Select, context: _Context) -> Node:
     found = _subquery_predicate(predicate)
     assert found is not None
     kind, inner = found
@@ -499,7 +544,9 @@ def _semi_join(plan: Node, predicate: exp.Expr, context: _Context) -> Node:
         outer = column_of(inner.this)
         if outer is None or len(sub.output()) != 1:
             raise InvalidQuery("IN (subquery) needs a column on the left and one output column")
-        return Join(plan, sub, kind, ((outer, sub.output()[0]),))
+        return _semi_origin(
+            Join(plan, sub, kind, ((outer, sub.output()[0]),)), predicate, query, select, context
+        )
     query = inner.this
     if isinstance(query, exp.Subquery):
         query = query.this
@@ -512,7 +559,18 @@ def _semi_join(plan: Node, predicate: exp.Expr, context: _Context) -> Node:
     sub = _select_body(query, context, [c for c in where if not _among(c, correlated)])
     inner_aliases = {a for a, _ in sub.output()}
     keys, residual = _equi_keys([c.copy() for c in correlated], outer_aliases, inner_aliases)
-    return Join(plan, sub, kind, keys, conjunction(residual))
+    return _semi_origin(
+        Join(plan, sub, kind, keys, conjunction(residual)), predicate, query, select, context
+    )
+
+
+def _semi_origin(
+    join: Join, predicate: exp.Expr, query: exp.Expr, outer: exp.Select, context: _Context
+) -> Join:
+    origin = SemiOrigin.of(predicate, query, outer)
+    if origin is not None:
+        context.semi_origins[id(join)] = origin
+    return join
 
 
 @dataclass

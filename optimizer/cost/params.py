@@ -34,9 +34,12 @@ class CostParams:
     greedy_above: int = 12  # join order: dynamic programming up to this many relations
     bushy: int = 0  # join order: 1 also considers joining two joins (0: left-deep trees)
     common_hint: str = "none"  # Spark hint emitted for common joins (none: Spark decides)
-    # 1: a small filtered side's join keys filter a decorrelated subquery before its
-    # aggregation (optimizer.physical.key_transfer); 0: the seed's plans only
+    # 1: a small filtered side's join keys filter a decorrelated, EXISTS or IN subquery
+    # (optimizer.physical.key_transfer); 0: the seed's plans only
     key_transfer: int = 1
+    # the largest share of the subquery's rows a key transfer may keep: a transfer costs
+    # Spark a scan, a job and a broadcast the seed's formulas do not price
+    key_transfer_kept: float = 0.25
     # 1: a map join may hash a join's result (left-deep plans: the joins so far), emitted as
     # a derived table `_jN` with BROADCAST(_jN); 0: only one relation is hashed (bushy=1
     # still hashes joins of joins)
@@ -106,6 +109,6 @@ def _parse(key: str, default: Any, raw: str) -> Any:
         raise InvalidValue(f"setting {key} needs a number, got {raw!r}") from None
     if value < 0 or value != value:
         raise InvalidValue(f"setting {key} must be a non-negative number, got {raw!r}")
-    if key == "skew_share" and not 0 < value <= 1:
-        raise InvalidValue("skew_share is a fraction in (0, 1]")
+    if key in ("skew_share", "key_transfer_kept") and not 0 < value <= 1:
+        raise InvalidValue(f"{key} is a fraction in (0, 1]")
     return int(value) if isinstance(default, int) else value

@@ -56,7 +56,12 @@ def plan_query(
     qualified = build_qualified_plan(sql, source.table, dialect)
     stats = StatsQuery(source, level)
     context = PlanningContext(stats, params, needed_columns(qualified.plan))
-    ordering = Ordering(context, qualified.origins, scalar_origins=qualified.scalar_origins)
+    ordering = Ordering(
+        context,
+        qualified.origins,
+        scalar_origins=qualified.scalar_origins,
+        semi_origins=qualified.semi_origins,
+    )
     ordered = ordering.reorder(qualified.plan)
     root = to_physical(ordered, context)
     scans_before = scan_count(root)
@@ -97,6 +102,7 @@ def emit(plan: PhysicalPlan) -> str:
         plan.ordering.join_origins,
         plan.params.common_hint,
         plan.sql,
+        plan.ordering.semi_transfers,
     )
 
 

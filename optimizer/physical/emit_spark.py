@@ -20,12 +20,13 @@ that join, `JOIN (SELECT keys, value ... GROUP BY keys) AS _sqN ON outer = _sqN.
 the comparison reading `_sqN.value`, in the chosen place and with its hint (otherwise Spark
 decorrelates it into a left outer join after the FROM list's joins, which no hint reaches).
 Keys transferred into it (optimizer.physical.key_transfer) are its LEFT SEMI JOIN with the
-small relation's filtered keys, `_ktN`, broadcast.
+small relation's filtered keys, `_ktN`, broadcast; so are keys transferred into the SELECT of
+an EXISTS, NOT EXISTS or IN subquery.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import sqlglot
@@ -37,6 +38,7 @@ from optimizer.physical.plan import PhysicalNode
 from optimizer.plan import Filter, Join, Node, conjuncts
 from optimizer.sql_to_plan import (
     ScalarOrigin,
+    SemiOrigin,
     free_aliases,
     from_items,
     plain_from_items,
@@ -51,8 +53,10 @@ def emit_spark(
     join_origins: dict[int, exp.Select],
     common_hint: str = "none",
     original: str | None = None,
+    semi_transfers: Sequence[KeyTransfer] = (),
 ) -> str:
-    """The rewritten query; `original` (the SQL as written) when nothing is to change."""
+    """The rewritten query; `original` (the SQL as written) when nothing is to change;
+    `semi_transfers`: keys transferred into EXISTS and IN subqueries."""
     copy = statement.copy()
     counterpart = {id(a): b for a, b in zip(statement.walk(), copy.walk(), strict=True)}
     selects = {k: v for k, v in counterpart.items() if isinstance(v, exp.Select)}
@@ -74,6 +78,10 @@ def emit_spark(
     for group in groups:  # last: a semi join would stop the derived table's reordering
         for transfer in group.transfers:
             _write_key_transfer(transfer, derived[id(transfer.origin)])
+    for transfer in semi_transfers:
+        assert isinstance(transfer.origin, SemiOrigin)
+        _write_key_transfer(transfer, selects[id(transfer.origin.select)])
+        changed = True
     if not changed and original is not None:
         return original
     return copy.sql(dialect="spark")

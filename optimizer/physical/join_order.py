@@ -20,13 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from sqlglot import exp
 
 from optimizer.cost.formulas import Cost
 from optimizer.physical.algorithms import Side, choose_join
 from optimizer.physical.context import PlanningContext, describe
-from optimizer.physical.key_transfer import KeyTransfer, transfer_keys
+from optimizer.physical.key_transfer import KeyTransfer, transfer_into_semi_join, transfer_keys
 from optimizer.plan import (
     Aggregate,
     ColumnRef,
@@ -42,7 +43,7 @@ from optimizer.plan import (
     conjunction,
     conjuncts,
 )
-from optimizer.sql_to_plan import ScalarOrigin, relation_names
+from optimizer.sql_to_plan import ScalarOrigin, SemiOrigin, relation_names
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,9 @@ class Ordering:
     # joins that decorrelated a scalar subquery, before and after reordering
     scalar_origins: dict[int, ScalarOrigin] = field(default_factory=dict)
     scalar_joins: dict[int, ScalarOrigin] = field(default_factory=dict)
+    # semi and anti joins whose subquery may take keys (SemiOrigin), and the keys taken
+    semi_origins: dict[int, SemiOrigin] = field(default_factory=dict)
+    semi_transfers: list[KeyTransfer] = field(default_factory=list)
     # joins a group may take in -> their SELECT: FROM-list joins and writable scalar joins
     members: dict[int, exp.Select] | None = field(init=False, default=None)
     transfer_count: int = field(init=False, default=0)
@@ -89,6 +93,13 @@ class Ordering:
             self.join_origins[id(rebuilt)] = self.origins[id(node)]
         if isinstance(node, Join) and id(node) in self.scalar_origins:
             self.scalar_joins[id(rebuilt)] = self.scalar_origins[id(node)]
+        semi = self.semi_origins.get(id(node))
+        if semi is not None and self.context.params.key_transfer:
+            assert isinstance(rebuilt, Join)
+            rebuilt, taken = transfer_into_semi_join(
+                rebuilt, semi, self.context, partial(self._fresh_alias, semi.select)
+            )
+            self.semi_transfers += taken
         return rebuilt
 
     # ---- one group ---------------------------------------------------------------------
@@ -105,7 +116,12 @@ class Ordering:
             new = reordered[position]
             if self.context.params.key_transfer and isinstance(new, Aggregate):
                 new, taken = transfer_keys(
-                    new, join, origin, reordered, self.context, self._fresh_alias
+                    new,
+                    join,
+                    origin,
+                    reordered,
+                    self.context,
+                    partial(self._fresh_alias, origin.select),
                 )
                 reordered[position] = new
                 transfers += taken
@@ -126,11 +142,10 @@ class Ordering:
         )
         return result
 
-    def _fresh_alias(self) -> str:
-        """`_ktN`, named by no table or alias of the statement."""
+    def _fresh_alias(self, within: exp.Expr | None) -> str:
+        """`_ktN`, named by no table or alias of the statement (`within`'s root)."""
         if self.taken is None:
-            selects = list((self.members or {}).values())
-            self.taken = relation_names(selects[0].root()) if selects else set()
+            self.taken = relation_names(within.root()) if within is not None else set()
         while True:
             self.transfer_count += 1
             alias = f"_kt{self.transfer_count}"
