@@ -125,10 +125,10 @@ class SemiOrigin:
     outer: exp.Select  # the SELECT whose WHERE holds the predicate
 
     @staticmethod
-    def of(predicate: exp.Expr, query: exp.Expr, outer: exp.Select) -> SemiOrigin | None:
-        negated = isinstance(predicate, exp.Not)
-        inner = predicate.this if negated else predicate
-        if not isinstance(query, exp.Select) or (negated and isinstance(inner, exp.In)):
+    def of(join: Join, inner: exp.Expr, query: exp.Expr, outer: exp.Select) -> SemiOrigin | None:
+        """`join`: the semi or anti join planned for `inner` (the EXISTS or IN expression,
+        without its NOT), `query` its subquery's SELECT."""
+        if not isinstance(query, exp.Select) or (join.kind == "anti" and isinstance(inner, exp.In)):
             return None
         if plain_from_items(query) is None or any(
             query.args.get(k) for k in ("group", "having", "limit", "qualify", "offset")
@@ -141,14 +141,10 @@ class SemiOrigin:
         if len(query.expressions) != 1:
             return None
         column = query.expressions[0].unalias()
-        own = {_alias_name(i) for i in from_items(query)}
+        own = {i.alias_or_name.lower() for i in from_items(query)}
         if not isinstance(column, exp.Column) or column.table.lower() not in own:
             return None
         return SemiOrigin(query, column, outer)
-
-
-def _alias_name(item: exp.Expr) -> str:
-    return item.alias_or_name.lower()
 
 
 NULL_ON_NO_ROWS = (exp.Min, exp.Max, exp.Sum, exp.Avg)
@@ -545,7 +541,7 @@ def _semi_join(plan: Node, predicate: exp.Expr, select: exp.Select, context: _Co
         if outer is None or len(sub.output()) != 1:
             raise InvalidQuery("IN (subquery) needs a column on the left and one output column")
         return _semi_origin(
-            Join(plan, sub, kind, ((outer, sub.output()[0]),)), predicate, query, select, context
+            Join(plan, sub, kind, ((outer, sub.output()[0]),)), inner, query, select, context
         )
     query = inner.this
     if isinstance(query, exp.Subquery):
@@ -560,14 +556,14 @@ def _semi_join(plan: Node, predicate: exp.Expr, select: exp.Select, context: _Co
     inner_aliases = {a for a, _ in sub.output()}
     keys, residual = _equi_keys([c.copy() for c in correlated], outer_aliases, inner_aliases)
     return _semi_origin(
-        Join(plan, sub, kind, keys, conjunction(residual)), predicate, query, select, context
+        Join(plan, sub, kind, keys, conjunction(residual)), inner, query, select, context
     )
 
 
 def _semi_origin(
-    join: Join, predicate: exp.Expr, query: exp.Expr, outer: exp.Select, context: _Context
+    join: Join, inner: exp.Expr, query: exp.Expr, outer: exp.Select, context: _Context
 ) -> Join:
-    origin = SemiOrigin.of(predicate, query, outer)
+    origin = SemiOrigin.of(join, inner, query, outer)
     if origin is not None:
         context.semi_origins[id(join)] = origin
     return join

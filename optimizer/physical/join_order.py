@@ -142,10 +142,10 @@ class Ordering:
         )
         return result
 
-    def _fresh_alias(self, within: exp.Expr | None) -> str:
+    def _fresh_alias(self, within: exp.Expr) -> str:
         """`_ktN`, named by no table or alias of the statement (`within`'s root)."""
         if self.taken is None:
-            self.taken = relation_names(within.root()) if within is not None else set()
+            self.taken = relation_names(within.root())
         while True:
             self.transfer_count += 1
             alias = f"_kt{self.transfer_count}"

@@ -76,7 +76,7 @@ def transfer_keys(
     taking, one per correlation key whose outer column belongs to a small filtered leaf of
     the group, and what SQL needs to say them."""
     transfers: list[KeyTransfer] = []
-    cost = _cost(subquery, context)
+    cost: tuple[float, float] | None = None  # costed when a key has a small side
     for outer, (_, name) in join.keys:
         inner = next((e for (_, n), e in subquery.outputs if n == name), None)
         inner_ref = column_of(inner) if inner is not None else None
@@ -87,6 +87,7 @@ def transfer_keys(
             continue
         semi = Join(subquery.child, small.node, "semi", ((inner_ref, small.key),))
         candidate = Aggregate(semi, subquery.group_by, subquery.outputs)
+        cost = cost or _cost(subquery, context)
         candidate_cost = _cost(candidate, context)
         if candidate_cost < cost and _keeps_few(semi, context):
             subquery, cost = candidate, candidate_cost
@@ -103,13 +104,14 @@ def transfer_into_semi_join(
     its own, which the small relation holds (NOT IN is never transferred: its NULLs)."""
     transfers: list[KeyTransfer] = []
     leaves = list(_left_leaves(join.left))
-    cost = _cost(join, context)
+    cost: tuple[float, float] | None = None  # costed when a key has a small side
     for outer, inner_ref in join.keys:
         small = _small_side(outer, leaves, origin.outer, context, fresh)
         if small is None:
             continue
         semi = Join(join.right, small.node, "semi", ((inner_ref, small.key),))
         candidate = replace(join, right=semi)
+        cost = cost or _cost(join, context)
         candidate_cost = _cost(candidate, context)
         if candidate_cost < cost and _keeps_few(semi, context):
             join, cost = candidate, candidate_cost
