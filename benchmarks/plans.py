@@ -1,7 +1,8 @@
 """Join planning (issue 6): statlas's emitted Spark SQL beside Spark's own plans.
 
     python benchmarks/plans.py [--set tpch|star|all] [--scale 1] [--variant uniform]
-                               [--repeat 3] [--warmup 1] [--min-seconds 6] [--max-repeat 15]
+                               [--repeat 3] [--warmup 1] [--short-warmup 2]
+                               [--min-seconds 6] [--max-repeat 25]
                                [--queries q1,q5] [--json FILE] [--config key=value ...]
                                [--master local[2]] [--driver-memory 10g] [--timeout 900]
 
@@ -9,7 +10,8 @@ TPC-H's 22 queries (benchmarks/tpch_queries.py; --set tpch, on the uniform data 
 --variant says otherwise) and a star-join set written in a naive join order
 (benchmarks/star_queries.py; --set star, on zipf-1 unless --variant says otherwise), over
 the Parquet lake of `make data`. In one run and one SparkSession, per query, after
---warmup untimed runs of each plan (Spark compiles each plan's generated code once),
+--warmup untimed runs of each plan (Spark compiles each plan's generated code once; up to
+--short-warmup more rounds for a short query, whose first run overstates its length),
 medians of --repeat wall times of `spark.sql(q).collect()` (more for a short query: until
 each plan has about --min-seconds timed, at most --max-repeat), the plans taking turns
 (their order rotated per repetition and query, and reversed on every other repetition, so
@@ -263,7 +265,7 @@ def turn_order(plans: list[str], attempt: int, index: int) -> list[str]:
 
 
 def repetitions(seconds: float, args: argparse.Namespace) -> int:
-    """Timed repetitions of a query whose slowest warm-up run took `seconds`: --repeat, or
+    """Timed repetitions of a query whose slowest last warm-up run took `seconds`: --repeat, or
     more for a short query, until each plan has about --min-seconds of timed runs (at most
     --max-repeat): a median of three sub-second runs on a 2-core machine varies by a third
     between identical plans."""
@@ -271,6 +273,35 @@ def repetitions(seconds: float, args: argparse.Namespace) -> int:
         return args.repeat
     wanted = math.ceil(args.min_seconds / seconds)
     return max(args.repeat, min(args.max_repeat, wanted))
+
+
+def warm_up(
+    spark: Any,
+    texts: dict[str, str],
+    plans: list[str],
+    index: int,
+    errors: dict[str, str],
+    args: argparse.Namespace,
+) -> float:
+    """Untimed rounds of every plan: --warmup, and up to --short-warmup more while the query
+    is short (the first run of a plan pays for listing files and compiling code, which makes
+    a short query look long: its timed repetitions would be too few, and its first ones
+    still warming up). The slowest run of the last round; failures go to `errors`."""
+    rounds, slowest = 0, 0.0
+    while rounds < args.warmup or (
+        rounds < args.warmup + args.short_warmup and repetitions(slowest, args) > args.repeat
+    ):
+        slowest = 0.0
+        for plan in turn_order(plans, rounds, index):
+            if plan in errors:
+                continue
+            outcome = run_once(spark, texts[plan], plan, args.timeout)
+            if outcome.error is not None or outcome.seconds is None:
+                errors[plan] = outcome.error or "no result"
+            else:
+                slowest = max(slowest, outcome.seconds)
+        rounds += 1
+    return slowest
 
 
 def run_once(spark: Any, sql: str, plan: str, timeout: float) -> Outcome:
@@ -386,15 +417,7 @@ def measure(
     executed: dict[str, dict[str, int]] = {}
     errors: dict[str, str] = {}
     shapes: dict[str, set[str]] = {}
-    longest = 0.0
-    for _ in range(args.warmup):
-        for plan in turn_order(plans, 0, index):
-            outcome = run_once(spark, texts[plan], plan, args.timeout)
-            if outcome.error is not None or outcome.seconds is None:
-                errors[plan] = outcome.error or "no result"
-            else:
-                longest = max(longest, outcome.seconds)
-    repeat = repetitions(longest, args)
+    repeat = repetitions(warm_up(spark, texts, plans, index, errors, args), args)
     for attempt in range(repeat):
         for plan in turn_order(plans, attempt, index):
             if plan in errors:
@@ -633,7 +656,13 @@ def main() -> None:
         default=6.0,
         help="a short query repeats until each plan has about this many seconds timed",
     )
-    parser.add_argument("--max-repeat", type=int, default=15)
+    parser.add_argument("--max-repeat", type=int, default=25)
+    parser.add_argument(
+        "--short-warmup",
+        type=int,
+        default=2,
+        help="more untimed rounds for a query that repeats more than --repeat times",
+    )
     parser.add_argument("--queries", help="comma-separated names, e.g. q1,q5 or s2")
     parser.add_argument("--json", type=Path, help="write every figure to this file")
     parser.add_argument("--master", default="local[2]")

@@ -159,14 +159,16 @@ def test_a_common_join_is_written_out_in_its_place_without_hints() -> None:
     assert hints(emitted) == []
     tree = sqlglot.parse_one(emitted, read="spark")
     items = [tree.args["from_"].this] + [j.this for j in tree.args["joins"]]
-    # the grouped subquery joins part before lineitem does: it is ordered with the FROM list
-    assert [i.alias_or_name for i in items] == ["_sq1", "part", "lineitem"]
+    # the grouped subquery joins part before lineitem does: it is ordered with the FROM list,
+    # and that pair is written in the query's order (the subquery is written after part)
+    assert [i.alias_or_name for i in items] == ["part", "_sq1", "lineitem"]
     assert "part.p_partkey = _sq1.l_partkey" in join_conditions(emitted)
     assert "lineitem.l_quantity < _sq1._col_0" in join_conditions(emitted)
 
 
 def test_the_subquerys_join_is_ordered_among_the_from_lists() -> None:
-    """200 parts against 1,000 groups: the groups join the parts first, written first."""
+    """200 parts against 1,000 groups: the parts are the hash table (the hint says so), and
+    the pair is written in the query's order, part first."""
     sql = (
         "SELECT p_partkey FROM part WHERE p_size = 1 AND p_retailprice < "
         "(SELECT 100 * MIN(ps_supplycost) FROM partsupp WHERE ps_partkey = p_partkey)"
@@ -175,8 +177,7 @@ def test_the_subquerys_join_is_ordered_among_the_from_lists() -> None:
     assert [(n.algorithm, n.streamed) for n in plan.root.walk() if n.op == "join"] == [("map", 0)]
     emitted = emit(plan)
     assert hints(emitted) == ["BROADCAST(part)"]
-    assert "FROM (SELECT partsupp.ps_partkey AS ps_partkey, 100 * MIN(" in emitted
-    assert "JOIN part AS part ON" in emitted
+    assert "FROM part AS part JOIN (SELECT partsupp.ps_partkey AS ps_partkey, 100 * MIN(" in emitted
     assert "part.p_retailprice < _sq1._col_0" in join_conditions(emitted)
 
 

@@ -267,9 +267,14 @@ class _FromWriter:
         return self._join(n, nested)
 
     def _join(self, n: Join, nested: bool) -> str:
-        """`left JOIN right ON ...` (parenthesised when nested)."""
-        left, right = self.render(n.left, False), self.render(n.right, True)
-        left_set, right_set = self.covered(n.left), self.covered(n.right)
+        """`left JOIN right ON ...` (parenthesised when nested); two relations joined to
+        each other in the order the query writes them (an inner join's sides commute, and
+        the hints name the build side: a needless swap only makes Spark's plan differ)."""
+        first, second = n.left, n.right
+        if self._written_later(first, second):
+            first, second = second, first
+        left, right = self.render(first, False), self.render(second, True)
+        left_set, right_set = self.covered(first), self.covered(second)
         here = [
             c
             for c in self.movable
@@ -285,6 +290,13 @@ class _FromWriter:
         else:
             text = f"{left} CROSS JOIN {right}"
         return f"({text})" if nested else text
+
+    def _written_later(self, first: Node, second: Node) -> bool:
+        """Both sides are relations, and the query writes `first` after `second`."""
+        if id(first) not in self.alias_of or id(second) not in self.alias_of:
+            return False
+        written = list(self.by_alias)
+        return written.index(self.alias_of[id(first)]) > written.index(self.alias_of[id(second)])
 
     def _text(self, condition: exp.Expr) -> str:
         if not self.moved:
