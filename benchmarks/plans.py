@@ -540,7 +540,7 @@ def summarize(records: list[dict[str, Any]], variant: str) -> dict[str, Any]:
     slower = [r["query"] for r in timed if r["ratio_best"] > SLOWER]
     slower_unchanged = [r["query"] for r in timed if r["ratio_best"] > SLOWER and r["unchanged"]]
     slower_same_plan = [
-        r["query"] for r in timed if r["ratio_best"] > SLOWER and r.get("same_plan_as_best")
+        r["query"] for r in timed if r["ratio_best"] > SLOWER and r["same_plan_as_best"]
     ]
     left_out: dict[str, str] = {}
     for r in records:

@@ -249,6 +249,7 @@ class _FromWriter:
     ) -> None:
         self.select, self.alias_of, self.by_alias = select, alias_of, by_alias
         self.movable, self.derived = movable, derived
+        self.written = {alias: place for place, alias in enumerate(by_alias)}  # query's order
         self.outside = _outside(select, conditions)
         self.placed: list[exp.Expr] = []
         self.moved: dict[tuple[str, str], tuple[str, str]] = {}
@@ -295,8 +296,7 @@ class _FromWriter:
         """Both sides are relations, and the query writes `first` after `second`."""
         if id(first) not in self.alias_of or id(second) not in self.alias_of:
             return False
-        written = list(self.by_alias)
-        return written.index(self.alias_of[id(first)]) > written.index(self.alias_of[id(second)])
+        return self.written[self.alias_of[id(first)]] > self.written[self.alias_of[id(second)]]
 
     def _text(self, condition: exp.Expr) -> str:
         if not self.moved:
