@@ -85,6 +85,25 @@ class SampledColumn:
 
 
 @dataclass(frozen=True)
+class KeySet:
+    """The distinct values of a table's column under the conjuncts filtering its scan, written
+    without their table qualifiers (two scans of a table filtered alike name one set), and
+    their estimated count. A semi join's left key holds only values of its right key's set."""
+
+    table: str
+    column: str
+    conditions: frozenset[str]
+    ndv: float = field(default=0.0, compare=False)
+
+    def holds(self, other: KeySet) -> bool:
+        """Every value of `other` is one of this set's: the same column under at least this
+        set's conditions."""
+        return (self.table, self.column) == (other.table, other.column) and (
+            self.conditions <= other.conditions
+        )
+
+
+@dataclass(frozen=True)
 class ColumnEstimate:
     type: str
     ndv: Estimate
@@ -106,6 +125,14 @@ class ColumnEstimate:
     values: tuple[Any, ...] | None = None
     # how a filter on the scan treated this column's values, seen in the row sample
     sampled: SampledColumn | None = field(default=None, compare=False, repr=False)
+    key_set: KeySet | None = None  # the set of the scan's values (filters on the scan only)
+    within: tuple[KeySet, ...] = ()  # sets known to hold every value (semi joins)
+
+    def containers(self) -> tuple[KeySet, ...]:
+        """The key sets holding every value of the column: its own, and those semi joins
+        restricted it to."""
+        own = (self.key_set,) if self.key_set is not None else ()
+        return own + self.within
 
     @property
     def is_string(self) -> bool:

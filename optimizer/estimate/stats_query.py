@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import singledispatchmethod
 from typing import Any
@@ -25,6 +25,7 @@ from metastore.samples import Sample
 from metastore.statistics import PartitionRows, TableSummary
 from optimizer.estimate.column import (
     ColumnEstimate,
+    KeySet,
     SampledColumn,
     distinct_after_sampling,
     encode,
@@ -85,6 +86,7 @@ from optimizer.plan import (
     Union,
     column_of,
     conjunction,
+    conjuncts,
 )
 
 MCV_LIMIT = 100
@@ -230,7 +232,8 @@ class StatsQuery:
         if rest:  # partition conjuncts the metastore cannot evaluate: estimated instead
             estimate, after = selectivity(conjunction(rest), columns, self.level)  # type: ignore[arg-type]
             stats = NodeStats(stats.rows.scaled(estimate), row_size, after)
-        return stats
+        conditions = frozenset(_unqualified(c) for c in _conjuncts_of(node.partition_filter))
+        return replace(stats, columns=_with_key_sets(stats.columns, node.table, conditions))
 
     def _partition_conjuncts(self, node: Scan) -> tuple[list[exp.Expr], list[exp.Expr]]:
         return split_partition_conjuncts(node, self._table(node.table))
@@ -280,6 +283,8 @@ class StatsQuery:
                 estimate = combine_with_sample(estimate, count, child.rows.value)
         rows = child.rows.scaled(estimate)
         columns = self._after_filter(child, columns, rows.value)
+        if _filters_over_scan(node):  # the scan's key sets, with this filter too
+            columns = _with_conditions(columns, _conjuncts_of([node.condition]))
         scan_sample = None
         if count is not None and sample is not None:  # after: it compares columns by identity
             columns = _with_sampled_keys(alias, columns, child, sample, count)
@@ -388,7 +393,13 @@ class StatsQuery:
             ndv = max((s.ndv.value for s in known), default=total)  # seed: max(V1, V2)
             base = known[0] if known else unknown_column(total)
             columns[ref] = replace(
-                base, ndv=Estimate(ndv, ESTIMATED, "seed:max(V)"), mcv=(), kll=None, theta=None
+                base,
+                ndv=Estimate(ndv, ESTIMATED, "seed:max(V)"),
+                mcv=(),
+                kll=None,
+                theta=None,
+                key_set=None,  # the union's values are those of every input
+                within=(),
             )
         rows = Estimate(total, weakest(*(p.rows.precision for p in parts)), "union all: sum")
         if node.distinct:
@@ -529,14 +540,21 @@ class StatsQuery:
                     if self.level == BASIC
                     else min(left_ndv, right_ndv)  # a key in the output matched both sides
                 )
+                # each key's values are the other's: both in the sets semi joins put either in
+                within = _merged(columns[a].within, columns[b].within)
                 for ref in (a, b):
-                    columns[ref] = replace(columns[ref], ndv=Estimate(ndv, ESTIMATED, "join key"))
+                    columns[ref] = replace(
+                        columns[ref], ndv=Estimate(ndv, ESTIMATED, "join key"), within=within
+                    )
             elif a in columns and b in right.columns and node.kind == "semi":
-                # a semi join keeps only keys the right side has: at most its distinct count
+                # a semi join keeps only keys the right side has: at most its distinct count,
+                # and only values of the sets holding the right key's
                 kept = right.columns[b].ndv.value
                 if self.level != BASIC and columns[a].ndv.value > kept:
                     capped = Estimate(kept, ESTIMATED, "semi join key")
                     columns[a] = replace(columns[a], ndv=capped)
+                within = _merged(columns[a].within, right.columns[b].containers())
+                columns[a] = replace(columns[a], within=within)
         return columns
 
 
@@ -816,15 +834,19 @@ def _sampled_heavy(
 def _theta_overlap(a: ColumnEstimate, b: ColumnEstimate) -> float:
     """Distinct keys present on both sides: the Theta intersection of the sources, scaled by
     the share of each side's distinct values its filters kept: independently, except when
-    both were narrowed to the same range (then the smaller share)."""
+    both were narrowed to the same range (then the smaller share), or a semi join restricted
+    one side to a key set holding the other's values (then independently within that set)."""
     from datasketches import theta_intersection
 
+    if a.values is not None and b.values is not None:  # both known value sets
+        return float(min(len(set(a.values) & set(b.values)), a.ndv.value, b.ndv.value))
+    common = _common_key_set(a, b)
+    if common is not None:
+        return _overlap_within(a.ndv.value, b.ndv.value, common.ndv)
     intersection = theta_intersection()
     intersection.update(a.theta)
     intersection.update(b.theta)
     shared = float(intersection.get_result().get_estimate())
-    if a.values is not None and b.values is not None:  # both known value sets
-        return float(min(len(set(a.values) & set(b.values)), a.ndv.value, b.ndv.value))
     if a.restrict == b.restrict and a.restrict != (None, None):
         # both narrowed to one range
         # the range's keys of the smaller side are contained in the other's as much as the
@@ -835,6 +857,70 @@ def _theta_overlap(a: ColumnEstimate, b: ColumnEstimate) -> float:
         return float(in_range * min(1.0, containment) * other_a * other_b)
     # never more shared keys than either side has distinct values
     return min(shared * a.theta_share * b.theta_share, a.ndv.value, b.ndv.value)
+
+
+def _common_key_set(a: ColumnEstimate, b: ColumnEstimate) -> KeySet | None:
+    """The smallest key set holding both columns' values, where a semi join put one of them
+    there. Two scans filtered alike are left to the sketches: their keys are one set, but
+    TPC-H q21's semi and anti joins between such scans also compare other columns, which a
+    fraction of shared keys does not see."""
+    shared = [k for k in a.within if any(k.holds(c) for c in b.containers())]
+    shared += [k for k in b.within if any(k.holds(c) for c in a.containers())]
+    return min(shared, key=lambda k: k.ndv, default=None)
+
+
+def _merged(first: tuple[KeySet, ...], second: tuple[KeySet, ...]) -> tuple[KeySet, ...]:
+    return first + tuple(k for k in second if k not in first)
+
+
+def _overlap_within(ndv_a: float, ndv_b: float, ndv_set: float) -> float:
+    """Distinct values common to two subsets of one set of `ndv_set` values, each spread
+    over it independently of the other (never more than either side has)."""
+    return min(ndv_a * ndv_b / max(ndv_set, ndv_a, ndv_b, 1.0), ndv_a, ndv_b)
+
+
+def _with_key_sets(
+    columns: dict[ColumnRef, ColumnEstimate], table: str, conditions: frozenset[str]
+) -> dict[ColumnRef, ColumnEstimate]:
+    """A scan's columns, each the key set of `table`'s column under `conditions`."""
+    return {
+        ref: replace(c, key_set=KeySet(table, ref[1], conditions, c.ndv.value))
+        for ref, c in columns.items()
+    }
+
+
+def _with_conditions(
+    columns: dict[ColumnRef, ColumnEstimate], conditions: list[exp.Expr]
+) -> dict[ColumnRef, ColumnEstimate]:
+    """Columns of a filtered scan: their key sets narrowed by more conditions."""
+    more = frozenset(_unqualified(c) for c in conditions)
+    result = {}
+    for ref, column in columns.items():
+        found = column.key_set
+        if found is not None:
+            narrowed = KeySet(found.table, found.column, found.conditions | more, column.ndv.value)
+            column = replace(column, key_set=narrowed)
+        result[ref] = column
+    return result
+
+
+def _filters_over_scan(node: Filter) -> bool:
+    child: Node = node.child
+    while isinstance(child, Filter):
+        child = child.child
+    return isinstance(child, Scan)
+
+
+def _conjuncts_of(conditions: Iterable[exp.Expr]) -> list[exp.Expr]:
+    return [part for condition in conditions for part in conjuncts(condition)]
+
+
+def _unqualified(condition: exp.Expr) -> str:
+    """A condition's SQL with its columns' table qualifiers left out."""
+    copy = condition.copy()
+    for column in copy.find_all(exp.Column):
+        column.set("table", None)
+    return copy.sql()
 
 
 def _other_share(column: ColumnEstimate) -> float:
