@@ -41,6 +41,7 @@ def test_unset_variables_follow_the_seed_chain() -> None:
         ({"CPUc": "fast"}, "needs a number"),
         ({"Lw": "-1"}, "non-negative"),
         ({"skew_share": "2"}, "fraction"),
+        ({"implied_join_gain": "1"}, "fraction in \\[0, 1\\)"),
         ({"big_table_policy": "random"}, "big_table_policy"),
     ],
 )

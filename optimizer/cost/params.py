@@ -44,6 +44,14 @@ class CostParams:
     # a derived table `_jN` with BROADCAST(_jN); 0: only one relation is hashed (bushy=1
     # still hashes joins of joins)
     broadcast_join_results: int = 1
+    # 1: join order links relations by the equalities the query implies (a.x = b.y AND
+    # b.y = c.z: a joins c on a.x = c.z; optimizer.physical.equivalence); 0: only by the
+    # conditions it writes
+    transitive_joins: int = 1
+    # the least share of a join group's cost (its inputs read included) an order using an
+    # implied condition must save over the best order over the written ones
+    # (optimizer.physical.join_order: near-ties keep the written conditions)
+    implied_join_gain: float = 0.05
 
 
 ALIASES = {
@@ -111,4 +119,6 @@ def _parse(key: str, default: Any, raw: str) -> Any:
         raise InvalidValue(f"setting {key} must be a non-negative number, got {raw!r}")
     if key in ("skew_share", "key_transfer_kept") and not 0 < value <= 1:
         raise InvalidValue(f"{key} is a fraction in (0, 1]")
+    if key == "implied_join_gain" and not value < 1:
+        raise InvalidValue(f"{key} is a fraction in [0, 1)")
     return int(value) if isinstance(default, int) else value

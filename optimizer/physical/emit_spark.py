@@ -2,12 +2,14 @@
 
 Each SELECT whose FROM list is one group of inner joins gets its FROM clause rewritten in
 the chosen order (bushy trees as parenthesised joins), with every join condition of the
-group (from ON or WHERE) in the ON of the lowest join that covers it; other conjuncts stay
-in WHERE. Spark's optimizer keeps a connected written order (ReorderJoin only moves a
-relation that has no condition with the ones before it), and hinted joins are not
-flattened. A map join whose hash-table side is a join of several relations writes that join
-as a derived table `(SELECT <columns the SELECT reads> FROM <the join>) AS _jN` (the SELECT
-then reads them from _jN), unless a subquery of the SELECT reads one of its relations.
+group (from ON or WHERE) in the ON of the lowest join that covers it (a column equality the
+ones below imply left out; a join the plan keys by an equality the query only implies, as
+`a.x = c.z` of `a.x = b.y AND b.y = c.z`, gets it written); other conjuncts stay in WHERE.
+Spark's optimizer keeps a connected written order (ReorderJoin only moves a relation that
+has no condition with the ones before it), and hinted joins are not flattened. A map join
+whose hash-table side is a join of several relations writes that join as a derived table
+`(SELECT <columns the SELECT reads> FROM <the join>) AS _jN` (the SELECT then reads them
+from _jN), unless a subquery of the SELECT reads one of its relations.
 Hints: BROADCAST(side) for a map or bucket map join whose hash-table side is one relation
 or such a derived table, MERGE for an SMB join, and for common joins the `common_hint`
 setting (none by default: Spark and its adaptive execution decide). A skew join is left to
@@ -32,6 +34,11 @@ from dataclasses import dataclass, field
 import sqlglot
 from sqlglot import exp
 
+from optimizer.physical.equivalence import (
+    ColumnClasses,
+    column_equality,
+    implied_equalities,
+)
 from optimizer.physical.join_order import OrderedGroup
 from optimizer.physical.key_transfer import KeyTransfer
 from optimizer.physical.plan import PhysicalNode
@@ -234,9 +241,10 @@ def _movable(condition: exp.Expr, aliases: set[str]) -> bool:
 
 class _FromWriter:
     """The FROM clause of a join tree as text: each join with the movable conditions that
-    first cover both its sides in its ON; a join in `derived.hashed` as a derived table
-    `(SELECT <the columns the SELECT reads> FROM ...) AS _jN` (`moved` then maps each such
-    column to its name there)."""
+    first cover both its sides in its ON (less the column equalities those before imply, and
+    with those of its keys that only transitivity implies); a join in `derived.hashed` as a
+    derived table `(SELECT <the columns the SELECT reads> FROM ...) AS _jN` (`moved` then
+    maps each such column to its name there)."""
 
     def __init__(
         self,
@@ -253,6 +261,7 @@ class _FromWriter:
         self.outside = _outside(select, conditions)
         self.placed: list[exp.Expr] = []
         self.moved: dict[tuple[str, str], tuple[str, str]] = {}
+        self.equal = ColumnClasses()  # columns the equalities written so far make equal
 
     def covered(self, n: Node) -> set[str]:
         if id(n) in self.alias_of:
@@ -285,12 +294,36 @@ class _FromWriter:
             and not _aliases_of(c) <= right_set
         ]
         self.placed.extend(here)
-        if here:
-            on = " AND ".join(f"({self._text(c)})" for c in here)
+        written = self._needed(here) + self._implied(n)
+        if written:
+            on = " AND ".join(f"({self._text(c)})" for c in written)
             text = f"{left} JOIN {right} ON {on}"
         else:
             text = f"{left} CROSS JOIN {right}"
         return f"({text})" if nested else text
+
+    def _needed(self, conditions: list[exp.Expr]) -> list[exp.Expr]:
+        """The conditions to write in an ON: all but the column equalities those written
+        before imply (every conjunct of the group holds together, so they hold)."""
+        needed = []
+        for condition in conditions:
+            pair = column_equality(condition)
+            if pair is None:
+                needed.append(condition)
+                for x, y in implied_equalities(condition):
+                    self.equal.union(x, y)
+            elif self.equal.union(*pair):
+                needed.append(condition)
+        return needed
+
+    def _implied(self, n: Join) -> list[exp.Expr]:
+        """Equalities of the join's keys that the written ones do not imply: those the
+        query implies by transitivity (optimizer.physical.equivalence)."""
+        return [
+            exp.EQ(this=exp.column(x[1], table=x[0]), expression=exp.column(y[1], table=y[0]))
+            for x, y in n.keys
+            if self.equal.union(x, y)
+        ]
 
     def _written_later(self, first: Node, second: Node) -> bool:
         """Both sides are relations, and the query writes `first` after `second`."""
