@@ -1,19 +1,22 @@
 """`statlas collect`: incremental, all-or-nothing collection of a table's statistics.
 
-Only partitions that are new, or whose fingerprint (files, bytes, newest modification
-time) changed since their statistics were taken, are scanned (`full` rescans all); the
-scan is ONE pass over the data grouped by the partition keys (collectors.jvm_scan: the
-one-pass JVM scan, or one aggregation of Spark's aggregates); its result is written in ONE
-transaction after the scan. A failed or killed job leaves the previous statistics as they
-were and the run recorded as failed. A second collection of a table while one is running
-is refused.
+The table's listing is refreshed first (collectors.refresh: new partitions added, vanished
+ones removed with their statistics, changed fingerprints updated). Then only partitions
+that are new, or whose fingerprint (files, bytes, newest modification time) changed since
+their statistics were taken, are scanned (`full` rescans all); the scan is ONE pass over
+the data grouped by the partition keys (collectors.jvm_scan: the one-pass JVM scan, or one
+aggregation of Spark's aggregates); its result is written in ONE transaction after the
+scan. A failed or killed job leaves the previous statistics as they were and the run
+recorded as failed. A second collection of a table while one is running is refused.
+`collect_tables` collects several tables on one Spark session.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +35,8 @@ from collectors.driver_rows import driver_rows
 from collectors.jvm_scan import scan as jvm_scan
 from collectors.jvm_scan import scan_method
 from collectors.progress import ProgressSink, watch_spark_job
-from collectors.spark_session import session_settings, spark_session
+from collectors.refresh import refresh_listing
+from collectors.spark_session import LazySession, session_settings
 from metastore.bulk_insert import bulk_insert
 from metastore.catalog import TableInfo, forget_statistics, get_table
 from metastore.engine import run_read, run_write
@@ -73,6 +77,7 @@ class CollectionReport:
     partitions_scanned: int = 0
     partitions_skipped: int = 0
     partitions_removed: int = 0
+    partitions_added: int = 0  # by the listing's refresh (scanned too)
     rows: int = 0
     bytes: int = 0
     seconds: float = 0.0
@@ -85,6 +90,7 @@ class CollectionReport:
             "partitions_scanned": self.partitions_scanned,
             "partitions_skipped": self.partitions_skipped,
             "partitions_removed": self.partitions_removed,
+            "partitions_added": self.partitions_added,
             "rows": self.rows,
             "bytes": self.bytes,
             "seconds": round(self.seconds, 3),
@@ -113,31 +119,40 @@ def collect(
     table: str,
     *,
     full: bool = False,
+    refresh: bool = True,
     master: str | None = None,
     spark: Any = None,
     spark_conf: Mapping[str, str] | None = None,
     progress: ProgressSink | None = None,
     scan: str | None = None,
 ) -> CollectionReport:
-    """Collect the statistics of `table`'s new and changed partitions (all with `full`);
-    `scan` (jvm, spark, auto) overrides STATLAS_SCAN (collectors.jvm_scan)."""
+    """Collect the statistics of `table`'s new and changed partitions (all with `full`),
+    after listing the table again where it was registered from (collectors.refresh; not
+    with `refresh=False`). `spark` is the caller's SparkSession, a LazySession shared by
+    several collections, or None (one on `master` with `spark_conf`, started only if
+    needed); `scan` (jvm, spark, auto) overrides STATLAS_SCAN (collectors.jvm_scan)."""
     started = time.perf_counter()
-    info, partitions, collected, rows_per_byte = run_read(engine, lambda conn: _plan(conn, table))
-    to_scan = [p for p in partitions if full or collected.get(p.id) != p.fingerprint]
-    removed = sorted(set(collected) - {p.id for p in partitions})
-    report = CollectionReport(
-        info.name,
-        partitions_scanned=len(to_scan),
-        partitions_skipped=len(partitions) - len(to_scan),
-        partitions_removed=len(removed),
-        bytes=sum(p.fingerprint[1] for p in to_scan),
-    )
+    sessions = LazySession.of(spark, master, spark_conf)
+    info = run_read(engine, lambda conn: get_table(conn, table))
+    report = CollectionReport(info.name)
     run_id = run_write(engine, lambda conn: _start_run(conn, info))
     report.run_id = run_id
     try:
+        if refresh:
+            listing = refresh_listing(engine, info, sessions)
+            report.partitions_added, report.partitions_removed = listing.added, listing.removed
+        info, partitions, collected, rows_per_byte = run_read(
+            engine, lambda conn: _plan(conn, table)
+        )
+        to_scan = [p for p in partitions if full or collected.get(p.id) != p.fingerprint]
+        removed = sorted(set(collected) - {p.id for p in partitions})
+        report.partitions_scanned = len(to_scan)
+        report.partitions_skipped = len(partitions) - len(to_scan)
+        report.partitions_removed += len(removed)
+        report.bytes = sum(p.fingerprint[1] for p in to_scan)
         rows_by_values: dict[tuple[KeyValue, ...], _Scanned] = {}
         if to_scan:
-            session = spark if spark is not None else spark_session(master, spark_conf)
+            session = sessions.get()
             every = len(to_scan) == len(partitions)
             with watch_spark_job(session, f"collect-{info.name}-run-{run_id}", progress):
                 frame = _reader(session, info, to_scan, every)  # listed once, counted, scanned
@@ -174,6 +189,43 @@ def collect(
         ) from error
     report.seconds = time.perf_counter() - started
     return report
+
+
+@dataclass(frozen=True)
+class TableOutcome:
+    """One table's collection in a run over several: its report, or why it failed."""
+
+    table: str
+    report: CollectionReport | None = None
+    error: StatlasError | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        if self.report is not None:
+            return {"status": "succeeded", **self.report.as_json()}
+        return {"table": self.table, "status": "failed", "error": str(self.error)}
+
+
+def collect_tables(
+    engine: Engine,
+    tables: Sequence[str],
+    *,
+    spark: LazySession,
+    progress: Callable[[str], AbstractContextManager[ProgressSink | None]] | None = None,
+    **options: Any,
+) -> Iterator[TableOutcome]:
+    """Collect each of `tables` in turn on ONE Spark session (`spark`, started by the first
+    table that needs it), each in its own transaction with its own run record; a failed
+    table is reported and the next one collected. `progress(table)` gives each collection
+    its progress sink; `options` are collect's."""
+    for table in dict.fromkeys(tables):  # each once, in the order given
+        with progress(table) if progress is not None else nullcontext() as sink:
+            try:
+                report = collect(engine, table, spark=spark, progress=sink, **options)
+            except StatlasError as error:
+                outcome = TableOutcome(table, error=error)
+            else:
+                outcome = TableOutcome(report.table, report=report)
+        yield outcome
 
 
 def _jvm_gone(error: BaseException) -> bool:

@@ -77,3 +77,33 @@ def session_settings(session: Any, settings: Mapping[str, str]) -> Iterator[None
                 session.conf.unset(key)
             else:
                 session.conf.set(key, value)
+
+
+class LazySession:
+    """The SparkSession of one command, started on first use (a collection with nothing to
+    scan, of a table registered from a directory, never starts Spark) and shared by every
+    table the command collects: one start-up for a warehouse, not one per table."""
+
+    def __init__(
+        self,
+        master: str | None = None,
+        conf: Mapping[str, str] | None = None,
+        session: Any = None,
+    ) -> None:
+        self.master, self.conf = master, dict(conf or {})
+        self._session = session
+
+    @classmethod
+    def of(cls, spark: Any, master: str | None, conf: Mapping[str, str] | None) -> LazySession:
+        """`spark` as a LazySession: itself if it is one, else around the caller's session
+        (None: one started on `master` with `conf` when first needed)."""
+        return spark if isinstance(spark, LazySession) else cls(master, conf, spark)
+
+    @property
+    def started(self) -> bool:
+        return self._session is not None
+
+    def get(self) -> Any:
+        if self._session is None:
+            self._session = spark_session(self.master, self.conf)
+        return self._session

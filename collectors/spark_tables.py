@@ -58,6 +58,21 @@ def describe_spark_table(spark: Any, identifier: str) -> SparkTable:
     )
 
 
+def statlas_name(identifier: str) -> str:
+    """The statlas name of Spark table `identifier`: `db.table`, or `table` alone in the
+    `default` database (the session catalog's `spark_catalog.` prefix dropped)."""
+    if not _IDENTIFIER.fullmatch(identifier):
+        raise RegistrationError(f"not a Spark table name: {identifier!r} (use db.table)")
+    parts = identifier.lower().split(".")
+    if len(parts) == 3 and parts[0] == "spark_catalog":
+        parts = parts[1:]
+    if len(parts) == 3:
+        raise RegistrationError(
+            f"{identifier} is in catalog {parts[0]}: give the statlas NAME to register it as"
+        )
+    return parts[-1] if parts[0] == "default" or len(parts) == 1 else ".".join(parts)
+
+
 def register_spark_table(
     engine: Engine,
     name: str,

@@ -1,9 +1,9 @@
 """The scheduled job and the scheduler that runs it in the leading daemon.
 
-Every schedule runs `refresh_table(table)`: the table's directory is listed again (new and
-vanished partitions, changed fingerprints: `register_table` on its own location), then an
-incremental `collect` rescans only partitions whose fingerprint changed and drops the
-statistics of vanished ones, in one transaction. A run is recorded with
+Every schedule runs `refresh_table(table)`: an incremental `collect`, which lists the table
+again where it was registered from (collectors.refresh: new and vanished partitions,
+changed fingerprints), rescans only new partitions and those whose fingerprint changed,
+and drops the statistics of vanished ones. A run is recorded with
 `pruner.metrics.record_job_run`.
 
 Jobs run in the daemon's `JobRuntime`: one Spark session, the set of runs in flight, and
@@ -28,7 +28,7 @@ from apscheduler.schedulers.background import (  # type: ignore[import-untyped]
 from sqlalchemy import Connection, Engine, update
 
 from metastore import Metastore
-from metastore.catalog import describe_table, get_table, register_table
+from metastore.catalog import get_table
 from metastore.engine import run_write
 from metastore.errors import StatlasError
 from metastore.models import CollectionRun, utcnow
@@ -75,27 +75,23 @@ class JobRuntime:
             return "skipped"
         try:
             engine = self.metastore.ready()
-            info = describe_table(engine, table)
-            found = register_table(engine, table, info.location, info.format)
             self._abandon_orphans(engine, table)
             spark = self._session()
             if self._abandoning:
                 return "skipped"
             spark.sparkContext.addJobTag(tag)
             try:
-                report = collect(engine, table, spark=spark)
+                report = collect(engine, table, spark=spark)  # lists the table again first
             finally:
                 spark.sparkContext.removeJobTag(tag)
             log.info(
-                "refresh %s: partitions %d added, %d removed, %d changed; statistics of %d "
-                "scanned, %d unchanged, %d dropped, in %.1f s",
+                "refresh %s: partitions %d added, %d removed; statistics of %d scanned, "
+                "%d unchanged, in %.1f s",
                 table,
-                found.added,
-                found.removed,
-                found.changed,
+                report.partitions_added,
+                report.partitions_removed,
                 report.partitions_scanned,
                 report.partitions_skipped,
-                report.partitions_removed,
                 report.seconds,
             )
             return "succeeded"

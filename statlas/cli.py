@@ -9,13 +9,22 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metastore import Metastore, TupleList
-from metastore.catalog import BucketSpec, RegistrationReport, TableInfo, parse_partition_types
+from metastore.catalog import (
+    BucketSpec,
+    RegistrationReport,
+    TableInfo,
+    list_tables,
+    parse_partition_types,
+)
 from metastore.errors import InvalidLookup, InvalidValue, StatlasError
 from metastore.lookup import PartitionQuery, read_tuple_file, read_value_file
 from statlas.settings import Settings
+
+if TYPE_CHECKING:
+    from collectors.collect import CollectionReport
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -73,13 +82,20 @@ def build_parser() -> argparse.ArgumentParser:
         "schema, and record every partition with its fingerprint. Run again to "
         "add new partitions and remove vanished ones.",
     )
-    register.add_argument("name")
+    register.add_argument(
+        "name",
+        nargs="?",
+        help="the statlas table (with --spark-table: default the Spark table's name, "
+        "without a `default.` database)",
+    )
     source = register.add_mutually_exclusive_group(required=True)
     source.add_argument("--path", help="dataset directory or URI")
     source.add_argument(
         "--spark-table",
+        nargs="+",
         metavar="DB.TABLE",
-        help="a table of the Spark catalog (its location, format and partition keys)",
+        help="table(s) of the Spark catalog (location, format and partition keys from the "
+        "catalog); several share one Spark session, each registered under its own name",
     )
     register.add_argument(
         "--format",
@@ -137,13 +153,26 @@ def build_parser() -> argparse.ArgumentParser:
         "collect",
         parents=[common],
         help="collect statistics with Spark (incremental)",
-        description="One Spark scan computes every statistic of every new or changed "
-        "partition; the result is written in one transaction.",
+        description="Lists each table again where it was registered from (its directory, "
+        "or the Spark catalog table it came from: new partitions added, vanished ones "
+        "removed with their statistics), then one Spark scan computes every statistic of "
+        "every new or changed partition; each table's result is written in one "
+        "transaction. Several tables share one Spark session; a failed table does not stop "
+        "the others, and the exit code is non-zero if any failed.",
     )
-    collect.add_argument("name")
+    collect.add_argument("names", nargs="*", metavar="NAME", help="the tables to collect")
+    collect.add_argument("--all", action="store_true", help="every registered table")
     collect.add_argument("--full", action="store_true", help="rescan every partition")
+    collect.add_argument(
+        "--no-refresh",
+        dest="refresh",
+        action="store_false",
+        help="do not list the tables again: scan what the metastore already lists",
+    )
     add_spark_options(collect)
-    collect.add_argument("--json", action="store_true", help="print the report as JSON")
+    collect.add_argument(
+        "--json", action="store_true", help="print one JSON object per table, a line each"
+    )
     collect.set_defaults(handler=cmd_collect)
 
     stats = commands.add_parser(
@@ -392,42 +421,67 @@ def _bucket_spec(args: argparse.Namespace) -> BucketSpec | None:
 def cmd_table_register(args: argparse.Namespace, settings: Settings) -> int:
     properties = dict(_key_value_pair(p, "--property") for p in args.property) or None
     if args.spark_table:
-        report = _register_spark_table(args, settings, properties)
-    else:
-        report = _metastore(settings).register_table(
-            args.name,
-            args.path,
-            args.format,
-            parse_partition_types(args.partition_types),
-            _bucket_spec(args),
-            properties,
-        )
-    if args.json:
+        return _register_spark_tables(args, settings, properties)
+    if not args.name:
+        raise InvalidValue("table register wants a NAME with --path")
+    report = _metastore(settings).register_table(
+        args.name,
+        args.path,
+        args.format,
+        parse_partition_types(args.partition_types),
+        _bucket_spec(args),
+        properties,
+    )
+    _print_registration(report, args.json)
+    return 0
+
+
+def _print_registration(report: RegistrationReport, as_json: bool) -> None:
+    if as_json:
         _print_json(report.as_json())
-        return 0
+        return
     keys = ", ".join(f"{k.name}:{k.type}" for k in report.partition_keys) or "none"
     verb = "registered" if report.created else "refreshed"
     print(
         f"{verb} {report.table}: {report.partitions} partitions ({report.added} added, "
         f"{report.removed} removed, {report.changed} changed), keys {keys}"
-        + (", schema changed" if report.schema_changed else "")
+        + (", schema changed" if report.schema_changed else ""),
+        flush=True,
     )
-    return 0
 
 
-def _register_spark_table(
+def _register_spark_tables(
     args: argparse.Namespace, settings: Settings, properties: dict[str, str] | None
-) -> RegistrationReport:
+) -> int:
+    """Each --spark-table registered in turn on one Spark session; a failure is reported
+    and the next one registered."""
     from collectors.spark_session import spark_session
-    from collectors.spark_tables import register_spark_table
+    from collectors.spark_tables import register_spark_table, statlas_name
 
     for option in ("format", "partition_types", "bucket_by", "buckets", "sort_by"):
         if getattr(args, option):
             flag = "--" + option.replace("_", "-")
             raise InvalidValue(f"{flag} comes from the Spark catalog with --spark-table")
+    identifiers = list(dict.fromkeys(args.spark_table))
+    if args.name and len(identifiers) > 1:
+        raise InvalidValue(
+            "give no NAME with several --spark-table: each is registered under its Spark name"
+        )
     engine = _metastore(settings).ready()
     spark = spark_session(args.master, spark_conf(args))
-    return register_spark_table(engine, args.name, spark, args.spark_table, properties)
+    failed: list[StatlasError] = []
+    for identifier in identifiers:
+        try:
+            name = args.name or statlas_name(identifier)
+            report = register_spark_table(engine, name, spark, identifier, properties)
+        except StatlasError as error:
+            failed.append(error)
+            if args.json:
+                _print_json({"spark_table": identifier, "status": "failed", "error": str(error)})
+            print(f"statlas: error: {error}", file=sys.stderr, flush=True)
+            continue
+        _print_registration(report, args.json)
+    return max((error.exit_code for error in failed), default=0)
 
 
 def cmd_table_list(args: argparse.Namespace, settings: Settings) -> int:
@@ -519,34 +573,46 @@ def cmd_partitions(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_collect(args: argparse.Namespace, settings: Settings) -> int:
-    from collectors.collect import collect
+    from collectors.collect import collect_tables
     from collectors.progress import console_progress
+    from collectors.spark_session import LazySession
 
-    ms = _metastore(settings)
-    engine = ms.ready()
-    with console_progress(f"collect {args.name}") as progress:
-        report = collect(
-            engine,
-            args.name,
-            full=args.full,
-            master=args.master,
-            spark_conf=spark_conf(args),
-            progress=progress,
-        )
-    if args.json:
-        _print_json(report.as_json())
-    elif report.partitions_scanned == 0:
-        print(
+    if args.all == bool(args.names):
+        raise InvalidValue("name the tables to collect, or give --all")
+    engine = _metastore(settings).ready()
+    names = [t.name for t in list_tables(engine)] if args.all else args.names
+    failed: list[StatlasError] = []
+    outcomes = collect_tables(
+        engine,
+        names,
+        spark=LazySession(args.master, spark_conf(args)),
+        progress=lambda table: console_progress(f"collect {table}"),
+        full=args.full,
+        refresh=args.refresh,
+    )
+    for outcome in outcomes:
+        if args.json:
+            _print_json(outcome.as_json())
+        elif outcome.report is not None:
+            print(_collected_line(outcome.report), flush=True)
+        if outcome.error is not None:
+            failed.append(outcome.error)
+            print(f"statlas: error: {outcome.error}", file=sys.stderr, flush=True)
+    return max((error.exit_code for error in failed), default=0)
+
+
+def _collected_line(report: CollectionReport) -> str:
+    added = f", {report.partitions_added} new" if report.partitions_added else ""
+    if report.partitions_scanned == 0:
+        return (
             f"{report.table}: nothing to scan ({report.partitions_skipped} partitions "
             f"unchanged, {report.partitions_removed} removed)"
         )
-    else:
-        print(
-            f"{report.table}: scanned {report.partitions_scanned} partitions "
-            f"({report.rows:,} rows, {report.bytes:,} bytes) in {report.seconds:.1f} s; "
-            f"{report.partitions_skipped} unchanged, {report.partitions_removed} removed"
-        )
-    return 0
+    return (
+        f"{report.table}: scanned {report.partitions_scanned} partitions{added} "
+        f"({report.rows:,} rows, {report.bytes:,} bytes) in {report.seconds:.1f} s; "
+        f"{report.partitions_skipped} unchanged, {report.partitions_removed} removed"
+    )
 
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:

@@ -69,7 +69,7 @@ def test_hive_table_register_collect_stats_plot(tmp_path: Path) -> None:
         "statlas: error: Spark table shop.nope does not exist in the session's catalog"
     )
 
-    collected = run("collect", "orders", "--master", "local[1]")
+    collected = run("collect", "orders", "--master", "local[1]", *spark_options)
     assert collected.returncode == 0, collected.stderr
     assert "orders: scanned 5 partitions (5,000 rows" in collected.stdout
     progress = [line for line in collected.stderr.splitlines() if line.startswith("collect")]
