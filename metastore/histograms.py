@@ -8,6 +8,13 @@
 
 Pure functions over numbers: values of dates and timestamps are passed as their numeric
 encodings (days, microseconds since the epoch), as they are sketched.
+
+Bounds follow the column's type (issue 21, part 5): a column of discrete values passes
+`scale`, its values being whole multiples of 10**-scale (scale 0 for integers, dates in
+days and timestamps in microseconds; s for decimal(p,s)). Its edges are then values of
+that grid: equi-width buckets are a whole number of steps wide, so a bucket [a, b) holds
+exactly the values a, ..., b - step, and a narrow range gives fewer buckets rather than
+empty ones. Without `scale` (float, double) the edges are real numbers, as before.
 """
 
 from __future__ import annotations
@@ -47,23 +54,32 @@ class Histogram:
         return {"bounds": list(self.bounds), "counts": list(self.counts)}
 
 
-def equi_depth(sketch: kll_doubles_sketch, buckets: int) -> Histogram:
-    """N buckets holding about n/N rows each: bounds are the quantiles at ranks i/N."""
+def equi_depth(sketch: kll_doubles_sketch, buckets: int, scale: int | None = None) -> Histogram:
+    """N buckets holding about n/N rows each: bounds are the quantiles at ranks i/N (values
+    of the column; with `scale`, snapped to its grid against floating-point noise)."""
     _check_buckets(buckets)
     if sketch.is_empty():
         return Histogram((), ())
     ranks = [i / buckets for i in range(1, buckets)]
     inner = sketch.get_quantiles(ranks) if ranks else []
-    bounds = _distinct([sketch.get_min_value(), *inner, sketch.get_max_value()])
+    values = [sketch.get_min_value(), *inner, sketch.get_max_value()]
+    if scale is not None:
+        values = [from_grid(to_grid(v, scale), scale) for v in values]
+    bounds = _distinct(values)
     return Histogram(tuple(bounds), _counts(sketch, bounds))
 
 
-def equi_width(sketch: kll_doubles_sketch, buckets: int) -> Histogram:
-    """N buckets of equal width between min and max, counts from the sketch's CDF."""
+def equi_width(sketch: kll_doubles_sketch, buckets: int, scale: int | None = None) -> Histogram:
+    """N buckets of equal width between min and max, counts from the sketch's CDF; with
+    `scale`, widths are whole grid steps (grid_edges: maybe fewer buckets, none empty)."""
     _check_buckets(buckets)
     if sketch.is_empty():
         return Histogram((), ())
     low, high = sketch.get_min_value(), sketch.get_max_value()
+    if scale is not None:
+        edges = grid_edges(to_grid(low, scale), to_grid(high, scale), buckets)
+        bounds = [from_grid(edge, scale) for edge in edges]
+        return Histogram(tuple(bounds), _counts(sketch, bounds))
     if low == high:
         return Histogram((low, high), (float(sketch.n),))
     width = (high - low) / buckets
@@ -71,17 +87,64 @@ def equi_width(sketch: kll_doubles_sketch, buckets: int) -> Histogram:
     return Histogram(tuple(bounds), _counts(sketch, bounds))
 
 
-def seed_uniform(low: float, high: float, ndv: int, rows: int) -> Histogram:
+def seed_uniform(
+    low: float, high: float, ndv: int, rows: int, scale: int | None = None
+) -> Histogram:
     """The seed's uniform histogram (cost-based-optimizer, Design Choice):
     buckets = (max - min) / NDV, width = (max - min) / buckets, height = rows / buckets.
-    At least one bucket; a single value is one bucket of all rows."""
+    At least one bucket; a single value is one bucket of all rows. With `scale`, the edges
+    are grid_edges for that many buckets and each bucket's rows its share of the grid's
+    values (uniform_counts), which is rows / buckets where the buckets are equally wide."""
     if rows <= 0 or ndv <= 0:
         return Histogram((), ())
     span = high - low
     count = max(1, math.floor(span / ndv)) if span > 0 else 1
+    if scale is not None:
+        edges = grid_edges(to_grid(low, scale), to_grid(high, scale), count)
+        bounds = tuple(from_grid(edge, scale) for edge in edges)
+        return Histogram(bounds, uniform_counts(edges, rows))
     width = span / count if span > 0 else 0.0
     bounds = tuple(low + i * width for i in range(count)) + (high,)
     return Histogram(bounds, tuple(rows / count for _ in range(count)))
+
+
+def grid_edges(low: int, high: int, buckets: int) -> list[int]:
+    """Equi-width edges over integers low..high: width ceil(size/N), ceil(size/width) buckets."""
+    # size = high - low + 1 integers; every bucket holds at least one of them (the last
+    # one, closed at high, may be narrower), so there are fewer than N when size < N.
+    _check_buckets(buckets)
+    if high < low:
+        raise ValueError(f"an empty range: {low} > {high}")
+    size = high - low + 1
+    width = -(-size // buckets)
+    count = -(-size // width)
+    return [low + i * width for i in range(count)] + [high]
+
+
+def uniform_counts(edges: Sequence[int], rows: int) -> tuple[float, ...]:
+    """The seed's uniform assumption on integers: each bucket's rows are its share of them."""
+    size = edges[-1] - edges[0] + 1
+    # buckets [e_i, e_i+1), the last closed; from cumulative rows, so the counts add up
+    below = [round(rows * (edge - edges[0]) / size, 3) for edge in edges[:-1]] + [float(rows)]
+    return tuple(round(b - a, 3) for a, b in zip(below, below[1:], strict=False))
+
+
+def to_grid(value: float, scale: int) -> int:
+    """A value as the nearest whole number of steps 10**-scale (of a decimal(p, scale))."""
+    # the nearest: KLL holds decimals as doubles, 2277.81 * 100 is 227780.99999999997
+    return round(value * _power_of_ten(scale))
+
+
+def from_grid(steps: int, scale: int) -> float:
+    """Steps of 10**-scale back to a double, correctly rounded: the decimal's own double."""
+    return steps / _power_of_ten(scale)
+
+
+def _power_of_ten(scale: int) -> int:
+    if scale < 0:
+        raise ValueError(f"a negative scale: {scale}")
+    power: int = 10**scale
+    return power
 
 
 def _counts(sketch: kll_doubles_sketch, bounds: Sequence[float]) -> tuple[float, ...]:

@@ -34,6 +34,7 @@ from metastore.models import ColumnStats, PartitionStats
 DEFAULT_BUCKETS = 64
 MCV_LIMIT = 10
 EPOCH = dt.datetime(1970, 1, 1)
+INTEGRAL_TYPES = ("tinyint", "smallint", "int", "bigint")
 
 
 @dataclass
@@ -236,12 +237,13 @@ def _column(
     merged_top = merge_frequent_items(tops, top_items) if tops else None
     ndv, ndv_source = _distinct_count(hlls, thetas, sum(1 for r in rows if r.hll or r.theta))
     depth = width = uniform = kll = None
+    scale = histogram_scale(type_)
     if klls:
         kll = merge_kll(klls)
-        depth, width = equi_depth(kll, buckets), equi_width(kll, buckets)
+        depth, width = equi_depth(kll, buckets, scale), equi_width(kll, buckets, scale)
     low, high = (min(mins), max(maxs)) if mins and maxs else (None, None)
     if not klls and ndv and low is not None and isinstance(low, int | float | Decimal):
-        uniform = seed_uniform(float(low), float(high), round(ndv), non_null)  # type: ignore[arg-type]
+        uniform = seed_uniform(float(low), float(high), round(ndv), non_null, scale)  # type: ignore[arg-type]
     return ColumnSummary(
         name=name,
         type=type_,
@@ -304,13 +306,29 @@ def _item_decoder(type_: str, items: str | None) -> Callable[[Any], Any]:
     if items == "longs" and type_.startswith("timestamp"):
         return lambda micros: EPOCH + dt.timedelta(microseconds=micros)
     if items == "doubles" and type_.startswith("decimal"):
-        scale = int(type_.rstrip(")").split(",")[1]) if "," in type_ else 0
+        scale = decimal_scale(type_)
         return lambda value: round(Decimal(repr(value)), scale)
     return lambda value: value
 
 
+def decimal_scale(type_: str) -> int:
+    """The scale s of a decimal(p,s) type (Spark's bare decimal is decimal(10,0))."""
+    return int(type_.rstrip(")").split(",")[1]) if "," in type_ else 0
+
+
+def histogram_scale(type_: str) -> int | None:
+    """The grid of a column's histogram edges: steps of 10**-scale, None for real numbers."""
+    # as sketched: integers as they are, dates in days, timestamps in microseconds
+    if type_ in INTEGRAL_TYPES or type_ == "date" or type_.startswith("timestamp"):
+        return 0
+    if type_.startswith("decimal"):
+        scale = decimal_scale(type_)
+        return scale if scale >= 0 else None  # a negative scale: real-valued edges
+    return None
+
+
 def _value_parser(type_: str) -> Callable[[str], Any]:
-    if type_ in ("tinyint", "smallint", "int", "bigint"):
+    if type_ in INTEGRAL_TYPES:
         return int
     if type_ in ("float", "double"):
         return float
@@ -324,12 +342,18 @@ def _value_parser(type_: str) -> Callable[[str], Any]:
 
 
 def _bound_decoder(type_: str) -> Callable[[float], Any]:
-    """Histogram bounds back to the column's values (KLL holds dates as days since the
-    epoch and timestamps as microseconds)."""
+    """Histogram bounds back to the column's values as JSON (KLL holds dates as days since
+    the epoch and timestamps as microseconds): dates and timestamps in ISO form, integers
+    as integers, decimals as numbers of their scale, doubles as they are."""
+    scale = histogram_scale(type_)
     if type_ == "date":
-        return lambda days: (EPOCH + dt.timedelta(days=days)).date().isoformat()
+        return lambda days: (EPOCH + dt.timedelta(days=round(days))).date().isoformat()
     if type_.startswith("timestamp"):
-        return lambda micros: (EPOCH + dt.timedelta(microseconds=micros)).isoformat(sep=" ")
+        return lambda micros: (EPOCH + dt.timedelta(microseconds=round(micros))).isoformat(sep=" ")
+    if scale == 0:
+        return lambda value: round(value)
+    if scale is not None:
+        return lambda value: round(value, scale)
     return lambda value: value
 
 

@@ -161,8 +161,21 @@ def _merge(bounds: list[Any], counts: list[float], max_rows: int) -> tuple[list[
 
 
 def _bound(value: Any) -> str:
+    """A bucket bound as text: dates as they are, integers in full, other numbers short."""
     if isinstance(value, str):
         return value
+    if isinstance(value, int):
+        return str(value)
+    return _number(value)
+
+
+def _number(value: float) -> str:
+    """The shortest of 6 to 12 significant digits that reads back as the value, else 6."""
+    # a decimal's bound 123456.78 in full (not 123457); a double's 124.5575000001 as 124.558
+    for digits in range(6, 13):
+        text = f"{value:.{digits}g}"
+        if float(text) == value:
+            return text
     return f"{value:.6g}"
 
 

@@ -51,11 +51,26 @@ def test_bar_chart_numeric() -> None:
 def test_bar_chart_thousands_and_fractions() -> None:
     lines = bar_chart({"bounds": [1e-7, 2.5, 1234567.0], "counts": [1234567.0, 0.25]}, width=8)
     assert lines[0].startswith("[1e-07, 2.5)")
-    assert lines[1].startswith("[2.5, 1.23457e+06]")
+    assert lines[1].startswith("[2.5, 1234567]")  # in full: it reads back as the bound
     assert "1,234,567" in lines[0]
     assert lines[1].rstrip().endswith("0.2")  # one decimal, bar too short to draw
     assert bar_cells(lines[1]) == 0
     assert lines[0].endswith(FULL * 8)
+
+
+def test_bar_chart_integer_and_decimal_bounds_in_full() -> None:
+    # a bigint's bounds as integers (issue 21.5), however large; a decimal's to its scale
+    ids = bar_chart({"bounds": [0, 2277, 12345678901, 12345678902], "counts": [1.0, 2.0, 3.0]})
+    assert [line.split(")")[0].split("]")[0] for line in ids] == [
+        "[0, 2277",
+        "[2277, 12345678901",
+        "[12345678901, 12345678902",
+    ]
+    prices = bar_chart({"bounds": [0.01, 124.56, 123456.78], "counts": [1.0, 1.0]})
+    assert prices[0].startswith("[0.01, 124.56)")
+    assert prices[1].startswith("[124.56, 123456.78]")
+    # a double's bound that no short text reads back as: six significant digits, as before
+    assert bar_chart({"bounds": [0.0, 2 / 3], "counts": [1.0]})[0].startswith("[0, 0.666667]")
 
 
 def test_bar_chart_date_bounds() -> None:

@@ -14,16 +14,23 @@ from datasketches import (
     kll_doubles_sketch,
     update_theta_sketch,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 from metastore.histograms import (
+    Histogram,
     equi_depth,
     equi_width,
+    from_grid,
+    grid_edges,
     merge_frequent_items,
     merge_hll,
     merge_kll,
     merge_theta,
     most_common,
     seed_uniform,
+    to_grid,
+    uniform_counts,
 )
 
 RANK_ERROR = kll_doubles_sketch.get_normalized_rank_error(200, False)  # 1.33% single rank
@@ -115,3 +122,92 @@ def test_heavy_hitters_of_longs_merge() -> None:
     assert [item for item, _ in most_common(merged, 2)] == [7, 9]
     assert merged.get_lower_bound(7) <= 602 <= merged.get_upper_bound(7)
     assert merged.get_lower_bound(9) <= 301 <= merged.get_upper_bound(9)
+
+
+# ---- bounds on the column's grid (issue 21, part 5) -----------------------------------
+
+
+def exact_counts(values: list[float], bounds: tuple[float, ...]) -> list[int]:
+    """Rows in [bounds[i], bounds[i+1]), the last bucket closed."""
+    last = len(bounds) - 2
+    return [
+        sum(1 for v in values if bounds[i] <= v < bounds[i + 1] or (i == last and v == bounds[-1]))
+        for i in range(len(bounds) - 1)
+    ]
+
+
+def test_grid_edges() -> None:
+    # width ceil((max - min + 1) / N): the demo's bigint order_id, 0..9107 in 4 buckets
+    assert grid_edges(0, 9107, 4) == [0, 2277, 4554, 6831, 9107]
+    assert grid_edges(0, 9, 4) == [0, 3, 6, 9, 9]  # the last bucket is the value 9
+    assert grid_edges(0, 8, 4) == [0, 3, 6, 8]  # width 3 covers nine in three buckets
+    assert grid_edges(0, 2, 8) == [0, 1, 2, 2]  # three integers: three buckets
+    assert grid_edges(-5, -5, 3) == [-5, -5]
+    with pytest.raises(ValueError):
+        grid_edges(0, 9, 0)
+
+
+@given(st.integers(-(10**12), 10**12), st.integers(0, 10**6), st.integers(1, 300))
+def test_grid_edges_properties(low: int, extra: int, buckets: int) -> None:
+    high = low + extra
+    edges = grid_edges(low, high, buckets)
+    size, count = extra + 1, len(edges) - 1
+    width = -(-size // buckets)
+    assert edges[0] == low and edges[-1] == high and 1 <= count <= buckets
+    assert count == min(buckets, size) or size % buckets  # fewer only when rounding needs it
+    assert all(b - a == width for a, b in zip(edges, edges[1:-1], strict=False))
+    assert 1 <= high - edges[-2] + 1 <= width  # the last, closed bucket holds 1..width values
+
+
+def test_equi_width_integer_bounds_count_exactly() -> None:
+    values = [float(v * 7) for v in range(180)]  # 0..1253, few enough for an exact sketch
+    histogram = equi_width(kll(values), 4, scale=0)
+    assert histogram.bounds == (0, 314, 628, 942, 1253)  # not 313.25, 626.5, 939.75
+    assert list(histogram.counts) == exact_counts(values, histogram.bounds)
+    flags = [float(v % 3) for v in range(90)]
+    assert equi_width(kll(flags), 8, scale=0) == Histogram((0, 1, 2, 2), (30, 30, 30))
+    assert equi_width(kll([7.0, 7.0]), 4, scale=0) == Histogram((7, 7), (2,))
+
+
+@given(st.lists(st.integers(-50, 50), min_size=1, max_size=150), st.integers(1, 40))
+def test_equi_width_on_integers_no_bucket_empty_by_rounding(values: list[int], n: int) -> None:
+    data = [float(v) for v in values]
+    histogram = equi_width(kll(data), n, scale=0)
+    assert all(float(b).is_integer() for b in histogram.bounds)
+    assert list(histogram.counts) == exact_counts(data, histogram.bounds)
+    assert sum(histogram.counts) == len(values)
+    if len(set(values)) == max(values) - min(values) + 1:  # every integer of the range
+        assert all(histogram.counts)
+
+
+def test_equi_width_decimal_bounds_on_the_scale() -> None:
+    prices = [(1 + (i * 7919) % 50_000) / 100 for i in range(180)]  # decimal(10,2) as doubles
+    histogram = equi_width(kll(prices), 4, scale=2)
+    # width ceil((498.20 - 0.01 + 0.01) / 4) = 124.55, bounds the decimals' own doubles
+    assert histogram.bounds == (0.01, 124.56, 249.11, 373.66, 498.2)
+    assert list(histogram.counts) == exact_counts(prices, histogram.bounds)
+    assert to_grid(2277.81, 2) == 227781 and from_grid(227781, 2) == 2277.81
+
+
+def test_equi_depth_bounds_on_the_grid() -> None:
+    rng = random.Random(5)
+    days = [float(rng.randrange(19_700, 19_800)) for _ in range(20_000)]  # dates, as days
+    sketch = kll(days)
+    histogram = equi_depth(sketch, 10, scale=0)
+    assert all(float(b).is_integer() for b in histogram.bounds)
+    assert histogram == equi_depth(sketch, 10)  # quantiles are values: nothing moves
+    noisy = kll([0.1 + 0.2, 0.5, 0.7])  # 0.30000000000000004, a decimal(3,1) off its grid
+    assert equi_depth(noisy, 2, scale=1).bounds[0] == 0.3
+
+
+def test_seed_uniform_on_integers() -> None:
+    # 0..1000 with NDV 100: the seed's ten buckets, now 101 integers wide (the last 92)
+    histogram = seed_uniform(0, 1000, 100, 5000, scale=0)
+    assert histogram.bounds == (0, 101, 202, 303, 404, 505, 606, 707, 808, 909, 1000)
+    assert histogram.counts[0] == pytest.approx(5000 * 101 / 1001, abs=1e-3)
+    assert histogram.counts[-1] == pytest.approx(5000 * 92 / 1001, abs=1e-3)
+    assert sum(histogram.counts) == pytest.approx(5000, abs=1e-9)
+    assert seed_uniform(0, 989, 180, 180, scale=0).bounds == (0, 198, 396, 594, 792, 989)
+    assert seed_uniform(5, 5, 1, 42, scale=0) == Histogram((5, 5), (42,))
+    assert seed_uniform(0.01, 9.99, 10, 7, scale=2).bounds == (0.01, 9.99)
+    assert uniform_counts([0, 3, 6, 9, 9], 10) == (3.0, 3.0, 3.0, 1.0)
