@@ -42,6 +42,7 @@ from metastore.catalog import TableInfo, forget_statistics, get_table
 from metastore.engine import run_read, run_write
 from metastore.errors import StatlasError, UnknownColumn
 from metastore.models import CollectionRun, ColumnStats, PartitionStats, utcnow
+from metastore.rollups import refresh_blocks
 from metastore.samples import sample_rate, target_rows, whole_table_rows
 from metastore.types import KeyValue
 
@@ -442,4 +443,6 @@ def _write(
         ]
     bulk_insert(conn, PartitionStats, partition_rows)
     bulk_insert(conn, ColumnStats, column_rows)
+    # the pre-merged blocks over what changed, and any missing (metastore.rollups)
+    refresh_blocks(conn, info.id, {c.name: c.type for c in info.columns})
     _finish_run(conn, run_id, "succeeded", report)

@@ -328,7 +328,11 @@ def _register(
 
 
 def forget_statistics(conn: Connection, table_id: int, partition_ids: list[int]) -> None:
-    """Drop the statistics of these partitions (vanished, or about to be replaced)."""
+    """Drop the statistics of these partitions (vanished, or about to be replaced), and the
+    pre-merged blocks over them (metastore.rollups: rebuilt by the next collection)."""
+    from metastore.rollups import forget_blocks
+
+    forget_blocks(conn, table_id, partition_ids)
     for model in (PartitionStats, ColumnStats):
         for start in range(0, len(partition_ids), 10_000):
             chunk = partition_ids[start : start + 10_000]

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from datasketches import (
     PyDoublesSerDe,
     PyLongsSerDe,
@@ -32,6 +33,7 @@ from datasketches import (
     compact_theta_sketch,
     frequent_items_error_type,
     frequent_items_sketch,
+    frequent_strings_sketch,
     hll_sketch,
     hll_union,
     kll_doubles_sketch,
@@ -201,17 +203,117 @@ def items_serde(items: str | None) -> PySerDe:
     return PyStringsSerDe()
 
 
+# DataSketches' frequent-items serial form: a preamble of `preamble longs` 8-byte words (the
+# low 6 bits of byte 0; 1 when empty), the number of active items at byte 8, then one
+# 8-byte weight per item, then the items as their serde writes them
+_NUMBER_ITEMS = {"longs": np.dtype("<i8"), "doubles": np.dtype("<f8")}
+
+
+def _layout(blob: bytes) -> tuple[int, int]:
+    """(items, where the items begin) of a serialised frequent-items sketch."""
+    preamble = blob[0] & 0x3F
+    if preamble == 1:
+        return 0, len(blob)
+    count = int.from_bytes(blob[8:12], "little")
+    return count, preamble * 8 + count * 8
+
+
+def text_form(blob: bytes, items: str | None) -> bytes:
+    """A heavy-hitters sketch of longs or doubles with its items as text, which the native
+    strings sketch reads (frequent_strings_sketch: merges in C++, no Python per item)."""
+    dtype = _NUMBER_ITEMS.get(items or "")
+    if dtype is None:
+        return blob
+    count, start = _layout(blob)
+    texts = _texts(np.frombuffer(blob, dtype=dtype, count=count, offset=start))
+    return blob[:start] + _length_prefixed(texts)
+
+
+def _texts(values: np.ndarray) -> np.ndarray:
+    """Numbers as their shortest round-trip text (fixed-width bytes)."""
+    return values.astype("S32")
+
+
+def _length_prefixed(texts: np.ndarray) -> bytes:
+    """Fixed-width byte strings as DataSketches' string serial form (a 4-byte little-endian
+    length, then the bytes), built without a Python loop over the items."""
+    count, width = texts.shape[0], texts.dtype.itemsize
+    if count == 0:
+        return b""
+    lengths = np.char.str_len(texts).astype("<u4")
+    starts = np.concatenate(([0], np.cumsum(lengths + 4)[:-1])).astype(np.int64)
+    out = np.empty(int(lengths.sum()) + 4 * count, dtype=np.uint8)
+    out[starts[:, None] + np.arange(4)] = lengths.view(np.uint8).reshape(count, 4)
+    chars = np.frombuffer(texts.tobytes(), dtype=np.uint8).reshape(count, width)
+    within = np.arange(width) < lengths[:, None]
+    out[(starts[:, None] + 4 + np.arange(width))[within]] = chars[within]
+    return out.tobytes()
+
+
+def number_form(blob: bytes, items: str | None) -> bytes:
+    """The inverse of text_form: items back as 8-byte longs or doubles."""
+    dtype = _NUMBER_ITEMS.get(items or "")
+    if dtype is None:
+        return blob
+    count, start = _layout(blob)
+    parse = int if items == "longs" else float
+    values, at = [], start
+    for _ in range(count):
+        size = int.from_bytes(blob[at : at + 4], "little")
+        values.append(parse(blob[at + 4 : at + 4 + size]))
+        at += 4 + size
+    return blob[:start] + np.array(values, dtype=dtype).tobytes()
+
+
+@dataclass(frozen=True)
+class HeavyHitters:
+    """A merged heavy-hitters sketch: DataSketches' native strings sketch over the items'
+    text, read back as the items' kind (longs, doubles or strings)."""
+
+    sketch: frequent_strings_sketch
+    items: str | None
+
+    def get_frequent_items(self, error_type: Any) -> list[tuple[Any, int, int, int]]:
+        parse = {"longs": int, "doubles": float}.get(self.items or "", str)
+        return [
+            (parse(i), e, lo, hi) for i, e, lo, hi in self.sketch.get_frequent_items(error_type)
+        ]
+
+    def get_lower_bound(self, item: Any) -> int:
+        return int(self.sketch.get_lower_bound(self._text(item)))
+
+    def get_upper_bound(self, item: Any) -> int:
+        return int(self.sketch.get_upper_bound(self._text(item)))
+
+    def _text(self, item: Any) -> str:
+        dtype = _NUMBER_ITEMS.get(self.items or "")
+        if dtype is None:
+            return str(item)
+        return bytes(_texts(np.array([item], dtype=dtype))[0]).decode()
+
+    def serialize(self) -> bytes:
+        """As Spark writes it (the items in their own serial form)."""
+        return number_form(self.sketch.serialize(), self.items)
+
+
 def merge_frequent_items(
     blobs: Iterable[bytes], items: str | None, lg_max_k: int = 10
-) -> frequent_items_sketch:
-    serde = items_serde(items)
-    merged = frequent_items_sketch(lg_max_k)
-    for blob in blobs:
-        merged.merge(frequent_items_sketch.deserialize(blob, serde))
-    return merged
+) -> HeavyHitters:
+    """The union of heavy-hitters sketches serialised as Spark writes them
+    (`approx_top_k_accumulate`: DataSketches' ItemsSketch), merged natively."""
+    return merge_text_items((text_form(blob, items) for blob in blobs), items, lg_max_k)
 
 
-def most_common(sketch: frequent_items_sketch, limit: int) -> list[tuple[Any, int]]:
+def merge_text_items(texts: Iterable[bytes], items: str | None, lg_max_k: int = 10) -> HeavyHitters:
+    """The union of heavy-hitters sketches in text form (text_form; what pre-merged blocks
+    store), merged natively."""
+    merged = frequent_strings_sketch(lg_max_k)
+    for blob in texts:
+        merged.merge(frequent_strings_sketch.deserialize(blob))
+    return HeavyHitters(merged, items)
+
+
+def most_common(sketch: HeavyHitters | frequent_items_sketch, limit: int) -> list[tuple[Any, int]]:
     """The heaviest items with their estimated counts (no false positives), heaviest first."""
     items = sketch.get_frequent_items(frequent_items_error_type.NO_FALSE_POSITIVES)
     ordered = sorted(items, key=lambda item: (-item[1], str(item[0])))  # ties: stable order

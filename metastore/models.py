@@ -28,7 +28,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # The Alembic revision these models describe (tests check it is the head of migrations/).
-SCHEMA_REVISION = "0006"
+SCHEMA_REVISION = "0007"
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -132,6 +132,52 @@ class ColumnStats(Base):
     )
     partition_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     column_name: Mapped[str] = mapped_column(String(256), primary_key=True)
+    null_count: Mapped[int] = mapped_column(BigInteger)
+    min_value: Mapped[str | None] = mapped_column(Text)
+    max_value: Mapped[str | None] = mapped_column(Text)
+    total_len: Mapped[int | None] = mapped_column(BigInteger)
+    max_len: Mapped[int | None] = mapped_column(Integer)
+    hll: Mapped[bytes | None] = mapped_column(LargeBinary)
+    kll: Mapped[bytes | None] = mapped_column(LargeBinary)
+    theta: Mapped[bytes | None] = mapped_column(LargeBinary)
+    top_k: Mapped[bytes | None] = mapped_column(LargeBinary)
+    top_k_items: Mapped[str | None] = mapped_column(String(8))
+
+
+class RollupBlock(Base):
+    """A block of a table's pre-merged statistics (metastore.rollups): the partitions with
+    statistics whose ids fall in [block x 8**level, (block + 1) x 8**level), merged: their
+    count, rows and pooled row sample."""
+
+    __tablename__ = "rollup_blocks"
+
+    table_id: Mapped[int] = mapped_column(
+        ForeignKey("catalog_tables.id", ondelete="CASCADE"), primary_key=True
+    )
+    level: Mapped[int] = mapped_column(Integer, primary_key=True)
+    block: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    partitions: Mapped[int] = mapped_column(Integer)
+    row_count: Mapped[int] = mapped_column(BigInteger)
+    sample_size: Mapped[int | None] = mapped_column(Integer)
+    sample: Mapped[bytes | None] = mapped_column(LargeBinary)
+
+
+class RollupColumn(Base):
+    """One column's statistics merged over a block's partitions (RollupBlock), with how
+    many of them had a record of the column and each kind of sketch."""
+
+    __tablename__ = "rollup_columns"
+
+    table_id: Mapped[int] = mapped_column(
+        ForeignKey("catalog_tables.id", ondelete="CASCADE"), primary_key=True
+    )
+    level: Mapped[int] = mapped_column(Integer, primary_key=True)
+    block: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    column_name: Mapped[str] = mapped_column(String(256), primary_key=True)
+    partitions: Mapped[int] = mapped_column(Integer)
+    with_hll: Mapped[int] = mapped_column(Integer)
+    with_theta: Mapped[int] = mapped_column(Integer)
+    with_sketch: Mapped[int] = mapped_column(Integer)
     null_count: Mapped[int] = mapped_column(BigInteger)
     min_value: Mapped[str | None] = mapped_column(Text)
     max_value: Mapped[str | None] = mapped_column(Text)

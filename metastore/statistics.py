@@ -6,35 +6,36 @@ up to 4,096 values, then within about 1.6%), else from the HLL union (lgK 12, ab
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 from datasketches import frequent_items_error_type
-from sqlalchemy import Connection, Engine, func, null, select
+from sqlalchemy import Connection, Engine, func, select
 
 from metastore.catalog import TableInfo, get_table
+from metastore.column_pieces import INTEGRAL_TYPES, ColumnPiece, value_parser
 from metastore.engine import run_read
 from metastore.errors import UnknownColumn
 from metastore.histograms import (
     Histogram,
     equi_depth,
     equi_width,
-    merge_frequent_items,
     merge_hll,
     merge_kll,
+    merge_text_items,
     merge_theta,
     most_common,
     seed_uniform,
 )
 from metastore.lookup import PartitionQuery, build_predicate
 from metastore.models import ColumnStats, PartitionStats
+from metastore.rollups import column_pieces, select_partitions
 
 DEFAULT_BUCKETS = 64
 MCV_LIMIT = 10
 EPOCH = dt.datetime(1970, 1, 1)
-INTEGRAL_TYPES = ("tinyint", "smallint", "int", "bigint")
 
 
 @dataclass
@@ -130,45 +131,14 @@ def _summarise(
     for name in names:
         if name not in known:
             raise UnknownColumn(f"unknown column {name!r} of table {info.name}")
-    parts = info.store().table
     predicate = build_predicate(conn.dialect.name, info, query)
-    p, c = PartitionStats.__table__.c, ColumnStats.__table__.c
-    selected = (
-        select(p.partition_id, p.row_count)
-        .join(parts, parts.c.id == p.partition_id)
-        .where(p.table_id == info.id)
-    )
-    if predicate is not None:
-        selected = selected.where(predicate)
-    counts = conn.execute(selected).all()
-    row_count = sum(r.row_count for r in counts)
-    column_query = (
-        select(
-            c.column_name,
-            c.null_count,
-            c.min_value,
-            c.max_value,
-            c.total_len,
-            c.max_len,
-            c.hll,
-            c.kll,
-            c.theta,
-            # no heavy hitters wanted: skip their sketches (the largest, slowest to merge)
-            c.top_k if mcv_limit > 0 else null().label("top_k"),
-            c.top_k_items,
-        )
-        .join(parts, parts.c.id == c.partition_id)
-        .where(c.table_id == info.id, c.column_name.in_(names))
-    )
-    if predicate is not None:
-        column_query = column_query.where(predicate)
-    by_column: dict[str, list[Any]] = {n: [] for n in names}
-    for row in conn.execute(column_query):
-        by_column[row.column_name].append(row)
+    selection = select_partitions(conn, info.id, info.store(), predicate)
+    row_count = selection.rows
+    by_column = column_pieces(conn, info.id, selection, names, top_k=mcv_limit > 0)
     summaries = {
         n: _column(n, known[n], by_column[n], row_count, buckets, mcv_limit) for n in names
     }
-    return TableSummary(info.name, len(counts), row_count, summaries)
+    return TableSummary(info.name, int(selection.ids.size), row_count, summaries)
 
 
 def _summarise_sizes(
@@ -221,21 +191,34 @@ def _summarise_sizes(
 
 
 def _column(
-    name: str, type_: str, rows: list[Any], row_count: int, buckets: int, mcv_limit: int
+    name: str,
+    type_: str,
+    pieces: Sequence[ColumnPiece],
+    row_count: int,
+    buckets: int,
+    mcv_limit: int,
 ) -> ColumnSummary:
-    parse = _value_parser(type_)
-    nulls = sum(r.null_count for r in rows)
-    mins = [parse(r.min_value) for r in rows if r.min_value is not None]
-    maxs = [parse(r.max_value) for r in rows if r.max_value is not None]
-    hlls = [r.hll for r in rows if r.hll is not None]
-    klls = [r.kll for r in rows if r.kll is not None]
-    tops = [r.top_k for r in rows if r.top_k is not None]
-    top_items = next((r.top_k_items for r in rows if r.top_k is not None), None)
+    """One column's summary from its pieces (partitions' records and merged blocks)."""
+    parse = value_parser(type_)
+    nulls = sum(p.null_count for p in pieces)
+    mins = [parse(p.min_value) for p in pieces if p.min_value is not None]
+    maxs = [parse(p.max_value) for p in pieces if p.max_value is not None]
+    hlls = [p.hll for p in pieces if p.hll is not None]
+    klls = [p.kll for p in pieces if p.kll is not None]
+    tops = [text for p in pieces if (text := p.top_k_as_text()) is not None]
+    top_items = next((p.top_k_items for p in pieces if p.top_k is not None), None)
     non_null = row_count - nulls
-    lengths = [r.total_len for r in rows if r.total_len is not None]
-    thetas = [r.theta for r in rows if r.theta is not None]
-    merged_top = merge_frequent_items(tops, top_items) if tops else None
-    ndv, ndv_source = _distinct_count(hlls, thetas, sum(1 for r in rows if r.hll or r.theta))
+    lengths = [p.total_len for p in pieces if p.total_len is not None]
+    thetas = [p.theta for p in pieces if p.theta is not None]
+    with_theta = sum(p.with_theta for p in pieces)
+    merged_top = merge_text_items(tops, top_items) if tops else None
+    ndv, ndv_source = _distinct_count(
+        hlls,
+        thetas,
+        sum(p.with_hll for p in pieces),
+        with_theta,
+        sum(p.with_sketch for p in pieces),
+    )
     depth = width = uniform = kll = None
     scale = histogram_scale(type_)
     if klls:
@@ -244,6 +227,7 @@ def _column(
     low, high = (min(mins), max(maxs)) if mins and maxs else (None, None)
     if not klls and ndv and low is not None and isinstance(low, int | float | Decimal):
         uniform = seed_uniform(float(low), float(high), round(ndv), non_null, scale)  # type: ignore[arg-type]
+    every_theta = thetas and with_theta == sum(p.partitions for p in pieces)
     return ColumnSummary(
         name=name,
         type=type_,
@@ -253,28 +237,28 @@ def _column(
         ndv=ndv,
         ndv_source=ndv_source,
         avg_len=(sum(lengths) / non_null) if lengths and non_null else None,
-        max_len=max((r.max_len for r in rows if r.max_len is not None), default=None),
+        max_len=max((p.max_len for p in pieces if p.max_len is not None), default=None),
         mcv=_most_common_values(merged_top, top_items, type_, mcv_limit),
         mcv_error=_mcv_error(merged_top, mcv_limit),
         equi_depth=depth,
         equi_width=width,
         uniform=uniform,
         kll=kll,
-        theta=merge_theta(thetas) if thetas and len(thetas) == len(rows) else None,
+        theta=merge_theta(thetas) if every_theta else None,
     )
 
 
 def _distinct_count(
-    hlls: list[bytes], thetas: list[bytes], sketched: int
+    hlls: list[bytes], thetas: list[bytes], with_hll: int, with_theta: int, sketched: int
 ) -> tuple[float | None, str | None]:
     """NDV from the Theta union when every partition has a Theta sketch, else from the HLL
     union when every partition has an HLL; partitions sketched differently (the table's
     Theta columns changed between runs) give the larger of the two, a lower bound."""
     if not sketched:
         return None, None
-    if len(thetas) == sketched:
+    if with_theta == sketched:
         return merge_theta(thetas).get_estimate(), "theta"
-    if len(hlls) == sketched:
+    if with_hll == sketched:
         return merge_hll(hlls).get_estimate(), "hll"
     estimates = [merge_theta(thetas).get_estimate(), merge_hll(hlls).get_estimate()]
     return max(estimates), "mixed"
@@ -325,20 +309,6 @@ def histogram_scale(type_: str) -> int | None:
         scale = decimal_scale(type_)
         return scale if scale >= 0 else None  # a negative scale: real-valued edges
     return None
-
-
-def _value_parser(type_: str) -> Callable[[str], Any]:
-    if type_ in INTEGRAL_TYPES:
-        return int
-    if type_ in ("float", "double"):
-        return float
-    if type_.startswith("decimal"):
-        return Decimal
-    if type_ == "date":
-        return dt.date.fromisoformat
-    if type_.startswith("timestamp"):
-        return dt.datetime.fromisoformat
-    return str
 
 
 def _bound_decoder(type_: str) -> Callable[[float], Any]:

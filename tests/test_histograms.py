@@ -4,11 +4,14 @@ the statistics of any set of partitions a roll-up."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from datasketches import (
+    PyDoublesSerDe,
     PyLongsSerDe,
     PyStringsSerDe,
+    frequent_items_error_type,
     frequent_items_sketch,
     hll_sketch,
     kll_doubles_sketch,
@@ -28,7 +31,9 @@ from metastore.histograms import (
     merge_kll,
     merge_theta,
     most_common,
+    number_form,
     seed_uniform,
+    text_form,
     to_grid,
     uniform_counts,
 )
@@ -211,3 +216,24 @@ def test_seed_uniform_on_integers() -> None:
     assert seed_uniform(5, 5, 1, 42, scale=0) == Histogram((5, 5), (42,))
     assert seed_uniform(0.01, 9.99, 10, 7, scale=2).bounds == (0.01, 9.99)
     assert uniform_counts([0, 3, 6, 9, 9], 10) == (3.0, 3.0, 3.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("items", "values"), [("longs", [7, -3, 2**62, 0]), ("doubles", [0.1, -2.5, 1e300, 3.0])]
+)
+def test_heavy_hitters_of_numbers_through_text_and_back(items: str, values: list[Any]) -> None:
+    """Numbers are merged as their text by the native strings sketch and written back in
+    their own serial form: Spark's bytes, which the Python serde reads as they were."""
+    serde = PyLongsSerDe() if items == "longs" else PyDoublesSerDe()
+    sketch = frequent_items_sketch(6)
+    for weight, value in enumerate(values, start=1):
+        sketch.update(value, weight * 10)
+    blob = sketch.serialize(serde)
+    assert number_form(text_form(blob, items), items) == blob
+    merged = merge_frequent_items([blob, blob], items)
+    back = frequent_items_sketch.deserialize(merged.serialize(), serde)
+    expected = {v: 2 * 10 * w for w, v in enumerate(values, start=1)}
+    assert {
+        i: e for i, e, _, _ in back.get_frequent_items(frequent_items_error_type.NO_FALSE_POSITIVES)
+    } == expected
+    assert dict(most_common(merged, 10)) == expected

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from metastore.samples import Sample, as_number, from_number
 
@@ -159,20 +161,19 @@ def surviving_mcvs(
         return {}
     if not other.every_partition or not np.all(other_sample.weights <= 1.0 + 1e-9):
         return {}  # only a sample of every row of the table says which keys it lacks
-    kept = np.unique(other_keys[other_passed])
+    kept = _distinct(other_keys[other_passed])
     matches = np.isin(keys, kept).astype(np.float64)
     average = float(matches[passed].mean()) if passed.any() else 0.0
 
-    def survival(values: np.ndarray, value: Any, own_key: bool) -> float:
+    def survival(value: Any, own_key: bool, sampled: tuple[int, float] | None) -> float:
         probe = value if isinstance(value, str) else as_number(value)
         if probe is None:
             return 0.0  # NULL joins nothing
         if own_key:
             return 1.0 if bool(np.isin(probe, kept)) else 0.0
-        rows = passed & (values == probe)
-        if int(rows.sum()) < MIN_SAMPLED_ROWS:
+        if sampled is None or sampled[0] < MIN_SAMPLED_ROWS:
             return average
-        return float(matches[rows].mean())
+        return sampled[1] / sampled[0]
 
     result = {}
     for name, mcvs in targets.items():
@@ -180,9 +181,43 @@ def surviving_mcvs(
         if values is None or not mcvs:
             continue
         try:
+            probes = [v if isinstance(v, str) else as_number(v) for v, _ in mcvs]
+            counted = _rows_per_value(values[passed], matches[passed], probes)
             result[name] = tuple(
-                (v, min(1.0, f * survival(values, v, name == key) * scale)) for v, f in mcvs
+                (v, min(1.0, f * survival(v, name == key, counted[i]) * scale))
+                for i, (v, f) in enumerate(mcvs)
             )
         except TypeError:  # a value the sample does not hold as a number
             continue
     return result
+
+
+def _rows_per_value(
+    values: np.ndarray, matches: np.ndarray, probes: list[Any]
+) -> list[tuple[int, float] | None]:
+    """Per probe: the sampled rows holding it, and how many of them match (the sum of
+    `matches` over them); None for a probe no row holds. One vectorised pass: Arrow's
+    index_in for strings, a sorted search for numbers."""
+    if values.dtype == object:
+        wanted = [p if isinstance(p, str) else None for p in probes]
+        found = pc.index_in(
+            pa.array(values, type=pa.string()), value_set=pa.array(wanted, type=pa.string())
+        )
+        index = np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    else:
+        numbers = np.array([float(p) if isinstance(p, int | float) else np.nan for p in probes])
+        order = np.argsort(numbers, kind="stable")
+        position = np.searchsorted(numbers[order], values).clip(max=len(probes) - 1)
+        index = np.where(numbers[order][position] == values, order[position], -1)
+    hit = index >= 0
+    rows = np.bincount(index[hit], minlength=len(probes))
+    matched = np.bincount(index[hit], weights=matches[hit], minlength=len(probes))
+    return [(int(r), float(m)) if r else None for r, m in zip(rows, matched, strict=True)]
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct non-NULL values of a sample's column (a string column holds its NULLs as
+    None, which does not sort with strings: NULL never joins)."""
+    if values.dtype == object:
+        values = values[np.array([v is not None for v in values], dtype=bool)]
+    return np.unique(values)

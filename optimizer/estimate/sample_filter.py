@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow.compute as pc
 from sqlglot import exp
 
-from metastore.samples import NUMBER, Sample, as_number, sample_kind
+from metastore.samples import NUMBER, STRING, Sample, as_number, sample_kind
 from optimizer.estimate.predicates import NotEstimable, literal_value
 from optimizer.estimate.values import ESTIMATED, Estimate, clamp_fraction
 
@@ -96,6 +97,7 @@ class _Operand:
     nulls: Any  # ndarray of bool, or one bool
     kind: str  # NUMBER or STRING
     type: str | None  # the column type it came from (None: an expression or literal)
+    column: str | None = None  # the sample's column it is (None: anything else)
 
 
 class _Evaluator:
@@ -177,8 +179,14 @@ class _Evaluator:
         operand = self.operand(node.this)
         pattern = node.expression
         if operand.kind != NUMBER and isinstance(pattern, exp.Literal) and pattern.is_string:
-            regex = _like_regex(pattern.this, isinstance(node, exp.ILike))
+            ignore_case = isinstance(node, exp.ILike)
             values, nulls = self._as_rows(operand.values), self._as_rows(operand.nulls)
+            if operand.column is not None and operand.kind == STRING:
+                matched = pc.match_like(
+                    self.sample.arrow(operand.column), pattern.this, ignore_case=ignore_case
+                )
+                return np.asarray(matched.fill_null(False).to_numpy(zero_copy_only=False)), nulls
+            regex = _like_regex(pattern.this, ignore_case)
             true = np.fromiter(
                 (
                     not null and regex.fullmatch(str(v)) is not None
@@ -239,10 +247,8 @@ class _Evaluator:
         values = self.sample.columns[node.name]
         type_ = self.types.get(node.name, "string")
         kind = sample_kind(type_) or "other"
-        if kind == NUMBER:
-            return _Operand(values, np.isnan(values), NUMBER, type_)
-        nulls = np.fromiter((v is None for v in values), dtype=bool, count=len(values))
-        return _Operand(values, nulls, kind, type_)
+        nulls = self.sample.nulls(node.name)
+        return _Operand(values, nulls, NUMBER if kind == NUMBER else kind, type_, node.name)
 
     def _arithmetic(self, node: exp.Binary) -> _Operand:
         left, right = self._pair(node)

@@ -23,6 +23,7 @@ from metastore.catalog import TableInfo
 from metastore.lookup import PartitionQuery
 from metastore.samples import Sample
 from metastore.statistics import PartitionRows, TableSummary
+from metastore.stats_cache import TableStamp
 from optimizer.estimate.column import (
     ColumnEstimate,
     KeySet,
@@ -123,7 +124,11 @@ class MetastoreSource(StatisticsSource):
     """The metastore's statistics; with `memo`, each (table, partition selection) is read
     and merged once (for a caller estimating many queries over unchanged statistics); with
     `mcv_limit` 0, without heavy hitters, and with `sketch_rows`, without any sketch for
-    selections of more rows than that (cheaper, for coarse decisions such as map joins)."""
+    selections of more rows than that (cheaper, for coarse decisions such as map joins).
+
+    What is read is also kept in the process-wide cache of the engine's database
+    (metastore.stats_cache), under each table's stamp, read once per source: a source is
+    made per request, so a collection committed by any process is seen by the next one."""
 
     def __init__(
         self,
@@ -132,22 +137,40 @@ class MetastoreSource(StatisticsSource):
         mcv_limit: int = MCV_LIMIT,
         sketch_rows: float | None = None,
     ) -> None:
-        from metastore.catalog import describe_table
+        from metastore.stats_cache import cache_for
 
         self.engine, self.mcv_limit, self.sketch_rows = engine, mcv_limit, sketch_rows
-        self._describe = describe_table
         self._memo: dict[tuple[str, str, PartitionQuery], Any] | None = {} if memo else None
+        self._cache = cache_for(engine)
+        self._stamps: dict[str, TableStamp] = {}
+
+    def _stamp(self, name: str) -> TableStamp | None:
+        from metastore.engine import run_read
+        from metastore.stats_cache import table_stamps
+
+        if name not in self._stamps:
+            self._stamps.update(run_read(self.engine, lambda conn: table_stamps(conn, [name])))
+        return self._stamps.get(name)
 
     def _remember(self, key: tuple[str, str, PartitionQuery], compute: Callable[[], Any]) -> Any:
-        if self._memo is None:
-            return compute()
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
+        if self._memo is not None and key in self._memo:
+            return self._memo[key]
+        kind, name, query = key
+        stamp = self._stamp(name) if self._cache.max_bytes else None
+        if stamp is None:  # an unknown table: computing says so
+            value = compute()
+        else:
+            cache_key = (kind, query, self.mcv_limit, self.sketch_rows)
+            value = self._cache.get_or_compute(name, stamp, cache_key, compute)
+        if self._memo is not None:
+            self._memo[key] = value
+        return value
 
     def table(self, name: str) -> TableInfo:
+        from metastore.catalog import describe_table
+
         return self._remember(  # type: ignore[no-any-return]
-            ("table", name, PartitionQuery()), lambda: self._describe(self.engine, name)
+            ("table", name, PartitionQuery()), lambda: describe_table(self.engine, name)
         )
 
     def summary(self, name: str, query: PartitionQuery) -> TableSummary:

@@ -1,0 +1,149 @@
+"""A column's statistics over some partitions, as stored: one partition's record
+(column_stats) or a block of partitions merged ahead of time (rollup_columns,
+metastore.rollups). Pieces merge into pieces exactly as partitions do: counts add, min/max
+compare, sketches union; how many partitions had each kind of sketch is counted, so that a
+merge of pieces decides as a merge of their partitions would (metastore.statistics: NDV
+from Theta only when every partition has a Theta sketch)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from metastore.histograms import (
+    merge_hll,
+    merge_kll,
+    merge_text_items,
+    merge_theta,
+    text_form,
+)
+
+INTEGRAL_TYPES = ("tinyint", "smallint", "int", "bigint")
+
+
+@dataclass(frozen=True)
+class ColumnPiece:
+    partitions: int  # partitions with a record of the column
+    with_hll: int
+    with_theta: int
+    with_sketch: int  # with an HLL or a Theta sketch
+    null_count: int
+    min_value: str | None
+    max_value: str | None
+    total_len: int | None
+    max_len: int | None
+    hll: bytes | None
+    kll: bytes | None
+    theta: bytes | None
+    top_k: bytes | None
+    top_k_items: str | None
+    top_k_text: bool = False  # top_k in text form (histograms.text_form), as blocks keep it
+
+    def top_k_as_text(self) -> bytes | None:
+        """The heavy hitters in text form, which merges natively."""
+        if self.top_k is None or self.top_k_text:
+            return self.top_k
+        return text_form(self.top_k, self.top_k_items)
+
+
+def piece_of_partition(row: Any) -> ColumnPiece:
+    """One partition's column_stats record as a piece."""
+    hll, theta = _blob(row.hll), _blob(row.theta)
+    return ColumnPiece(
+        partitions=1,
+        with_hll=int(hll is not None),
+        with_theta=int(theta is not None),
+        with_sketch=int(bool(hll) or bool(theta)),
+        null_count=int(row.null_count),
+        min_value=row.min_value,
+        max_value=row.max_value,
+        total_len=row.total_len,
+        max_len=row.max_len,
+        hll=hll,
+        kll=_blob(row.kll),
+        theta=theta,
+        top_k=_blob(row.top_k),
+        top_k_items=row.top_k_items,
+    )
+
+
+def piece_of_block(row: Any) -> ColumnPiece:
+    """A rollup_columns record as a piece."""
+    return ColumnPiece(
+        partitions=int(row.partitions),
+        with_hll=int(row.with_hll),
+        with_theta=int(row.with_theta),
+        with_sketch=int(row.with_sketch),
+        null_count=int(row.null_count),
+        min_value=row.min_value,
+        max_value=row.max_value,
+        total_len=row.total_len,
+        max_len=row.max_len,
+        hll=_blob(row.hll),
+        kll=_blob(row.kll),
+        theta=_blob(row.theta),
+        top_k=_blob(row.top_k),
+        top_k_items=row.top_k_items,
+        top_k_text=True,
+    )
+
+
+def merge_pieces(type_: str, pieces: Sequence[ColumnPiece]) -> ColumnPiece:
+    """The pieces as one, sketches serialised: what a block of them stores."""
+    parse = value_parser(type_)
+    hlls = [p.hll for p in pieces if p.hll is not None]
+    klls = [p.kll for p in pieces if p.kll is not None]
+    thetas = [p.theta for p in pieces if p.theta is not None]
+    tops = [text for p in pieces if (text := p.top_k_as_text()) is not None]
+    items = next((p.top_k_items for p in pieces if p.top_k is not None), None)
+    lengths = [p.total_len for p in pieces if p.total_len is not None]
+    max_lens = [p.max_len for p in pieces if p.max_len is not None]
+    return ColumnPiece(
+        partitions=sum(p.partitions for p in pieces),
+        with_hll=sum(p.with_hll for p in pieces),
+        with_theta=sum(p.with_theta for p in pieces),
+        with_sketch=sum(p.with_sketch for p in pieces),
+        null_count=sum(p.null_count for p in pieces),
+        min_value=_extreme([p.min_value for p in pieces], parse, min),
+        max_value=_extreme([p.max_value for p in pieces], parse, max),
+        total_len=sum(lengths) if lengths else None,
+        max_len=max(max_lens) if max_lens else None,
+        hll=merge_hll(hlls).serialize_compact() if hlls else None,
+        kll=merge_kll(klls).serialize() if klls else None,
+        theta=merge_theta(thetas).serialize() if thetas else None,
+        top_k=merge_text_items(tops, items).sketch.serialize() if tops else None,
+        top_k_items=items,
+        top_k_text=True,
+    )
+
+
+def _extreme(
+    texts: list[str | None], parse: Callable[[str], Any], pick: Callable[..., Any]
+) -> str | None:
+    """The text of the smallest (or largest) value, as stored."""
+    present = [t for t in texts if t is not None]
+    if not present:
+        return None
+    return str(pick(present, key=parse))
+
+
+def _blob(value: Any) -> bytes | None:
+    return None if value is None else bytes(value)
+
+
+def value_parser(type_: str) -> Callable[[str], Any]:
+    """A stored min/max text as a value of the column's type."""
+    if type_ in INTEGRAL_TYPES:
+        return int
+    if type_ in ("float", "double"):
+        return float
+    if type_.startswith("decimal"):
+        return Decimal
+    if type_ == "date":
+        return dt.date.fromisoformat
+    if type_.startswith("timestamp"):
+        return dt.datetime.fromisoformat
+    return str

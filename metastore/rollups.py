@@ -1,0 +1,394 @@
+"""Pre-merged statistics: each table's partition statistics merged ahead of time in blocks
+of a tree over partition ids, so that the statistics of any selection of partitions are
+merged from O(log n) stored pieces per run of adjacent partitions instead of from every
+partition (docs: the latency issue's design; the idea of a segment tree over the sorted
+partitions).
+
+A block (level L >= 1, number b) covers partition ids [b x 8**L, (b + 1) x 8**L): it holds
+the statistics of the partitions with statistics in that range, merged (RollupBlock: their
+count, rows and pooled sample; RollupColumn: each column's counts, min/max and sketches).
+Partition ids are handed out in listing order, so the partitions of a key range (a month
+of days) are mostly adjacent ids, and new partitions get new, higher ids.
+
+A selection is covered greedily from the top level down: a block whose partitions are all
+selected (its stored partition count equals the selected ids in its range) is taken
+whole; the ids left are read as partitions (`cover`). Blocks are kept exact in the same
+transaction as the statistics they merge: `forget_blocks` drops the blocks over partitions
+whose statistics are dropped or replaced, and `refresh_blocks` (re)builds every block
+whose count differs from the partitions' or that is missing, bottom-up, each from its up to
+8 children.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from sqlalchemy import ColumnElement, Connection, and_, delete, null, or_, select, tuple_
+
+from metastore.bulk_insert import bulk_insert
+from metastore.column_pieces import ColumnPiece, merge_pieces, piece_of_block, piece_of_partition
+from metastore.models import ColumnStats, PartitionStats, RollupBlock, RollupColumn
+from metastore.partition_store import PartitionStore
+from metastore.samples import PARTITION_ID, WEIGHT, encode_table, sample_table
+
+FANOUT = 8
+MAX_LEVEL = 20  # 8**20 ids: more than any table's partitions
+CHILD_RANGE_IDS = 256  # partition ids whose records one read of a rebuild fetches at most
+
+
+def levels_for(max_id: int) -> int:
+    """The top level of a table whose largest partition id is `max_id`: the lowest level
+    whose block 0 covers every id (at least 1)."""
+    level = 1
+    while FANOUT**level <= max_id and level < MAX_LEVEL:
+        level += 1
+    return level
+
+
+def cover(
+    selected: np.ndarray, stored: dict[tuple[int, int], int], top: int
+) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """The blocks (level, number) whose partitions are all in `selected` (sorted ids of
+    partitions with statistics), largest first, and the selected ids no block covers.
+    `stored` maps each stored block to its partition count."""
+    remaining = np.asarray(selected, dtype=np.int64)
+    blocks: list[tuple[int, int]] = []
+    for level in range(top, 0, -1):
+        if remaining.size == 0:
+            break
+        numbers = remaining // FANOUT**level
+        unique, counts = np.unique(numbers, return_counts=True)
+        kept = np.array(
+            [stored.get((level, int(b)), -1) == c for b, c in zip(unique, counts, strict=True)],
+            dtype=bool,
+        )
+        if kept.any():
+            blocks += [(level, int(b)) for b in unique[kept]]
+            remaining = remaining[~np.isin(numbers, unique[kept])]
+    return blocks, remaining
+
+
+def stored_blocks(conn: Connection, table_id: int) -> dict[tuple[int, int], int]:
+    """Every stored block of the table with its partition count."""
+    b = RollupBlock.__table__.c
+    rows = conn.execute(select(b.level, b.block, b.partitions).where(b.table_id == table_id))
+    return {(int(level), int(block)): int(count) for level, block, count in rows}
+
+
+def forget_blocks(conn: Connection, table_id: int, partition_ids: Sequence[int]) -> None:
+    """Drop the blocks over these partitions (their statistics are dropped or replaced):
+    until they are built again, selections read those partitions one by one."""
+    if not len(partition_ids):
+        return
+    ids = np.unique(np.asarray(partition_ids, dtype=np.int64))
+    pairs = [
+        (level, int(block))
+        for level in range(1, levels_for(int(ids[-1])) + 1)
+        for block in np.unique(ids // FANOUT**level)
+    ]
+    pairs += [(level, 0) for level in range(levels_for(int(ids[-1])) + 1, MAX_LEVEL + 1)]
+    for model in (RollupColumn, RollupBlock):
+        for start in range(0, len(pairs), 500):
+            chunk = pairs[start : start + 500]
+            conn.execute(
+                delete(model).where(
+                    model.table_id == table_id,
+                    tuple_(model.level, model.block).in_(chunk),
+                )
+            )
+
+
+def refresh_blocks(conn: Connection, table_id: int, column_types: dict[str, str]) -> int:
+    """Build every block that is missing or whose partition count differs from the
+    partitions' with statistics, bottom-up, and drop blocks over no partition; returns how
+    many blocks were built. Runs in the caller's transaction."""
+    p = PartitionStats.__table__.c
+    ids = np.fromiter(
+        (i for (i,) in conn.execute(select(p.partition_id).where(p.table_id == table_id))),
+        dtype=np.int64,
+    )
+    ids.sort()
+    stored = stored_blocks(conn, table_id)
+    top = levels_for(int(ids[-1])) if ids.size > 1 else 0  # one partition: nothing to merge
+    stale = [key for key in stored if key[0] > top]
+    built = 0
+    for level in range(1, top + 1):
+        numbers, counts = np.unique(ids // FANOUT**level, return_counts=True)
+        expected = dict(zip(numbers.tolist(), counts.tolist(), strict=True))
+        stale += [k for k in stored if k[0] == level and k[1] not in expected]
+        dirty = sorted(b for b, c in expected.items() if stored.get((level, b)) != c)
+        _delete(conn, table_id, [(level, b) for b in dirty])
+        for run in _runs(dirty, max(1, CHILD_RANGE_IDS // FANOUT**level)):
+            _build(conn, table_id, level, run, column_types)
+        built += len(dirty)
+    _delete(conn, table_id, stale)
+    return built
+
+
+def _runs(numbers: list[int], longest: int) -> Iterator[list[int]]:
+    """Sorted numbers in runs of adjacent ones, each at most `longest` long."""
+    run: list[int] = []
+    for number in numbers:
+        if run and (number != run[-1] + 1 or len(run) >= longest):
+            yield run
+            run = []
+        run.append(number)
+    if run:
+        yield run
+
+
+def _delete(conn: Connection, table_id: int, pairs: list[tuple[int, int]]) -> None:
+    for model in (RollupColumn, RollupBlock):
+        for start in range(0, len(pairs), 500):
+            conn.execute(
+                delete(model).where(
+                    model.table_id == table_id,
+                    tuple_(model.level, model.block).in_(pairs[start : start + 500]),
+                )
+            )
+
+
+@dataclass
+class _Child:
+    """A block's child: a partition (level 0) or a block of the level below."""
+
+    start: int  # its first partition id
+    rows: int
+    partitions: int
+    sample: pa.Table | None  # with PARTITION_ID and WEIGHT columns
+    columns: dict[str, ColumnPiece]
+
+
+def _build(
+    conn: Connection, table_id: int, level: int, numbers: list[int], types: dict[str, str]
+) -> None:
+    """Build the blocks `numbers` (adjacent) of `level` from their children."""
+    span = FANOUT**level
+    children = _children(conn, table_id, level - 1, numbers[0] * span, (numbers[-1] + 1) * span)
+    by_block: dict[int, list[_Child]] = {}
+    for child in children:
+        by_block.setdefault(child.start // span, []).append(child)
+    block_rows, column_rows = [], []
+    for number, members in sorted(by_block.items()):
+        sample = _concatenated([c.sample for c in members if c.sample is not None])
+        block_rows.append(
+            {
+                "table_id": table_id,
+                "level": level,
+                "block": number,
+                "partitions": sum(c.partitions for c in members),
+                "row_count": sum(c.rows for c in members),
+                "sample_size": None if sample is None else sample.num_rows,
+                "sample": None if sample is None else encode_table(sample),
+            }
+        )
+        names = dict.fromkeys(name for c in members for name in c.columns)
+        for name in names:
+            pieces = [c.columns[name] for c in members if name in c.columns]
+            merged = merge_pieces(types.get(name, "string"), pieces)
+            column_rows.append(
+                {
+                    "table_id": table_id,
+                    "level": level,
+                    "block": number,
+                    "column_name": name,
+                    **{k: v for k, v in merged.__dict__.items() if k != "top_k_text"},
+                }
+            )
+    bulk_insert(conn, RollupBlock, block_rows)
+    bulk_insert(conn, RollupColumn, column_rows)
+
+
+def _children(conn: Connection, table_id: int, level: int, low: int, high: int) -> list[_Child]:
+    """The partitions (level 0) or blocks of `level` over ids [low, high), in id order."""
+    if level == 0:
+        return _partitions(conn, table_id, low, high)
+    span = FANOUT**level
+    b, c = RollupBlock.__table__.c, RollupColumn.__table__.c
+    in_range = [b.table_id == table_id, b.level == level, b.block >= low // span]
+    in_range.append(b.block < -(-high // span))
+    columns: dict[int, dict[str, ColumnPiece]] = {}
+    column_range = and_(
+        c.table_id == table_id,
+        c.level == level,
+        c.block >= low // span,
+        c.block < -(-high // span),
+    )
+    for row in conn.execute(select(RollupColumn).where(column_range)):
+        columns.setdefault(int(row.block), {})[row.column_name] = piece_of_block(row)
+    return [
+        _Child(
+            int(row.block) * span,
+            int(row.row_count),
+            int(row.partitions),
+            None if row.sample is None else sample_table(bytes(row.sample)),
+            columns.get(int(row.block), {}),
+        )
+        for row in conn.execute(select(RollupBlock).where(*in_range).order_by(b.block))
+    ]
+
+
+def _partitions(conn: Connection, table_id: int, low: int, high: int) -> list[_Child]:
+    p, c = PartitionStats.__table__.c, ColumnStats.__table__.c
+    columns: dict[int, dict[str, ColumnPiece]] = {}
+    in_range = [c.table_id == table_id, c.partition_id >= low, c.partition_id < high]
+    for row in conn.execute(select(ColumnStats).where(*in_range)):
+        columns.setdefault(int(row.partition_id), {})[row.column_name] = piece_of_partition(row)
+    selected = select(p.partition_id, p.row_count, p.sample_size, p.sample).where(
+        p.table_id == table_id, p.partition_id >= low, p.partition_id < high
+    )
+    return [
+        _Child(
+            int(pid),
+            int(rows),
+            1,
+            partition_sample(int(pid), int(rows), size, sample),
+            columns.get(int(pid), {}),
+        )
+        for pid, rows, size, sample in conn.execute(selected.order_by(p.partition_id))
+    ]
+
+
+def partition_sample(pid: int, rows: int, size: int | None, blob: bytes | None) -> pa.Table | None:
+    """One partition's stored sample with its id and the weight of its rows (the partition's
+    rows per sampled row) as columns; None without a sample."""
+    if blob is None or not size:
+        return None
+    table = sample_table(bytes(blob))
+    return table.append_column(PARTITION_ID, pa.array(np.full(table.num_rows, pid))).append_column(
+        WEIGHT, pa.array(np.full(table.num_rows, rows / size, dtype=np.float64))
+    )
+
+
+def _concatenated(tables: Iterable[pa.Table]) -> pa.Table | None:
+    """The tables' rows one after the other, on the columns all of them have (a column some
+    partitions lack, added later, is left out, as when they are pooled)."""
+    tables = list(tables)
+    if not tables:
+        return None
+    common = set(tables[0].column_names).intersection(*(t.column_names for t in tables[1:]))
+    names = [n for n in tables[0].column_names if n in common]
+    return pa.concat_tables([t.select(names) for t in tables])
+
+
+def block_condition(
+    model: type[RollupBlock] | type[RollupColumn], blocks: list[tuple[int, int]]
+) -> ColumnElement[bool]:
+    """`(level, block) IN blocks`, grouped by level."""
+    by_level: dict[int, list[int]] = {}
+    for level, number in blocks:
+        by_level.setdefault(level, []).append(number)
+    return or_(
+        *(
+            and_(model.level == level, model.block.in_(numbers))
+            for level, numbers in sorted(by_level.items())
+        )
+    )
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Selected partitions with statistics, as the blocks and partitions to read."""
+
+    ids: np.ndarray  # sorted
+    rows: int  # their rows, all told
+    blocks: list[tuple[int, int]]
+    leaves: np.ndarray  # ids no block covers
+    keys: tuple[np.ndarray, list[list[Any]]]  # ids and each key's values (with keys=True)
+
+
+def select_partitions(
+    conn: Connection,
+    table_id: int,
+    store: PartitionStore,
+    predicate: ColumnElement[bool] | None,
+    *,
+    keys: bool = False,
+) -> Selection:
+    """The partitions with statistics that `predicate` (on the table's partition store)
+    selects, covered by stored blocks where whole ones are selected; with `keys`, their
+    partition key values too."""
+    p = PartitionStats.__table__.c
+    key_columns = store.key_columns if keys else []
+    query = select(p.partition_id, p.row_count, *key_columns).where(p.table_id == table_id)
+    if predicate is not None or key_columns:
+        query = query.join(store.table, store.table.c.id == p.partition_id)
+    if predicate is not None:
+        query = query.where(predicate)
+    found = conn.execute(query.order_by(p.partition_id)).all()
+    ids = np.fromiter((r[0] for r in found), dtype=np.int64, count=len(found))
+    rows = sum(int(r[1]) for r in found)
+    values = [[r[2 + i] for r in found] for i in range(len(key_columns))]
+    stored = stored_blocks(conn, table_id) if ids.size > 1 else {}
+    top = max((level for level, _ in stored), default=0)
+    blocks, leaves = cover(ids, stored, top)
+    return Selection(ids, rows, blocks, leaves, (ids, values))
+
+
+def column_pieces(
+    conn: Connection, table_id: int, selection: Selection, names: list[str], top_k: bool
+) -> dict[str, list[ColumnPiece]]:
+    """Each named column's pieces over the selection: its blocks' merged records, then its
+    partitions' records, in id order."""
+    by_column: dict[str, list[tuple[int, ColumnPiece]]] = {n: [] for n in names}
+    if selection.blocks:
+        c = RollupColumn.__table__.c
+        query = select(RollupColumn).where(
+            c.table_id == table_id,
+            c.column_name.in_(names),
+            block_condition(RollupColumn, selection.blocks),
+        )
+        for row in conn.execute(query):
+            piece = piece_of_block(row)
+            if not top_k:
+                piece = replace(piece, top_k=None)
+            by_column[row.column_name].append((int(row.block) * FANOUT ** int(row.level), piece))
+    s = ColumnStats.__table__.c
+    wanted = [col if top_k or col.name != "top_k" else null().label("top_k") for col in s]
+    for chunk in _chunks(selection.leaves):
+        query = select(*wanted).where(
+            s.table_id == table_id, s.column_name.in_(names), s.partition_id.in_(chunk)
+        )
+        for row in conn.execute(query):
+            by_column[row.column_name].append((int(row.partition_id), piece_of_partition(row)))
+    return {
+        name: [piece for _, piece in sorted(found, key=_first)] for name, found in by_column.items()
+    }
+
+
+def _first(item: tuple[int, Any]) -> int:
+    return item[0]
+
+
+def sample_pieces(conn: Connection, table_id: int, selection: Selection) -> list[pa.Table]:
+    """The pooled samples over the selection, in id order: its blocks' and its partitions'
+    (with PARTITION_ID and WEIGHT columns)."""
+    found: list[tuple[int, pa.Table]] = []
+    if selection.blocks:
+        b = RollupBlock.__table__.c
+        query = select(b.level, b.block, b.sample).where(
+            b.table_id == table_id,
+            b.sample.is_not(None),
+            block_condition(RollupBlock, selection.blocks),
+        )
+        for level, number, blob in conn.execute(query):
+            found.append((int(number) * FANOUT ** int(level), sample_table(bytes(blob))))
+    p = PartitionStats.__table__.c
+    for chunk in _chunks(selection.leaves):
+        samples = select(p.partition_id, p.row_count, p.sample_size, p.sample).where(
+            p.table_id == table_id, p.partition_id.in_(chunk), p.sample.is_not(None)
+        )
+        for pid, rows, size, blob in conn.execute(samples):
+            table = partition_sample(int(pid), int(rows), size, blob)
+            if table is not None:
+                found.append((int(pid), table))
+    return [table for _, table in sorted(found, key=_first)]
+
+
+def _chunks(ids: np.ndarray, size: int = 10_000) -> Iterator[list[int]]:
+    for start in range(0, int(ids.size), size):
+        yield ids[start : start + size].tolist()

@@ -1,0 +1,208 @@
+"""A bounded, process-wide cache of what estimates read: merged statistics, pooled samples
+and partition row counts of a table's partition selections, so that a daemon (or a Python
+caller) planning many queries merges each selection's sketches once.
+
+Entries are keyed by the table's *stamp* (its id, its registration version and its newest
+collection run) and by the selection. A reader asks for the stamps of the tables it reads
+in one indexed query (`table_stamps`) and takes an entry only under the same stamp, so a
+collection or registration committed by any process (another CLI, the daemon's scheduler)
+is seen by the next request; entries of an older stamp are dropped then. The cache holds at
+most `STATLAS_CACHE_MB` (default 256) megabytes by the sizes its entries report
+(`approximate_size`), least recently used first out.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+from sqlalchemy import Connection, Engine, func, select
+
+from metastore.errors import InvalidValue
+from metastore.models import CatalogTable, CollectionRun
+
+T = TypeVar("T")
+
+CACHE_MB_VARIABLE = "STATLAS_CACHE_MB"
+DEFAULT_CACHE_MB = 256
+OBJECT_BYTES = 64  # a boxed value held by an object array (a short string, a Decimal)
+SKETCH_BYTES = 48 * 1024  # a merged sketch whose size the library does not tell
+
+
+@dataclass(frozen=True)
+class TableStamp:
+    """What changes whenever a table's statistics or partitions do."""
+
+    table_id: int
+    version: int
+    last_run: int
+
+    def newer_than(self, other: TableStamp | None) -> bool:
+        """Ids, versions and run ids only grow: the larger stamp is the later one."""
+        return other is None or (self.table_id, self.version, self.last_run) > (
+            other.table_id,
+            other.version,
+            other.last_run,
+        )
+
+
+def table_stamps(conn: Connection, names: Sequence[str]) -> dict[str, TableStamp]:
+    """The stamps of the named tables (unknown names are left out), in one query."""
+    runs = CollectionRun.__table__.c
+    last_run = (
+        select(func.max(runs.id))
+        .where(runs.table_id == CatalogTable.id, runs.status == "succeeded")
+        .scalar_subquery()
+    )
+    rows = conn.execute(
+        select(CatalogTable.name, CatalogTable.id, CatalogTable.version, last_run).where(
+            CatalogTable.name.in_(list(names))
+        )
+    )
+    return {name: TableStamp(tid, version, run or 0) for name, tid, version, run in rows}
+
+
+def cache_bytes_from_environment() -> int:
+    """STATLAS_CACHE_MB in bytes (default 256 MB; 0 turns the cache off)."""
+    text = os.environ.get(CACHE_MB_VARIABLE, str(DEFAULT_CACHE_MB))
+    try:
+        megabytes = float(text)
+    except ValueError:
+        raise InvalidValue(
+            f"{CACHE_MB_VARIABLE} must be a number of megabytes, got {text!r}"
+        ) from None
+    return max(0, int(megabytes * 1024 * 1024))
+
+
+class StatisticsCache:
+    """Least-recently-used entries under a byte bound; safe to share between threads."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[Hashable, tuple[TableStamp, Any, int]] = OrderedDict()
+        self._stamps: dict[str, TableStamp] = {}  # the newest stamp seen of each table
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    @property
+    def size(self) -> int:
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get_or_compute(
+        self, table: str, stamp: TableStamp, key: Hashable, compute: Callable[[], T]
+    ) -> T:
+        """The entry of `key` for `table` under `stamp`, computed (outside the lock) and
+        kept when it is missing or older."""
+        full_key = (table, key)
+        with self._lock:
+            self._forget_older(table, stamp)
+            found = self._entries.get(full_key)
+            if found is not None and found[0] == stamp:
+                self._entries.move_to_end(full_key)
+                self.hits += 1
+                return found[1]  # type: ignore[no-any-return]
+            self.misses += 1
+        value = compute()
+        size = approximate_size(value)
+        with self._lock:
+            if self._stamps.get(table) == stamp and size <= self.max_bytes:
+                previous = self._entries.pop(full_key, None)
+                if previous is not None:
+                    self._bytes -= previous[2]
+                self._entries[full_key] = (stamp, value, size)
+                self._bytes += size
+                while self._bytes > self.max_bytes and self._entries:
+                    _, (_, _, dropped) = self._entries.popitem(last=False)
+                    self._bytes -= dropped
+        return value
+
+    def _forget_older(self, table: str, stamp: TableStamp) -> None:
+        """A newer stamp of `table` drops its entries of older ones (lock held); a reader
+        holding an older stamp than one seen computes without caching."""
+        if not stamp.newer_than(self._stamps.get(table)):
+            return
+        self._stamps[table] = stamp
+        stale = [key for key, entry in self._entries.items() if _table_of(key) == table]
+        for key in stale:
+            self._bytes -= self._entries.pop(key)[2]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._stamps.clear()
+            self._bytes = 0
+
+
+def _table_of(key: Hashable) -> Any:
+    return key[0] if isinstance(key, tuple) else None
+
+
+_CACHES: weakref.WeakKeyDictionary[Engine, StatisticsCache] = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+def cache_for(engine: Engine) -> StatisticsCache:
+    """The cache of one metastore database, shared by everything in this process that
+    reads it through `engine`."""
+    with _CACHES_LOCK:
+        cache = _CACHES.get(engine)
+        if cache is None:
+            cache = _CACHES[engine] = StatisticsCache(cache_bytes_from_environment())
+        return cache
+
+
+def approximate_size(value: Any, _depth: int = 0) -> int:
+    """Bytes a cached value holds, near enough to bound the cache: arrays by their buffers
+    (object arrays by their boxes), sketches by their serialised size, containers and
+    dataclasses by their parts."""
+    if _depth > 6 or value is None or isinstance(value, bool | int | float):
+        return 16
+    if isinstance(value, np.ndarray):
+        boxes = value.size * OBJECT_BYTES if value.dtype == object else 0
+        return int(value.nbytes) + boxes + 112
+    if isinstance(value, str | bytes):
+        return sys.getsizeof(value)
+    if isinstance(value, dict):
+        return 64 + sum(
+            approximate_size(k, _depth + 1) + approximate_size(v, _depth + 1)
+            for k, v in value.items()
+        )
+    if isinstance(value, list | tuple | set | frozenset):
+        return 56 + sum(approximate_size(item, _depth + 1) for item in value)
+    sketch = _sketch_size(value)
+    if sketch is not None:
+        return sketch
+    fields = getattr(value, "__dataclass_fields__", None)
+    if fields is not None:
+        return 64 + sum(approximate_size(getattr(value, name), _depth + 1) for name in fields)
+    return sys.getsizeof(value)
+
+
+def _sketch_size(value: Any) -> int | None:
+    module = type(value).__module__ or ""
+    if not module.startswith(("datasketches", "_datasketches")):
+        return None
+    for method in ("get_serialized_size_bytes", "get_compact_serialization_bytes"):
+        measure = getattr(value, method, None)
+        if measure is not None:
+            try:
+                return int(measure()) * 2
+            except TypeError:
+                continue
+    retained = getattr(value, "get_num_retained", None) or getattr(
+        value, "get_num_active_items", None
+    )
+    if retained is not None:
+        return int(retained()) * 96 + 1024
+    return SKETCH_BYTES

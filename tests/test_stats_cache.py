@@ -1,0 +1,126 @@
+"""The statistics cache (metastore.stats_cache): entries taken only under the table's current
+stamp, a newer stamp (a collection or registration committed by any process) dropping the
+older entries, a reader with an older stamp never caching, the byte bound, and on SQLite and
+PostgreSQL a MetastoreSource that sees what another engine (another process) committed."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sqlalchemy import insert, select
+
+from metastore import Metastore, PartitionQuery
+from metastore.engine import make_engine, run_write
+from metastore.errors import InvalidValue
+from metastore.models import CatalogTable, CollectionRun
+from metastore.stats_cache import (
+    StatisticsCache,
+    TableStamp,
+    approximate_size,
+    cache_bytes_from_environment,
+    cache_for,
+    table_stamps,
+)
+from optimizer.estimate.stats_query import MetastoreSource
+from tests.conftest import write_partitions
+
+
+def test_entries_follow_the_stamp() -> None:
+    cache = StatisticsCache(10_000_000)
+    computed: list[str] = []
+
+    def compute(value: str) -> str:
+        computed.append(value)
+        return value
+
+    first, newer = TableStamp(1, 1, 5), TableStamp(1, 1, 6)
+    assert cache.get_or_compute("t", first, "k", lambda: compute("a")) == "a"
+    assert cache.get_or_compute("t", first, "k", lambda: compute("b")) == "a"  # a hit
+    assert cache.get_or_compute("u", first, "k", lambda: compute("u")) == "u"  # other table
+    assert cache.get_or_compute("t", newer, "k", lambda: compute("c")) == "c"  # a new run
+    assert cache.get_or_compute("t", newer, "k", lambda: compute("d")) == "c"
+    # a reader that read its stamp before the newer one committed computes, never caches
+    assert cache.get_or_compute("t", first, "k", lambda: compute("e")) == "e"
+    assert cache.get_or_compute("t", newer, "k", lambda: compute("f")) == "c"
+    assert computed == ["a", "u", "c", "e"]
+    assert (cache.hits, cache.misses) == (3, 4) and len(cache) == 2
+    replaced = TableStamp(2, 1, 0)  # dropped and registered again: a new table id
+    assert cache.get_or_compute("t", replaced, "k", lambda: compute("g")) == "g"
+
+
+def test_the_bound_drops_the_least_recently_used() -> None:
+    stamp = TableStamp(1, 1, 1)
+    array = np.zeros(1000)  # 8,000 bytes and its header
+    cache = StatisticsCache(3 * approximate_size(array))
+    for key in ("a", "b", "c"):
+        cache.get_or_compute("t", stamp, key, lambda: np.zeros(1000))
+    cache.get_or_compute("t", stamp, "a", lambda: np.ones(1))  # a hit: most recent now
+    cache.get_or_compute("t", stamp, "d", lambda: np.zeros(1000))
+    assert cache.size <= cache.max_bytes and len(cache) == 3
+    assert cache.get_or_compute("t", stamp, "b", lambda: "recomputed") == "recomputed"
+    kept = cache.get_or_compute("t", stamp, "a", lambda: "recomputed")
+    assert isinstance(kept, np.ndarray) and kept.shape == (1000,)  # kept: used recently
+    too_big = StatisticsCache(100)
+    too_big.get_or_compute("t", stamp, "a", lambda: np.zeros(1000))
+    assert len(too_big) == 0 and too_big.size == 0
+
+
+def test_sizes_count_buffers_and_boxes() -> None:
+    assert approximate_size(np.zeros(1000)) >= 8000
+    assert approximate_size(np.array(["x"] * 1000, dtype=object)) >= 1000 * 64
+    assert approximate_size({"a": [np.zeros(100), np.zeros(100)]}) >= 1600
+
+
+def test_cache_size_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STATLAS_CACHE_MB", "1.5")
+    assert cache_bytes_from_environment() == 1572864
+    monkeypatch.setenv("STATLAS_CACHE_MB", "lots")
+    with pytest.raises(InvalidValue, match="STATLAS_CACHE_MB must be a number of megabytes"):
+        cache_bytes_from_environment()
+
+
+def test_a_source_sees_what_another_process_committed(
+    metastore: Metastore, db_url: str, tmp_path: Path
+) -> None:
+    metastore.register_table("t", str(write_partitions(tmp_path / "t", ["k"], [["1"], ["2"]])))
+    cache = cache_for(metastore.engine)
+    cache.clear()
+    before = MetastoreSource(metastore.engine).partitions("t", PartitionQuery())
+    assert before == [] and cache.misses == 1
+    assert MetastoreSource(metastore.engine).partitions("t", PartitionQuery()) == []
+    assert cache.hits == 1  # a new request, the same stamp: from the cache
+
+    other = make_engine(db_url)  # another process's connection to the same database
+    try:
+
+        def record_run(conn: object) -> None:
+            table_id = conn.execute(  # type: ignore[attr-defined]
+                select(CatalogTable.id).where(CatalogTable.name == "t")
+            ).scalar_one()
+            conn.execute(  # type: ignore[attr-defined]
+                insert(CollectionRun).values(
+                    table_id=table_id,
+                    started_at=dt.datetime.now(dt.UTC),
+                    status="succeeded",
+                    partitions_scanned=0,
+                    partitions_skipped=2,
+                    partitions_removed=0,
+                    rows=0,
+                )
+            )
+
+        run_write(other, record_run)
+        with other.connect() as conn:
+            stamp = table_stamps(conn, ["t", "nope"])
+        assert list(stamp) == ["t"] and stamp["t"].last_run > 0
+    finally:
+        other.dispose()
+    MetastoreSource(metastore.engine).partitions("t", PartitionQuery())
+    assert cache.misses == 2  # the newer run's stamp: read again
+    metastore.register_table("t", str(write_partitions(tmp_path / "t", ["k"], [["3"]])))
+    MetastoreSource(metastore.engine).table("t")
+    assert MetastoreSource(metastore.engine).table("t").partition_count == 3
+    assert cache.misses == 3  # the registration's new version
