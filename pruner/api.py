@@ -58,6 +58,7 @@ from metastore.errors import (
 from metastore.lookup import PartitionList, PartitionQuery, TupleList, lookup_partitions
 from metastore.models import CatalogTable, CollectionRun
 from metastore.types import json_value
+from optimizer.cost.params import CostParams
 from pruner import metrics
 
 OPEN_PATHS = frozenset({"/health"})  # answered without the bearer token
@@ -155,7 +156,10 @@ class PruneRequest(_Strict):
         "is used instead (default 10,000)",
     )
     map_join_threshold: int | None = Field(
-        default=None, ge=0, description="largest small side of a map join, bytes (10,000,000)"
+        default=None,
+        ge=0,
+        description="largest small side of a map join, bytes: `statlas explain`'s "
+        f"map_join_threshold (default {CostParams.map_join_threshold:,.0f})",
     )
 
 
@@ -282,7 +286,9 @@ class RejectedOut(BaseModel):
 
 
 class PruneOut(BaseModel):
-    table: str
+    pruned: bool = Field(description="false: no map join prunes; the query's own filters keep")
+    table: str | None = Field(description="the pruned table, else the largest partitioned one")
+    table_reason: str
     keys: list[str]
     partitions_before: int
     partitions_after: int
@@ -615,8 +621,9 @@ def _query_routes(service: Service) -> APIRouter:
         responses=_errors(400, 404),
     )
     def prune(request: PruneRequest) -> Response:
-        """Map-join partition pruning of the query's big table (as `statlas prune --json`);
-        starts Spark on first use."""
+        """Map-join partition pruning of the query's big table (as `statlas prune --json`):
+        a query no map join prunes answers `pruned: false`, with the partitions its own
+        filters keep. Spark starts on first use, to collect key values or to run."""
         return json_response(run_prune(service, request))
 
     return router
@@ -706,17 +713,15 @@ def summarise(
 
 def run_prune(service: Service, request: PruneRequest) -> dict[str, Any]:
     """Prune under the lock: one pruning at a time uses the daemon's Spark session."""
-    from pruner.candidates import MAP_JOIN_THRESHOLD
     from pruner.prune import MAX_VALUES, prune
 
-    threshold = request.map_join_threshold
     with service.prune_lock, _sql_errors():
         report = prune(
             service.engine(),
             request.sql,
             spark=service.spark,
             dialect=request.dialect,
-            threshold=MAP_JOIN_THRESHOLD if threshold is None else threshold,
+            threshold=request.map_join_threshold,
             max_values=request.max_values or MAX_VALUES,
             run=request.run,
         )

@@ -1,11 +1,14 @@
 """Compile time of map-join partition pruning (seed "mapjoin-partition-pruning", Compile
-Time, steps 1-4): on the optimizer's plan, the joins that will run as map joins and the
-keys of their big (streamed) table whose values the small sides can supply.
+Time, steps 1-4): on the optimizer's physical plan (joins ordered, algorithms chosen: what
+`statlas explain` shows), the map joins and the keys of their big (streamed) table whose
+values the small sides can supply.
 
-A join runs as a map join when its small side's estimated size (rows x row size) fits the
-map-join threshold (Hive's noconditionaltask size, 10,000,000 bytes). Outer joins stream
-their preserved side (so it is the big one), full outer joins never run as map joins, and
-a semi join builds its subquery side. A big-table key qualifies, as the seed says, when:
+One rule decides what runs as a map join: the physical planner's
+(optimizer.physical.algorithms, with CostParams.map_join_threshold). A join is a map join
+when the plan runs it with the algorithm `map`; its streamed side is the big one, its hashed
+side the small one (an outer join streams its preserved side, a full outer join is never a
+map join, a semi join hashes its subquery side). A big-table key of a map join qualifies, as
+the seed says, when:
 
   - it is part of the join condition, as a bare column on both sides (no function);
   - the big table is on the inner side (a left/right outer join's preserved side, or the
@@ -15,7 +18,9 @@ a semi join builds its subquery side. A big-table key qualifies, as the seed say
   - it is a partition column (else, the seed's extension: a predicate for the big
     table's scan);
   - and, ours: both sides have the same kind of type (values are looked up as the key's
-    type; an int compared with a string key would be a cast, not a lookup).
+    type; an int compared with a string key would be a cast, not a lookup), and the query
+    reads the big table under that name only once (pruning that read must not change
+    another read of the same table, such as a self join's other side or a subquery's).
 
 The values of a small key are those of its table after the filters on the way from its
 scan to the join that read only that table: a superset of what reaches the join (other
@@ -29,6 +34,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from optimizer.physical.plan import PhysicalNode
 from optimizer.plan import (
     Aggregate,
     ColumnRef,
@@ -45,7 +51,7 @@ from optimizer.plan import (
     walk,
 )
 
-MAP_JOIN_THRESHOLD = 10_000_000  # bytes: Hive's hive.auto.convert.join.noconditionaltask.size
+MAP_JOIN = "map"  # the physical algorithm whose small sides can prune
 
 TYPE_FAMILIES = {
     "tinyint": "integral",
@@ -80,13 +86,25 @@ class PruningKey:
 
 
 @dataclass(frozen=True)
+class MapJoin:
+    """A join the physical plan runs as a map join: `big` is streamed, `small` hashed."""
+
+    join: Join
+    big: Node
+    small: Node
+    small_bytes: float
+
+
+@dataclass(frozen=True)
 class Candidate:
-    """A map join whose small side can prune its big table on `keys`."""
+    """A map join whose small side can prune its big table on `keys`; `big_bytes` is the
+    big scan's estimated bytes read."""
 
     join: Join
     big: Scan
     keys: tuple[PruningKey, ...]
     small_bytes: float
+    big_bytes: float
 
 
 @dataclass(frozen=True)
@@ -97,18 +115,21 @@ class Rejection:
 
 @dataclass
 class Analysis:
+    map_joins: list[MapJoin] = field(default_factory=list)
     candidates: list[Candidate] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
 
     def big_tables(self) -> list[Scan]:
-        """The scans some candidate prunes: most partition keys first, then most keys."""
-        counts: dict[int, tuple[Scan, int, int]] = {}
+        """The scans some candidate prunes: most partition keys first, then the largest (a
+        dimension streamed through a smaller one's map join prunes little), then most keys."""
+        counts: dict[int, tuple[Scan, int, float, int]] = {}
         for candidate in self.candidates:
-            scan, keys, all_keys = counts.get(id(candidate.big), (candidate.big, 0, 0))
+            big = candidate.big
+            _, keys, size, all_keys = counts.get(id(big), (big, 0, candidate.big_bytes, 0))
             partition = sum(k.partition_key for k in candidate.keys)
-            counts[id(candidate.big)] = (scan, keys + partition, all_keys + len(candidate.keys))
-        ranked = sorted(counts.values(), key=lambda item: (-item[1], -item[2]))
-        return [scan for scan, _, _ in ranked]
+            counts[id(big)] = (big, keys + partition, size, all_keys + len(candidate.keys))
+        ranked = sorted(counts.values(), key=lambda item: (-item[1], -item[2], -item[3]))
+        return [scan for scan, _, _, _ in ranked]
 
     def keys_of(self, big: Scan) -> list[PruningKey]:
         return [k for c in self.candidates if c.big is big for k in c.keys]
@@ -119,18 +140,36 @@ class _NotTraceable(Exception):
 
 
 def analyse(
-    plan: Node,
-    size_of: Callable[[Node], float],
+    root: PhysicalNode,
     column_type: Callable[[Scan, str], str],
-    threshold: float = MAP_JOIN_THRESHOLD,
+    read_once: Callable[[Scan], bool],
 ) -> Analysis:
-    """Map-join pruning candidates of `plan`; `size_of` estimates a node's bytes,
-    `column_type` gives a scan column's type."""
+    """Map-join pruning candidates of the physical plan `root`: its joins run as map joins
+    whose keys qualify; `column_type` gives a scan column's type, `read_once` whether the
+    query reads a scan's table under the scan's name only there."""
     analysis = Analysis()
-    for node in walk(plan):
-        if isinstance(node, Join):
-            _consider(node, analysis, size_of, column_type, threshold)
+    sizes = {id(n.logical): n.bytes for n in root.walk() if n.op == "scan"}
+    for node in root.walk():
+        if node.op != "join":
+            continue
+        join = node.logical
+        assert isinstance(join, Join)
+        if node.algorithm != MAP_JOIN:
+            reason = f"not a map join: the plan runs it as a {node.algorithm} join ({node.reason})"
+            analysis.rejected.append(Rejection(describe_join(join), reason))
+            continue
+        mapped = map_join(node)
+        analysis.map_joins.append(mapped)
+        _consider(mapped, analysis, column_type, read_once, sizes)
     return analysis
+
+
+def map_join(node: PhysicalNode) -> MapJoin:
+    """The physical map join `node` as its logical join, streamed side and hashed side."""
+    join = node.logical
+    assert isinstance(join, Join) and node.streamed is not None
+    small = node.children[1 - node.streamed]
+    return MapJoin(join, join.children[node.streamed], small.logical, small.bytes)
 
 
 def describe_join(join: Join) -> str:
@@ -148,48 +187,41 @@ def _names(node: Node) -> str:
     return "(" + ", ".join(f"{s.table} {s.alias}" for s in scans) + ")"
 
 
-def _consider(
-    join: Join,
-    analysis: Analysis,
-    size_of: Callable[[Node], float],
-    column_type: Callable[[Scan, str], str],
-    threshold: float,
-) -> None:
-    def reject(reason: str) -> None:
-        analysis.rejected.append(Rejection(describe_join(join), reason))
-
-    if join.kind == "full":
-        return reject("a full outer join never runs as a map join")
-    if join.kind == "cross" or (not join.keys and join.residual is None):
-        return reject("no join condition")
-    left_bytes, right_bytes = size_of(join.left), size_of(join.right)
-    if join.kind in ("semi", "anti", "left"):
-        big_side, small_side, small_bytes = join.left, join.right, right_bytes
-    elif join.kind == "right":
-        big_side, small_side, small_bytes = join.right, join.left, left_bytes
-    elif right_bytes <= left_bytes:
-        big_side, small_side, small_bytes = join.left, join.right, right_bytes
-    else:
-        big_side, small_side, small_bytes = join.right, join.left, left_bytes
-    if small_bytes > threshold:
-        return reject(
-            f"not a map join: the small side's estimated {small_bytes:,.0f} bytes exceed the "
-            f"map-join threshold of {threshold:,.0f}"
-        )
-    if join.kind in ("left", "right"):
-        return reject(f"the big table is on the preserved side of the {join.kind} outer join")
+def _side_rule(mapped: MapJoin) -> str | None:
+    """Why no key of the map join can prune its big side (None: keys may)."""
+    join = mapped.join
+    preserved = {"left": join.left, "right": join.right}.get(join.kind)
+    if preserved is mapped.big:
+        return f"the big table is on the preserved side of the {join.kind} outer join"
     if join.kind == "anti":
-        return reject("an anti join keeps the big table's rows that have no match")
+        return "an anti join keeps the big table's rows that have no match"
+    if join.kind == "cross" or (not join.keys and join.residual is None):
+        return "no join condition"
     if not join.keys:
-        return reject("no join key is a bare column on both sides (functions on the keys)")
-    big_refs = set(big_side.output())
+        return "no equality of bare columns on both sides (functions on the keys, or none)"
+    return None
+
+
+def _consider(
+    mapped: MapJoin,
+    analysis: Analysis,
+    column_type: Callable[[Scan, str], str],
+    read_once: Callable[[Scan], bool],
+    sizes: dict[int, float],
+) -> None:
+    join = mapped.join
+    refused = _side_rule(mapped)
+    if refused is not None:
+        analysis.rejected.append(Rejection(describe_join(join), refused))
+        return
+    big_refs = set(mapped.big.output())
     keys: list[tuple[Scan, PruningKey]] = []
     reasons: list[str] = []
     for a, b in join.keys:
         big_ref, small_ref = (a, b) if a in big_refs else (b, a)
         try:
-            big = trace(big_side, big_ref, streamed=True)
-            small = trace(small_side, small_ref)
+            big = trace(mapped.big, big_ref, streamed=True)
+            small = trace(mapped.small, small_ref)
         except _NotTraceable as error:
             reasons.append(f"{big_ref[0]}.{big_ref[1]}: {error}")
             continue
@@ -198,14 +230,24 @@ def _consider(
         if _family(big_type) != _family(small_type):
             reasons.append(f"{big_ref[0]}.{big_ref[1]}: types differ ({big_type} and {small_type})")
             continue
+        if not read_once(big.scan):
+            reasons.append(
+                f"{big_ref[0]}.{big_ref[1]}: the query reads {big.scan.table} as "
+                f"{big.scan.alias} more than once (pruning one read would change the others)"
+            )
+            continue
         is_key = big.column in big.scan.partition_keys
         keys.append((big.scan, PruningKey(big.column, is_key, small)))
     if not keys:
-        return reject("; ".join(reasons) or "no qualifying key")
+        analysis.rejected.append(
+            Rejection(describe_join(join), "; ".join(reasons) or "no qualifying key")
+        )
+        return
     scans = {id(scan): scan for scan, _ in keys}
     for scan_id, scan in scans.items():
         mine = tuple(k for s, k in keys if id(s) == scan_id)
-        analysis.candidates.append(Candidate(join, scan, mine, small_bytes))
+        size = sizes.get(scan_id, 0.0)
+        analysis.candidates.append(Candidate(join, scan, mine, mapped.small_bytes, size))
 
 
 def trace(node: Node, ref: ColumnRef, streamed: bool = False) -> Origin:

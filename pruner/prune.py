@@ -1,7 +1,9 @@
 """`statlas prune`: map-join partition pruning through the metastore (seed
 "mapjoin-partition-pruning", Run Time).
 
-Compile time (pruner.candidates) finds the map joins and the big table's qualifying keys.
+Compile time (pruner.candidates) plans the query as `statlas explain` does
+(optimizer.physical.api.plan_query: one map-join threshold, CostParams.map_join_threshold)
+and finds, among the joins the plan runs as map joins, the big table's qualifying keys.
 Run time, per small table: Spark collects the distinct values of its key columns after its
 own filters (tuples when one small table supplies several keys); the metastore answers
 "partitions of BIG where k1 in (...) and (k2, k3) in (...)", intersected with the
@@ -10,12 +12,17 @@ falls back to its [min, max] range, and the report says so. Keys that are not pa
 columns become predicates for BIG's scan (the seed's extension). A partition is dropped
 only when it provably cannot match: NULL keys never equal anything, and a key without
 values keeps nothing.
+
+A query no map join can prune is an answer, not an error: the report says `pruned: false`,
+names the largest partitioned table the query scans and keeps the partitions its own
+filters keep, and says why each join does not prune; run, the query reads those partitions.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -24,20 +31,22 @@ from typing import Any
 from sqlalchemy import Engine
 
 from metastore.catalog import TableInfo
-from metastore.errors import StatlasError
 from metastore.lookup import Partition, PartitionQuery, TupleList, lookup_partitions
 from metastore.statistics import json_scalar
-from optimizer.estimate.stats_query import MetastoreSource, StatsQuery, static_selection
-from optimizer.plan import Node, Scan
-from optimizer.sql_to_plan import build_plan
-from pruner.candidates import MAP_JOIN_THRESHOLD, Analysis, Origin, PruningKey, analyse
+from optimizer.estimate.stats_query import MetastoreSource, StatisticsSource, static_selection
+from optimizer.physical.api import PhysicalPlan, plan_query
+from optimizer.physical.plan import PhysicalNode
+from optimizer.plan import Scan, walk
+from optimizer.sql_to_plan import parse, referenced_tables
+from pruner.candidates import Analysis, Candidate, Origin, PruningKey, analyse, describe_join
+from pruner.spark_views import Read, reads
 
 MAX_VALUES = 10_000
-SKETCH_ROWS = 1_000_000  # larger selections are sized from exact figures only
-
-
-class NothingToPrune(StatlasError):
-    """The query has no map join whose small side can prune a partitioned big table."""
+PRUNED_TABLE = "the table the map joins' small sides prune (most partition keys, then most keys)"
+LARGEST_PARTITIONED = (
+    "no map join prunes: the largest partitioned table the query scans (estimated bytes read)"
+)
+LARGEST = "no map join prunes and the query scans no partitioned table: the largest it scans"
 
 
 @dataclass
@@ -53,7 +62,13 @@ class KeyValues:
 
 @dataclass
 class PruneReport:
-    table: str
+    """`pruned`: some map join's small side pruned `table` (else `table` is the largest
+    partitioned table the query scans, and partitions_after = partitions_before: what the
+    query's own filters keep). `table` is None only for a query that reads no table."""
+
+    pruned: bool
+    table: str | None
+    table_reason: str
     keys: list[str]
     partitions_before: int
     partitions_after: int
@@ -69,7 +84,9 @@ class PruneReport:
 
     def as_json(self) -> dict[str, Any]:
         result: dict[str, Any] = {
+            "pruned": self.pruned,
             "table": self.table,
+            "table_reason": self.table_reason,
             "keys": self.keys,
             "partitions_before": self.partitions_before,
             "partitions_after": self.partitions_after,
@@ -88,47 +105,99 @@ class PruneReport:
             result["rows"] = self.rows
         return result
 
+    def as_text(self) -> str:
+        """What `statlas prune` prints without --json."""
+        if self.pruned:
+            values = ", ".join(f"{k}: {n:,} values" for k, n in self.values_collected.items())
+            lines = [
+                f"{self.table}: {self.partitions_after} of {self.partitions_before} partitions "
+                f"kept, on {', '.join(self.keys)} ({values}) in {self.seconds:.1f} s"
+            ]
+        elif self.table is not None:
+            lines = [
+                f"{self.table}: not pruned, {self.partitions_after} of {self.partitions_before} "
+                f"partitions kept (those the query's own filters keep) in {self.seconds:.1f} s",
+                f"why {self.table}: {self.table_reason}",
+            ]
+        else:
+            lines = [f"not pruned: {self.table_reason}"]
+        if self.fallback:
+            lines.append(f"fallback: {self.fallback}")
+        lines += [f"predicate for {self.table}: {p}" for p in self.predicates]
+        lines += [f"not pruned: {r['join']}: {r['reason']}" for r in self.rejected]
+        if self.rows is not None:
+            lines.append(f"rows: {self.rows:,}")
+        return "\n".join(lines)
+
 
 @dataclass
 class PrunePlan:
-    """The compile-time result: the plan, its analysis and the chosen big table."""
+    """The compile-time result: the physical plan, its analysis, the big table pruning
+    prunes (None when no map join qualifies), the scan the report is about (that big table,
+    else the largest partitioned scan) and why, and the tables the query reads."""
 
-    plan: Node
+    physical: PhysicalPlan
     analysis: Analysis
     big: Scan | None
+    table: Scan | None
+    table_reason: str
     tables: dict[str, TableInfo]
+    once: frozenset[Read]  # the reads the query makes of a table under a name only once
+
+    def read_once(self, scan: Scan) -> bool:
+        return (scan.table, scan.alias) in self.once
 
 
 def plan_pruning(
-    engine: Engine, sql: str, dialect: str = "spark", threshold: float = MAP_JOIN_THRESHOLD
+    engine: Engine | None,
+    sql: str,
+    dialect: str = "spark",
+    threshold: float | None = None,
+    config: Mapping[str, str] | None = None,
+    source: StatisticsSource | None = None,
 ) -> PrunePlan:
-    """Compile time: the query's plan, its map-join candidates and the big table they prune
-    (the scan with the most qualifying keys; None when there is none)."""
-    # sizes need no heavy hitters, and a large table's size no sketches: it is the big side
-    source = MetastoreSource(engine, memo=True, mcv_limit=0, sketch_rows=SKETCH_ROWS)
-    tables: dict[str, TableInfo] = {}
-
-    def lookup(name: str) -> TableInfo:
-        tables[name] = source.table(name)
-        return tables[name]
-
-    plan = build_plan(sql, lookup, dialect)
-    stats = StatsQuery(source)
-
-    def size_of(node: Node) -> float:
-        estimate = stats.of(node)
-        return estimate.rows.value * estimate.row_size
+    """Compile time: the query's physical plan, as `statlas explain` makes it with the same
+    `config` (`threshold` sets its map_join_threshold), the map joins that can prune, and
+    the big table they prune (the scan with the most qualifying partition keys, then keys).
+    Statistics come from `source` (default: the metastore behind `engine`)."""
+    source = source if source is not None else MetastoreSource(engine, memo=True)
+    settings = dict(config or {})
+    if threshold is not None:
+        settings["map_join_threshold"] = repr(float(threshold))
+    physical = plan_query(engine, sql, dialect, settings, source)
+    tables = {name: source.table(name) for name in referenced_tables(parse(sql, dialect))}
+    once = _read_once(physical.root, reads(sql, dialect))
 
     def column_type(scan: Scan, column: str) -> str:
-        info = tables[scan.table]
+        info = source.table(scan.table)
         for key in info.partition_keys:
             if key.name == column:
                 return str(key.type)
         return next(c.type for c in info.columns if c.name == column)
 
-    analysis = analyse(plan, size_of, column_type, threshold)
+    analysis = analyse(physical.root, column_type, lambda scan: (scan.table, scan.alias) in once)
     bigs = analysis.big_tables()
-    return PrunePlan(plan, analysis, bigs[0] if bigs else None, tables)
+    big = bigs[0] if bigs else None
+    table, reason = (big, PRUNED_TABLE) if big is not None else _largest_scan(physical.root)
+    return PrunePlan(physical, analysis, big, table, reason, tables, once)
+
+
+def _read_once(root: PhysicalNode, query_reads: list[Read]) -> frozenset[Read]:
+    """The (table, alias) pairs that one reference of the query reads, through one scan of
+    the plan (not a self join's two sides under one name, nor a CTE read twice)."""
+    scans = Counter((n.table, n.alias) for n in walk(root.logical) if isinstance(n, Scan))
+    written = Counter(query_reads)
+    return frozenset(read for read, count in written.items() if count == 1 and scans[read] == 1)
+
+
+def _largest_scan(root: PhysicalNode) -> tuple[Scan | None, str]:
+    """The partitioned scan of the most estimated bytes (else the largest scan at all)."""
+    scans = [(n.logical, n.bytes) for n in root.walk() if isinstance(n.logical, Scan)]
+    partitioned = [(scan, size) for scan, size in scans if scan.partition_keys]
+    chosen, reason = (partitioned, LARGEST_PARTITIONED) if partitioned else (scans, LARGEST)
+    if not chosen:
+        return None, "the query reads no table"
+    return max(chosen, key=lambda item: item[1])[0], reason
 
 
 def prune(
@@ -139,17 +208,20 @@ def prune(
     master: str | None = None,
     spark_conf: Mapping[str, str] | None = None,
     dialect: str = "spark",
-    threshold: float = MAP_JOIN_THRESHOLD,
+    threshold: float | None = None,
+    config: Mapping[str, str] | None = None,
     max_values: int = MAX_VALUES,
     run: bool = False,
 ) -> PruneReport:
     """Compile and run-time pruning of `sql`'s big table; with `run`, also execute the query
-    on Spark reading only the kept partitions and report its row count."""
-    report, compiled, frames, spark = _prune(
-        engine, sql, spark, master, spark_conf, dialect, threshold, max_values
-    )
+    on Spark reading only the kept partitions and report its row count. A query nothing
+    prunes is reported `pruned: false` (and run over what its own filters keep). `threshold`
+    (default CostParams.map_join_threshold) and `config` are `statlas explain`'s settings.
+    Spark starts only to collect values or to run."""
+    session = _Session(spark, master, spark_conf)
+    report, compiled, frames = _prune(engine, sql, session, dialect, threshold, config, max_values)
     if run:
-        frame = _pruned_query(spark, sql, dialect, compiled, frames, report)
+        frame = _pruned_query(session.get(), sql, dialect, compiled, frames, report)
         report.rows = int(frame.count())
         report.seconds += time.perf_counter() - report.extra.pop("finished")
     return report
@@ -160,59 +232,92 @@ def pruned_dataframe(
     engine: Engine,
     sql: str,
     dialect: str = "spark",
-    threshold: float = MAP_JOIN_THRESHOLD,
+    threshold: float | None = None,
     max_values: int = MAX_VALUES,
+    config: Mapping[str, str] | None = None,
 ) -> Any:
     """Python API: the query as a Spark DataFrame whose big table reads only the partitions
-    pruning keeps (with its non-partition keys' predicates)."""
-    report, compiled, frames, spark = _prune(
-        engine, sql, spark, None, None, dialect, threshold, max_values
-    )
-    return _pruned_query(spark, sql, dialect, compiled, frames, report)
+    pruning keeps (with its non-partition keys' predicates); when nothing prunes, the
+    partitions the query's own filters keep."""
+    session = _Session(spark, None, None)
+    report, compiled, frames = _prune(engine, sql, session, dialect, threshold, config, max_values)
+    return _pruned_query(session.get(), sql, dialect, compiled, frames, report)
+
+
+class _Session:
+    """The Spark session given, or one started on first use."""
+
+    def __init__(self, spark: Any, master: str | None, conf: Mapping[str, str] | None) -> None:
+        self.spark, self.master, self.conf = spark, master, conf
+
+    def get(self) -> Any:
+        if self.spark is None:
+            from collectors.spark_session import spark_session
+
+            self.spark = spark_session(self.master, self.conf)
+        return self.spark
 
 
 def _prune(
     engine: Engine,
     sql: str,
-    spark: Any,
-    master: str | None,
-    spark_conf: Mapping[str, str] | None,
+    session: _Session,
     dialect: str,
-    threshold: float,
+    threshold: float | None,
+    config: Mapping[str, str] | None,
     max_values: int,
-) -> tuple[PruneReport, PrunePlan, _Frames, Any]:
+) -> tuple[PruneReport, PrunePlan, _Frames]:
     started = time.perf_counter()
-    compiled = plan_pruning(engine, sql, dialect, threshold)
-    if compiled.big is None:
-        reasons = "; ".join(f"{r.join}: {r.reason}" for r in compiled.analysis.rejected)
-        raise NothingToPrune(f"nothing to prune: {reasons or 'the query has no join'}")
-    big = compiled.big
-    info = compiled.tables[big.table]
-    keys = compiled.analysis.keys_of(big)
-    if spark is None:
-        from collectors.spark_session import spark_session
-
-        spark = spark_session(master, spark_conf)
-    frames = _Frames(spark, compiled.tables)
-    collected = [_collect(spark, frames, group, max_values) for group in _groups(keys)]
-    static, _ = static_selection(big, info)
-    before = lookup_partitions(engine, big.table, static)
-    kept, fallback, predicates = _select(engine, info, static, collected)
+    compiled = plan_pruning(engine, sql, dialect, threshold, config)
+    frames = _Frames(session, compiled.tables)
+    scan = compiled.table
+    before = _static_partitions(engine, compiled, scan) if scan is not None else []
     report = PruneReport(
-        table=big.table,
-        keys=list(dict.fromkeys(k.big_column for k in keys)),
+        pruned=compiled.big is not None,
+        table=scan.table if scan is not None else None,
+        table_reason=compiled.table_reason,
+        keys=[],
         partitions_before=len(before),
-        partitions_after=len(kept),
-        partitions=kept,
-        values_collected={key: values.distinct for values in collected for key in values.keys},
-        fallback=fallback,
-        predicates=predicates,
+        partitions_after=len(before),
+        partitions=before,
+        values_collected={},
+        fallback=None,
+        predicates=[],
         candidates=[_candidate_json(c) for c in compiled.analysis.candidates],
         rejected=[{"join": r.join, "reason": r.reason} for r in compiled.analysis.rejected],
     )
+    if compiled.big is not None:
+        _prune_big(engine, compiled, compiled.big, frames, max_values, report)
     report.seconds = time.perf_counter() - started
     report.extra["finished"] = time.perf_counter()
-    return report, compiled, frames, spark
+    return report, compiled, frames
+
+
+def _static_partitions(engine: Engine, compiled: PrunePlan, scan: Scan) -> list[Partition]:
+    """The partitions of the scan's table its own filters keep."""
+    static, _ = static_selection(scan, compiled.tables[scan.table])
+    return list(lookup_partitions(engine, scan.table, static))
+
+
+def _prune_big(
+    engine: Engine,
+    compiled: PrunePlan,
+    big: Scan,
+    frames: _Frames,
+    max_values: int,
+    report: PruneReport,
+) -> None:
+    """Collect the small sides' values and keep the big table's partitions they can match."""
+    info = compiled.tables[big.table]
+    keys = compiled.analysis.keys_of(big)
+    spark = frames.session.get()
+    collected = [_collect(spark, frames, group, max_values) for group in _groups(keys)]
+    static, _ = static_selection(big, info)
+    kept, fallback, predicates = _select(engine, info, static, collected)
+    report.keys = list(dict.fromkeys(k.big_column for k in keys))
+    report.partitions_after, report.partitions = len(kept), kept
+    report.values_collected = {key: v.distinct for v in collected for key in v.keys}
+    report.fallback, report.predicates = fallback, predicates
 
 
 def _pruned_query(
@@ -223,31 +328,44 @@ def _pruned_query(
     frames: _Frames,
     report: PruneReport,
 ) -> Any:
-    from pruner.spark_views import register_views, rewrite_onto_views, table_frame
+    """The query over views: the report's scan (when the query reads it under its name only
+    once) reads the report's partitions and predicates, every other read its whole table."""
+    from pruner.spark_views import (
+        pinned_view_name,
+        register_views,
+        rewrite_onto_views,
+        table_frame,
+    )
 
-    assert compiled.big is not None
-    name = compiled.big.table
-    big = table_frame(spark, compiled.tables[name], [p.location for p in report.partitions])
-    for predicate in report.predicates:
-        big = big.where(predicate)
-    others = {n: frames[n] for n in compiled.tables if n != name}
-    views = register_views(spark, compiled.tables, {**others, name: big})
-    return spark.sql(rewrite_onto_views(sql, views, dialect))
+    scan = compiled.table
+    pinned: dict[Read, str] = {}
+    if scan is not None and compiled.read_once(scan):
+        locations = [p.location for p in report.partitions]
+        frame = table_frame(spark, compiled.tables[scan.table], locations)
+        for predicate in report.predicates:
+            frame = frame.where(predicate)
+        pinned[(scan.table, scan.alias)] = pinned_view_name(scan.table)
+        frame.createOrReplaceTempView(pinned[(scan.table, scan.alias)])
+    whole = {name for name, alias in reads(sql, dialect) if (name, alias) not in pinned}
+    views = register_views(
+        spark, {n: compiled.tables[n] for n in whole}, {n: frames[n] for n in whole}
+    )
+    return spark.sql(rewrite_onto_views(sql, views, dialect, pinned))
 
 
 class _Frames:
     """Each table's full DataFrame, made when first needed (listing a big table's
     directory costs seconds, and the pruned big table is never read whole)."""
 
-    def __init__(self, spark: Any, tables: dict[str, TableInfo]) -> None:
-        self.spark, self.tables = spark, tables
+    def __init__(self, session: _Session, tables: dict[str, TableInfo]) -> None:
+        self.session, self.tables = session, tables
         self.made: dict[str, Any] = {}
 
     def __getitem__(self, name: str) -> Any:
         from pruner.spark_views import table_frame
 
         if name not in self.made:
-            self.made[name] = table_frame(self.spark, self.tables[name])
+            self.made[name] = table_frame(self.session.get(), self.tables[name])
         return self.made[name]
 
 
@@ -346,9 +464,7 @@ def _sql_literal(value: Any) -> str:
     return f"'{text}'"
 
 
-def _candidate_json(candidate: Any) -> dict[str, Any]:
-    from pruner.candidates import describe_join
-
+def _candidate_json(candidate: Candidate) -> dict[str, Any]:
     return {
         "join": describe_join(candidate.join),
         "big_table": f"{candidate.big.table} {candidate.big.alias}",

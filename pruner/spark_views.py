@@ -4,6 +4,8 @@ those views: what pruning runs on.
 A table's frame reads its directory (or only the given partition directories) with the
 partition keys typed as the metastore types them (Spark's own inference is switched off
 while the files are listed, so `n=01` stays the metastore's 1 and strings stay strings).
+One read of a table (a table name under one alias) may be pinned to a view of its own, such
+as the pruned partitions of a big table, while the table's other reads keep the whole table.
 """
 
 from __future__ import annotations
@@ -20,9 +22,17 @@ from optimizer.sql_to_plan import parse, referenced_tables
 INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
 
 
+Read = tuple[str, str]  # (table name, alias) of one table reference of a query
+
+
 def view_name(table: str) -> str:
     """The temporary view a registered table is read through (`db.t` -> `statlas_db__t`)."""
     return "statlas_" + table.replace(".", "__")
+
+
+def pinned_view_name(table: str) -> str:
+    """The temporary view one read of a table is pinned to (`statlas_pinned_db__t`)."""
+    return "statlas_pinned_" + table.replace(".", "__")
 
 
 @contextmanager
@@ -69,19 +79,41 @@ def register_views(
     return views
 
 
-def rewrite_onto_views(sql: str, views: Mapping[str, str], dialect: str = "spark") -> str:
+def reads(sql: str, dialect: str = "spark") -> list[Read]:
+    """(table, alias) of every reference the query makes to a catalog table, in order (CTE
+    names and the relations of join hints excluded; the alias is the table's name when the
+    query gives none)."""
+    return [(name, alias) for _, name, alias in _references(parse(sql, dialect))]
+
+
+def rewrite_onto_views(
+    sql: str,
+    views: Mapping[str, str],
+    dialect: str = "spark",
+    pinned: Mapping[Read, str] | None = None,
+) -> str:
     """The query with every registered table it reads replaced by its view (aliases kept,
-    so qualified columns still resolve)."""
+    so qualified columns still resolve); a read in `pinned` by the view given there."""
     statement = parse(sql, dialect)
-    known = set(referenced_tables(statement))
-    for table in list(statement.find_all(exp.Table)):
-        name = ".".join(p.name for p in table.parts).lower()
-        if name not in known or name not in views or table.find_ancestor(exp.Hint):
+    for table, name, alias in _references(statement):
+        view = (pinned or {}).get((name, alias), views.get(name))
+        if view is None:
             continue
-        alias = table.alias or table.name
-        replacement = exp.to_table(views[name])
-        replacement.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+        replacement = exp.to_table(view)
+        replacement.set("alias", exp.TableAlias(this=exp.to_identifier(table.alias or table.name)))
         if table.args.get("joins"):  # a parenthesised join `(a JOIN b ...)` hangs on `a`
             replacement.set("joins", table.args["joins"])
         table.replace(replacement)
     return statement.sql(dialect="spark")
+
+
+def _references(statement: exp.Expr) -> list[tuple[exp.Table, str, str]]:
+    """The catalog tables' references of a statement: the node, the table's name, its alias
+    (lower case)."""
+    known = set(referenced_tables(statement))
+    found = []
+    for table in statement.find_all(exp.Table):
+        name = ".".join(p.name for p in table.parts).lower()
+        if name in known and not table.find_ancestor(exp.Hint):
+            found.append((table, name, (table.alias or table.name).lower()))
+    return found

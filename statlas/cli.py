@@ -259,7 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="BYTES",
-        help="largest estimated small side of a map join (default 10,000,000)",
+        help="explain's map_join_threshold: the largest estimated small side of a map join "
+        "(default 10,000,000)",
     )
     prune.add_argument(
         "--max-values",
@@ -692,12 +693,16 @@ def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_prune(args: argparse.Namespace, settings: Settings) -> int:
-    from pruner.candidates import MAP_JOIN_THRESHOLD
+    from optimizer.cost.params import CostParams
     from pruner.prune import MAX_VALUES, prune
 
-    threshold = args.map_join_threshold if args.map_join_threshold is not None else None
+    threshold = (
+        args.map_join_threshold
+        if args.map_join_threshold is not None
+        else CostParams.map_join_threshold  # the one setting `statlas explain` plans with
+    )
     max_values = args.max_values if args.max_values is not None else MAX_VALUES
-    if threshold is not None and threshold < 0:
+    if threshold < 0:
         raise InvalidValue("--map-join-threshold must not be negative")
     if max_values < 1:
         raise InvalidValue("--max-values must be at least 1")
@@ -707,27 +712,14 @@ def cmd_prune(args: argparse.Namespace, settings: Settings) -> int:
         master=args.master,
         spark_conf=spark_conf(args),
         dialect=args.dialect,
-        threshold=MAP_JOIN_THRESHOLD if threshold is None else threshold,
+        threshold=threshold,
         max_values=max_values,
         run=args.run,
     )
     if args.json:
         _print_json(report.as_json())
-        return 0
-    print(
-        f"{report.table}: {report.partitions_after} of {report.partitions_before} partitions "
-        f"kept, on {', '.join(report.keys)} "
-        f"({', '.join(f'{k}: {n:,} values' for k, n in report.values_collected.items())}) "
-        f"in {report.seconds:.1f} s"
-    )
-    if report.fallback:
-        print(f"fallback: {report.fallback}")
-    for predicate in report.predicates:
-        print(f"predicate for {report.table}: {predicate}")
-    for rejected in report.rejected:
-        print(f"not pruned: {rejected['join']}: {rejected['reason']}")
-    if report.rows is not None:
-        print(f"rows: {report.rows:,}")
+    else:
+        print(report.as_text())  # not pruned: a line that says so, and each join's reason
     return 0
 
 

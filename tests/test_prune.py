@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -106,7 +107,7 @@ def test_a_filtered_dimension_prunes_the_fact_table(registered: Metastore, spark
     )
     report = prune(registered.engine, sql, spark=spark, run=True)
     # holiday dates: 2024-01-01, 01-05 (and 2023-12-31, no partition); region emea
-    assert report.table == "facts" and report.keys == ["day"]
+    assert report.pruned and report.table == "facts" and report.keys == ["day"]
     assert report.partitions_before == len(DAYS)  # the query's own filter: emea only
     kept = sorted((p.values["day"], p.values["region"]) for p in report.partitions)
     assert kept == [(dt.date(2024, 1, 1), "emea"), (dt.date(2024, 1, 5), "emea")]
@@ -161,7 +162,10 @@ def test_keys_from_one_small_table_are_looked_up_as_tuples(
             "SELECT * FROM dates d RIGHT JOIN facts f ON f.day = d.d",
             "preserved side of the right outer join",
         ),
-        ("SELECT * FROM facts f FULL JOIN dates d ON f.day = d.d", "full outer join never"),
+        (
+            "SELECT * FROM facts f FULL JOIN dates d ON f.day = d.d",
+            "runs it as a common join (a full outer join streams both sides)",
+        ),
         (
             "SELECT * FROM facts f JOIN dates d ON date_add(f.day, 1) = d.d",
             "functions on the keys",
@@ -174,27 +178,136 @@ def test_keys_from_one_small_table_are_looked_up_as_tuples(
             "SELECT * FROM (SELECT * FROM facts LIMIT 1000) f JOIN dates d ON f.day = d.d",
             "LIMIT",
         ),
+        (  # the subquery reads facts under the same name: pruning one read changes both
+            "SELECT * FROM facts JOIN dates d ON facts.day = d.d "
+            "WHERE facts.qty > (SELECT AVG(qty) FROM facts)",
+            "reads facts as facts more than once",
+        ),
     ],
 )
-def test_joins_that_cannot_prune_say_why(
+def test_joins_that_cannot_prune_say_why_and_the_query_runs(
     registered: Metastore, spark: Any, sql: str, reason: str
 ) -> None:
-    from pruner.prune import NothingToPrune, plan_pruning, prune
+    """Not qualifying is an answer: not pruned, every partition of the big table the
+    query's own filters keep (no filter on facts here: all 32), each join's reason, and the
+    query's own rows."""
+    from pruner.prune import LARGEST_PARTITIONED, plan_pruning, prune
 
     compiled = plan_pruning(registered.engine, sql)
     assert compiled.big is None
     assert any(reason in r.reason for r in compiled.analysis.rejected), compiled.analysis
-    with pytest.raises(NothingToPrune, match="nothing to prune"):
-        prune(registered.engine, sql, spark=spark)
+    report = prune(registered.engine, sql, spark=spark, run=True)
+    assert (report.pruned, report.table, report.table_reason) == (
+        False,
+        "facts",
+        LARGEST_PARTITIONED,
+    )
+    assert report.partitions_after == report.partitions_before == len(DAYS) * len(REGIONS)
+    assert (report.keys, report.candidates, report.predicates) == ([], [], [])
+    assert any(reason in r["reason"] for r in report.rejected), report.rejected
+    assert report.rows == unpruned_rows(spark, registered, sql)
+    assert report.as_json()["pruned"] is False
+
+
+class NoSpark:
+    """A Spark session that must not be used."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"Spark was used ({name})")
+
+
+def test_a_query_without_a_join_is_not_pruned_and_runs(registered: Metastore, spark: Any) -> None:
+    """The big table is the largest partitioned table the query scans; its partitions are
+    those the query's own filters keep; Spark is not needed to say so, only to run."""
+    from pruner.prune import LARGEST_PARTITIONED, prune, pruned_dataframe
+
+    sql = "SELECT f.item FROM facts f WHERE f.region = 'apac' AND f.day < DATE '2024-01-03'"
+    report = prune(registered.engine, sql, spark=NoSpark())
+    assert (report.pruned, report.table, report.table_reason, report.rejected) == (
+        False,
+        "facts",
+        LARGEST_PARTITIONED,
+        [],
+    )
+    assert report.partitions_after == report.partitions_before == 2
+    assert {(p.values["day"], p.values["region"]) for p in report.partitions} == {
+        (DAYS[0], "apac"),
+        (DAYS[1], "apac"),
+    }
+    assert report.rows is None
+    frame = pruned_dataframe(spark, registered.engine, sql)
+    assert frame.count() == unpruned_rows(spark, registered, sql) == 2 * 50
+    assert frame.inputFiles() and all("region=apac" in f for f in frame.inputFiles())
+    assert prune(registered.engine, sql, spark=spark, run=True).rows == 2 * 50
+    # a map join without a condition prunes nothing either
+    sql = "SELECT * FROM dates d CROSS JOIN facts f WHERE f.day = DATE '2024-01-02'"
+    report = prune(registered.engine, sql, spark=NoSpark())
+    assert (report.pruned, report.table, report.partitions_before) == (False, "facts", 4)
 
 
 def test_a_small_side_over_the_threshold_is_not_a_map_join(registered: Metastore) -> None:
+    """The threshold is the physical planner's map_join_threshold: prune's reason is the
+    plan's, and the plan `explain` makes with that setting runs the join as a common one."""
+    from optimizer.physical.api import explain_json, plan_query
     from pruner.prune import plan_pruning
+    from tests.test_prune_map_joins import explained_map_joins
 
     sql = "SELECT * FROM facts f JOIN dates d ON f.day = d.d"
     compiled = plan_pruning(registered.engine, sql, threshold=10)
-    assert compiled.big is None
-    assert "exceed the map-join threshold of 10" in compiled.analysis.rejected[0].reason
+    assert compiled.big is None and compiled.analysis.map_joins == []
+    [rejected] = compiled.analysis.rejected
+    assert rejected.reason.startswith("not a map join: the plan runs it as a common join")
+    assert "exceeds the map-join threshold (10 B)" in rejected.reason
+    explained = explain_json(
+        plan_query(registered.engine, sql, config={"map_join_threshold": "10"})
+    )
+    assert explained_map_joins(explained) == (Counter(), 1)  # one join, not a map join
+    assert plan_pruning(registered.engine, sql).big is not None  # the default: 10,000,000 B
+
+
+def test_prune_and_explain_agree_on_collected_statistics(registered: Metastore) -> None:
+    """On statistics Spark collected (both databases), the joins prune treats as map joins
+    are those `explain --json` marks `map` (tests/test_prune_map_joins.py: TPC-H and star
+    queries over made-up statistics)."""
+    from optimizer.physical.api import explain_json, plan_query
+    from pruner.prune import plan_pruning
+    from tests.test_prune_map_joins import explained_map_joins, pruned_map_joins
+
+    queries = [
+        "SELECT COUNT(*) FROM facts f JOIN dates d ON f.day = d.d "
+        "JOIN regions r ON f.region = r.name JOIN items i ON f.item = i.id WHERE r.zone = 'x'",
+        "SELECT * FROM facts f JOIN facts g ON f.day = g.day AND f.region = g.region "
+        "WHERE g.item = 3",
+        "SELECT * FROM facts f WHERE f.day IN (SELECT d.d FROM dates d WHERE NOT d.holiday)",
+        "SELECT * FROM facts f LEFT JOIN dates d ON f.day = d.d",
+    ]
+    for sql in queries:
+        default = explain_json(plan_query(registered.engine, sql))
+        hashed = sorted(_hashed_sizes(default["plan"]))
+        # no map joins, and a threshold only the smallest hash tables fit
+        configs = [{}, {"map_join_threshold": "0"}]
+        configs += [{"map_join_threshold": str(hashed[0] + 0.5)}] if len(set(hashed)) > 1 else []
+        counts = []
+        for config in configs:
+            explained, _ = explained_map_joins(
+                explain_json(plan_query(registered.engine, sql, config=config))
+            )
+            compiled = plan_pruning(registered.engine, sql, config=config)
+            assert pruned_map_joins(compiled.analysis) == explained, (sql, config)
+            counts.append(len(compiled.analysis.map_joins))
+        assert counts[0] > 0 and counts[1] == 0, (sql, counts)
+        assert len(counts) == 2 or 0 < counts[2] < counts[0], (sql, counts)
+
+
+def _hashed_sizes(node: dict[str, Any]) -> list[float]:
+    """The estimated bytes of the hash tables of an `explain --json` plan's map joins."""
+    sizes: list[float] = []
+    if node["op"] == "join" and node["algorithm"] == "map":
+        streamed = 0 if node["streamed"] == "left" else 1
+        sizes.append(node["children"][1 - streamed]["size"])
+    for child in node["children"]:
+        sizes += _hashed_sizes(child)
+    return sizes
 
 
 def test_semi_join_and_non_partition_keys(registered: Metastore, spark: Any) -> None:
@@ -210,6 +323,24 @@ def test_semi_join_and_non_partition_keys(registered: Metastore, spark: Any) -> 
     assert report.keys == ["item"] and report.partitions_after == report.partitions_before
     assert report.predicates == ["`item` IN (1, 3, 5, 7, 9)"]  # the seed's extension
     assert report.rows == unpruned_rows(spark, registered, sql)
+
+
+def test_a_self_join_prunes_only_its_big_side(registered: Metastore, spark: Any) -> None:
+    """facts g (small) supplies f's item values: the predicate on item and the partition
+    choice apply to f's read of facts only, never to g's (its rows have other items)."""
+    from pruner.prune import prune
+
+    sql = (
+        "SELECT f.qty, g.item FROM facts f JOIN facts g ON f.item = g.qty AND f.day = g.day "
+        "WHERE g.qty < 3 AND g.region = 'emea' AND g.day < DATE '2024-01-03'"
+    )
+    report = prune(registered.engine, sql, spark=spark, run=True)
+    assert report.pruned and report.table == "facts"
+    [candidate] = report.candidates
+    assert candidate["big_table"] == "facts f" and report.keys == ["item", "day"]
+    assert report.predicates and report.predicates[0].startswith("`item` IN (")
+    assert {p.values["day"] for p in report.partitions} == {DAYS[0], DAYS[1]}
+    assert report.rows == unpruned_rows(spark, registered, sql) > 0
 
 
 def test_too_many_values_fall_back_to_a_range(registered: Metastore, spark: Any) -> None:
@@ -257,13 +388,13 @@ REGION_KEYS = st.sampled_from(["", REGION_KEYS_INNER])
 def test_pruned_results_equal_unpruned_results(
     registered: Metastore, spark: Any, join: str, key: str, where: str, regions: str
 ) -> None:
-    from pruner.prune import NothingToPrune, prune
+    from pruner.prune import prune
 
     sql = f"SELECT f.item, f.qty, f.day FROM facts f {join} dates d ON {key} {regions} {where}"
-    try:
-        report = prune(registered.engine, sql, spark=spark, run=True)
-    except NothingToPrune:
-        return
+    report = prune(registered.engine, sql, spark=spark, run=True)
+    assert report.pruned == bool(report.candidates) and report.table == "facts", sql
+    if not report.pruned:
+        assert report.partitions_after == report.partitions_before, sql
     assert report.rows == unpruned_rows(spark, registered, sql), sql
 
 
@@ -294,14 +425,33 @@ def test_cli_prints_json_and_one_line_errors(star: Path, spark: Any, tmp_path: P
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert set(report) >= {
-        "table", "keys", "partitions_before", "partitions_after", "partitions",
-        "values_collected", "fallback", "seconds", "rows",
+        "pruned", "table", "table_reason", "keys", "partitions_before", "partitions_after",
+        "partitions", "values_collected", "fallback", "seconds", "rows",
     }  # fmt: skip
+    assert report["pruned"] is True
     assert (report["partitions_before"], report["partitions_after"]) == (32, 8)
     assert report["rows"] == 2 * 4 * 50  # two days in the data, four regions, 50 rows each
 
+    # nothing qualifies: an answer (exit 0), and run, the query's own rows
+    left = "SELECT * FROM facts f LEFT JOIN dates d ON f.day = d.d"
+    done = run(left, "--json", "--run")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["pruned"], report["table"], report["keys"]) == (False, "facts", [])
+    assert (report["partitions_before"], report["partitions_after"]) == (32, 32)
+    assert report["rows"] == 8 * 4 * 50
+    [rejected] = report["rejected"]
+    assert "preserved side of the left outer join" in rejected["reason"]
+    for sql, options in [(left, ()), ("SELECT * FROM facts f JOIN dates d ON f.day = d.d",
+                                      ("--map-join-threshold", "0"))]:  # fmt: skip
+        done = run(sql, *options)  # no values to collect, nothing to run: no Spark
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        assert lines[0].startswith("facts: not pruned, 32 of 32 partitions kept"), done.stdout
+        assert lines[1].startswith("why facts: no map join prunes"), done.stdout
+        assert lines[2].startswith("not pruned: "), done.stdout
+
     for sql, message in [
-        ("SELECT * FROM facts f LEFT JOIN dates d ON f.day = d.d", "nothing to prune: left join"),
         ("SELECT * FROM facts f JOIN", "malformed SQL"),
         ("SELECT * FROM facts f JOIN nope n ON f.day = n.d", "unknown table"),
     ]:
