@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
+import pyarrow as pa
 from sqlalchemy import Connection, Engine, func, select
 
 from metastore.errors import InvalidValue
@@ -32,7 +33,9 @@ T = TypeVar("T")
 
 CACHE_MB_VARIABLE = "STATLAS_CACHE_MB"
 DEFAULT_CACHE_MB = 256
-OBJECT_BYTES = 64  # a boxed value held by an object array (a short string, a Decimal)
+# a boxed value of an object array (a short string: ~72 bytes), and the Arrow copy that
+# estimates derive of a sample's string column and keep with it (~40 bytes a value)
+OBJECT_BYTES = 112
 SKETCH_BYTES = 48 * 1024  # a merged sketch whose size the library does not tell
 
 
@@ -173,6 +176,8 @@ def approximate_size(value: Any, _depth: int = 0) -> int:
         return int(value.nbytes) + boxes + 112
     if isinstance(value, str | bytes):
         return sys.getsizeof(value)
+    if isinstance(value, pa.Array | pa.ChunkedArray | pa.Table):
+        return int(value.nbytes) + 112
     if isinstance(value, dict):
         return 64 + sum(
             approximate_size(k, _depth + 1) + approximate_size(v, _depth + 1)

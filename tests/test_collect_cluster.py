@@ -288,7 +288,10 @@ def test_killed_spark_job_keeps_previous_statistics(
     failure = f"exit {collecting.returncode}\nstdout: {out}\nstderr: {err}"
     assert collecting.returncode == 2, failure
     assert "Traceback" not in err, failure
-    assert out == "", failure
+    # --json: one object per table, a failed one with its error (and the one-line error)
+    reported = json.loads(out)
+    assert (reported["table"], reported["status"]) == ("sales", "failed"), failure
+    assert reported["error"].startswith("collection of sales failed"), failure
     last = err.rstrip("\n").splitlines()[-1]
     assert last.startswith("statlas: error: collection of sales failed"), failure
     assert "previous statistics kept" in last, failure

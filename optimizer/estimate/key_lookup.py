@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -182,7 +183,11 @@ def surviving_mcvs(
             continue
         try:
             probes = [v if isinstance(v, str) else as_number(v) for v, _ in mcvs]
-            counted = _rows_per_value(values[passed], matches[passed], probes)
+            index = sample.derived(
+                ("probes", name, tuple(probes)),
+                partial(_probe_index, sample, name, probes),
+            )
+            counted = _rows_per_value(index[passed], matches[passed], len(probes))
             result[name] = tuple(
                 (v, min(1.0, f * survival(v, name == key, counted[i]) * scale))
                 for i, (v, f) in enumerate(mcvs)
@@ -192,26 +197,29 @@ def surviving_mcvs(
     return result
 
 
-def _rows_per_value(
-    values: np.ndarray, matches: np.ndarray, probes: list[Any]
-) -> list[tuple[int, float] | None]:
-    """Per probe: the sampled rows holding it, and how many of them match (the sum of
-    `matches` over them); None for a probe no row holds. One vectorised pass: Arrow's
-    index_in for strings, a sorted search for numbers."""
+def _probe_index(sample: Sample, name: str, probes: list[Any]) -> np.ndarray:
+    """Per sampled row, which of `probes` its column `name` holds (-1: none), in one
+    vectorised pass: Arrow's index_in for strings, a sorted search for numbers."""
+    values = sample.columns[name]
     if values.dtype == object:
         wanted = [p if isinstance(p, str) else None for p in probes]
-        found = pc.index_in(
-            pa.array(values, type=pa.string()), value_set=pa.array(wanted, type=pa.string())
-        )
-        index = np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
-    else:
-        numbers = np.array([float(p) if isinstance(p, int | float) else np.nan for p in probes])
-        order = np.argsort(numbers, kind="stable")
-        position = np.searchsorted(numbers[order], values).clip(max=len(probes) - 1)
-        index = np.where(numbers[order][position] == values, order[position], -1)
+        found = pc.index_in(sample.arrow(name), value_set=pa.array(wanted, type=pa.string()))
+        return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    numbers = np.array([float(p) if isinstance(p, int | float) else np.nan for p in probes])
+    order = np.argsort(numbers, kind="stable")
+    position = np.searchsorted(numbers[order], values).clip(max=len(probes) - 1)
+    return np.where(numbers[order][position] == values, order[position], -1)
+
+
+def _rows_per_value(
+    index: np.ndarray, matches: np.ndarray, probes: int
+) -> list[tuple[int, float] | None]:
+    """Per probe: the sampled rows holding it (`index`: which probe each row holds, -1 for
+    none), and how many of them match (the sum of `matches` over them); None for a probe
+    no row holds."""
     hit = index >= 0
-    rows = np.bincount(index[hit], minlength=len(probes))
-    matched = np.bincount(index[hit], weights=matches[hit], minlength=len(probes))
+    rows = np.bincount(index[hit], minlength=probes)
+    matched = np.bincount(index[hit], weights=matches[hit], minlength=probes)
     return [(int(r), float(m)) if r else None for r, m in zip(rows, matched, strict=True)]
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
@@ -169,6 +170,9 @@ class _Evaluator:
         values, nulls = self._as_rows(operand.values), self._as_rows(operand.nulls)
         if operand.kind == NUMBER:
             true = np.isin(values, wanted) & ~nulls
+        elif operand.column is not None and all(isinstance(w, str) for w in wanted):
+            found = pc.is_in(self.sample.arrow(operand.column), value_set=pa.array(wanted))
+            true = np.asarray(found.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
         else:
             members = set(wanted)
             true = np.fromiter((v in members for v in values), dtype=bool, count=len(values))

@@ -119,6 +119,16 @@ class StatisticsSource:
         """The pooled row sample of the selected partitions (None: none collected)."""
         return None
 
+    def key_columns(
+        self, name: str, query: PartitionQuery, types: tuple[str, ...], rows: float
+    ) -> list[ColumnEstimate]:
+        """Each partition key of the selected partitions, exactly (`_key_column`)."""
+        partitions = self.partitions(name, query)
+        return [
+            _key_column(type_, [(p.values[i], p.rows) for p in partitions], rows)
+            for i, type_ in enumerate(types)
+        ]
+
 
 class MetastoreSource(StatisticsSource):
     """The metastore's statistics; with `memo`, each (table, partition selection) is read
@@ -200,6 +210,15 @@ class MetastoreSource(StatisticsSource):
             ("sample", name, query), lambda: table_sample(self.engine, name, query)
         )
 
+    def key_columns(
+        self, name: str, query: PartitionQuery, types: tuple[str, ...], rows: float
+    ) -> list[ColumnEstimate]:
+        # the types and rows follow from the table and the selection under the same stamp
+        return self._remember(  # type: ignore[no-any-return]
+            ("keys", name, query),
+            lambda: super(MetastoreSource, self).key_columns(name, query, types, rows),
+        )
+
 
 class StatsQuery:
     def __init__(self, source: StatisticsSource, level: str = SKETCH) -> None:
@@ -233,10 +252,10 @@ class StatsQuery:
         columns: dict[ColumnRef, ColumnEstimate] = {}
         for name, column in summary.columns.items():
             columns[(node.alias, name)] = self._from_summary(column, rows)
-        for position, key in enumerate(info.partition_keys):
-            columns[(node.alias, key.name)] = _key_column(
-                str(key.type), [(p.values[position], p.rows) for p in partitions], rows
-            )
+        types = tuple(str(key.type) for key in info.partition_keys)
+        keys = self.source.key_columns(node.table, selected, types, rows) if types else []
+        for key, key_column in zip(info.partition_keys, keys, strict=True):
+            columns[(node.alias, key.name)] = key_column
         for ref in node.output():
             columns.setdefault(ref, unknown_column(rows))
         row_size = sum(c.width for c in columns.values())
