@@ -90,6 +90,7 @@ from typing import Any
 
 import star_queries
 import tpch_queries
+from hive_catalog import hive_catalog_settings
 
 DATA = Path(__file__).resolve().parent / ".data"
 CATALOG = DATA / "latency-catalog"
@@ -452,23 +453,7 @@ def spark_session(master: str, driver_memory: str) -> Any:
     for ANALYZE, CBO and join reordering on."""
     from collectors.spark_session import spark_session as make
 
-    CATALOG.mkdir(parents=True, exist_ok=True)
-    derby = CATALOG / "metastore_db"
-    spark = make(
-        master,
-        {
-            "spark.app.name": "statlas-latency",
-            "spark.driver.memory": driver_memory,
-            "spark.sql.catalogImplementation": "hive",
-            "spark.sql.warehouse.dir": str(CATALOG / "warehouse"),
-            "spark.hadoop.javax.jdo.option.ConnectionURL": (
-                f"jdbc:derby:;databaseName={derby};create=true"
-            ),
-            "spark.driver.extraJavaOptions": f"-Dderby.system.home={CATALOG}",
-            "spark.sql.sources.partitionColumnTypeInference.enabled": "true",
-            "spark.sql.statistics.histogram.enabled": "true",
-        },
-    )
+    spark = make(master, hive_catalog_settings(CATALOG, "statlas-latency", driver_memory))
     for key in CBO_SETTINGS:
         spark.conf.set(key, "true")
     return spark

@@ -69,6 +69,7 @@ import qerror_statlas
 import qerror_truth
 import star_queries
 import tpch_queries
+from hive_catalog import hive_catalog_settings
 
 from collectors.spark_session import spark_session
 from metastore import Metastore
@@ -102,23 +103,7 @@ def session(master: str, driver_memory: str) -> Any:
     """The benchmark's SparkSession: a Hive catalog (Derby) under CATALOG, partition columns
     typed (l_shipdate and o_orderdate are dates), histograms for ANALYZE, CBO off until a
     plan turns it on."""
-    CATALOG.mkdir(parents=True, exist_ok=True)
-    derby = CATALOG / "metastore_db"
-    spark = spark_session(
-        master,
-        {
-            "spark.app.name": "statlas-plans",
-            "spark.driver.memory": driver_memory,
-            "spark.sql.catalogImplementation": "hive",
-            "spark.sql.warehouse.dir": str(CATALOG / "warehouse"),
-            "spark.hadoop.javax.jdo.option.ConnectionURL": (
-                f"jdbc:derby:;databaseName={derby};create=true"
-            ),
-            "spark.driver.extraJavaOptions": f"-Dderby.system.home={CATALOG}",
-            "spark.sql.sources.partitionColumnTypeInference.enabled": "true",
-            "spark.sql.statistics.histogram.enabled": "true",
-        },
-    )
+    spark = spark_session(master, hive_catalog_settings(CATALOG, "statlas-plans", driver_memory))
     configure(spark, "default")
     return spark
 
