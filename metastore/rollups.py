@@ -208,17 +208,19 @@ def _children(conn: Connection, table_id: int, level: int, low: int, high: int) 
     if level == 0:
         return _partitions(conn, table_id, low, high)
     span = FANOUT**level
-    b, c = RollupBlock.__table__.c, RollupColumn.__table__.c
-    in_range = [b.table_id == table_id, b.level == level, b.block >= low // span]
-    in_range.append(b.block < -(-high // span))
+    b = RollupBlock.__table__.c
+    first, end = low // span, -(-high // span)  # the blocks of `level` over [low, high)
+
+    def in_range(model: type[RollupBlock] | type[RollupColumn]) -> ColumnElement[bool]:
+        return and_(
+            model.table_id == table_id,
+            model.level == level,
+            model.block >= first,
+            model.block < end,
+        )
+
     columns: dict[int, dict[str, ColumnPiece]] = {}
-    column_range = and_(
-        c.table_id == table_id,
-        c.level == level,
-        c.block >= low // span,
-        c.block < -(-high // span),
-    )
-    for row in conn.execute(select(RollupColumn).where(column_range)):
+    for row in conn.execute(select(RollupColumn).where(in_range(RollupColumn))):
         columns.setdefault(int(row.block), {})[row.column_name] = piece_of_block(row)
     return [
         _Child(
@@ -228,7 +230,7 @@ def _children(conn: Connection, table_id: int, level: int, low: int, high: int) 
             None if row.sample is None else sample_table(bytes(row.sample)),
             columns.get(int(row.block), {}),
         )
-        for row in conn.execute(select(RollupBlock).where(*in_range).order_by(b.block))
+        for row in conn.execute(select(RollupBlock).where(in_range(RollupBlock)).order_by(b.block))
     ]
 
 
