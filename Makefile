@@ -1,4 +1,5 @@
-# statlas: `make demo` runs the main job on the embedded defaults, `make test` the whole suite.
+# statlas: `make demo` runs the main job on the embedded defaults, `make test` the whole suite,
+# `make check` lint and the tests that need neither Spark nor PostgreSQL.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -64,6 +65,13 @@ lint: $(STAMP) ## ruff and mypy
 .PHONY: test
 test: $(STAMP) $(JAR) tools lint ## lint, then the whole suite on SQLite and PostgreSQL
 	$(BIN)/pytest -n 2 --dist loadgroup
+
+# the tests that need neither Spark (so no JVM and no jar) nor PostgreSQL, without the slow ones
+CHECK_MARKERS := not spark and not postgres and not slow
+
+.PHONY: check
+check: $(STAMP) lint ## lint, then the fast tests: no Spark, no PostgreSQL (under a minute)
+	$(BIN)/pytest -n 2 -m "$(CHECK_MARKERS)"
 
 .PHONY: bench
 bench: $(STAMP) ## the partition-lookup benchmark (1,000,000 partitions; several minutes)

@@ -81,6 +81,15 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
             yield url
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test taking the pg_url fixture needs PostgreSQL, so it carries the postgres marker
+    (before `-m` selects): `make check`'s `-m "not postgres"` leaves it out."""
+    for item in items:
+        if "pg_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.postgres)
+
+
 @pytest.fixture
 def pg_url() -> Iterator[str]:
     with postgres_schema() as url:
