@@ -71,7 +71,7 @@ CHECK_MARKERS := not spark and not postgres and not slow
 
 .PHONY: check
 check: $(STAMP) lint ## lint, then the fast tests: no Spark, no PostgreSQL (under a minute)
-	$(BIN)/pytest -n 2 -m "$(CHECK_MARKERS)"
+	$(BIN)/pytest -n 2 --dist loadgroup -m "$(CHECK_MARKERS)"
 
 .PHONY: bench
 bench: $(STAMP) ## the partition-lookup benchmark (1,000,000 partitions; several minutes)
