@@ -1,0 +1,51 @@
+"""Every TPC-H and star query's chosen plan over the planner benchmark's synthetic statistics
+(benchmarks/planner_cpu.py) is the one recorded in tests/fixtures/plan_fingerprints.json:
+explain's JSON (join order, algorithms, shuffles, every node's rows and costs) and the Spark
+SQL emitted. A change to the planner that only makes it faster must leave them all as they
+are; a change meant to alter plans re-records them and says so:
+
+    .venv/bin/python -m tests.test_plan_stability --update
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.planner_cpu import QUERIES, plan_fingerprint
+
+FIXTURE = Path(__file__).parent / "fixtures" / "plan_fingerprints.json"
+
+
+def recorded() -> dict[str, str]:
+    return json.loads(FIXTURE.read_text())  # type: ignore[no-any-return]
+
+
+def test_every_query_is_recorded() -> None:
+    assert sorted(recorded()) == sorted(QUERIES)
+
+
+@pytest.mark.parametrize("name", list(QUERIES))
+def test_chosen_plan_is_unchanged(name: str) -> None:
+    expected, actual = recorded()[name], plan_fingerprint(name)
+    if actual != expected:
+        diff = difflib.unified_diff(
+            expected.splitlines(), actual.splitlines(), "recorded", "planned", lineterm=""
+        )
+        pytest.fail(f"{name}'s plan changed:\n" + "\n".join(list(diff)[:80]))
+
+
+def main() -> None:
+    if sys.argv[1:] != ["--update"]:
+        sys.exit("usage: python -m tests.test_plan_stability --update")
+    fingerprints = {name: plan_fingerprint(name) for name in QUERIES}
+    FIXTURE.write_text(json.dumps(fingerprints, indent=1, sort_keys=True) + "\n")
+    print(f"recorded {len(fingerprints)} plans in {FIXTURE}")
+
+
+if __name__ == "__main__":
+    main()
