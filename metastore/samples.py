@@ -17,14 +17,16 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import threading
 import zlib
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyarrow import ipc
 from sqlalchemy import Connection, Engine
 
@@ -183,36 +185,191 @@ def _as_numpy(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
 
 
+class SampleColumns(Mapping[str, np.ndarray]):
+    """A pooled sample's columns, kept as Arrow arrays (numbers as doubles with NaN for NULL,
+    strings as UTF-8) and each turned into a numpy array (float64, or objects with None for
+    NULL) only when it is first read, then kept: an estimate reads the few columns its
+    predicates and join keys name, and a cached sample holds the rest compactly. A
+    partition key is kept as its values per selected partition and each sampled row's
+    position among them. Growth is reported (`watch`), so that a cache holding the sample
+    counts what its readers added to it."""
+
+    def __init__(
+        self,
+        arrays: Mapping[str, pa.Array],
+        keys: Mapping[str, np.ndarray] | None = None,
+        positions: np.ndarray | None = None,
+    ) -> None:
+        self._arrays = dict(arrays)
+        self._keys = dict(keys or {})  # key name -> its value per selected partition
+        self._positions = positions  # per sampled row, its partition among the selected
+        self._names = list(self._arrays) + [k for k in self._keys if k not in self._arrays]
+        self._ready: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+        self._watchers: list[Callable[[int], None]] = []
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        found = self._ready.get(name)
+        if found is not None:
+            return found
+        if name in self._arrays:
+            values = _as_numpy(self._arrays[name])
+        elif name in self._keys and self._positions is not None:
+            values = self._keys[name][self._positions]
+        else:
+            raise KeyError(name)
+        return self._keep(name, values, self.materialised_bytes(name))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._arrays or name in self._keys
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def stored(self, name: str) -> pa.Array | None:
+        """A column as the Arrow array it is kept in (None: a partition key, kept apart)."""
+        return self._arrays.get(name)
+
+    def materialised(self) -> list[str]:
+        """The columns read as numpy arrays so far."""
+        return list(self._ready)
+
+    def materialised_bytes(self, name: str) -> int:
+        """An upper bound of what turning column `name` into a numpy array adds: nothing
+        but a header for doubles read in place from Arrow's buffer; per string a pointer,
+        Python's string header and its characters (1 byte each when every string is ASCII,
+        else up to 4 bytes per UTF-8 byte); a partition key's copy per sampled row."""
+        stored = self._arrays.get(name)
+        if stored is None:
+            rows = 0 if self._positions is None else int(self._positions.shape[0])
+            kept = self._keys.get(name)
+            per_row = 8 if kept is None or kept.dtype != object else 8 + STR_HEADER_BYTES
+            return HEADER_BYTES + rows * per_row + _text_bytes(kept)
+        if pa.types.is_floating(stored.type):
+            return HEADER_BYTES  # float64 without a validity bitmap: a view of its buffer
+        text = int(stored.nbytes) - 4 * (len(stored) + 1)  # the offsets are not copied
+        ascii_only = bool(pc.all(pc.string_is_ascii(stored)).as_py() is not False)
+        header = STR_HEADER_BYTES if ascii_only else WIDE_STR_HEADER_BYTES
+        return HEADER_BYTES + len(stored) * (8 + header) + max(0, text) * (1 if ascii_only else 4)
+
+    def _keep(self, name: str, values: np.ndarray, grown: int) -> np.ndarray:
+        with self._lock:
+            found = self._ready.get(name)
+            if found is not None:
+                return found
+            self._ready[name] = values
+            watchers = list(self._watchers)
+        for report in watchers:
+            report(grown)
+        return values
+
+    def watch(self, report: Callable[[int], None]) -> None:
+        """Call `report(bytes)` whenever a column is materialised from now on."""
+        with self._lock:
+            self._watchers.append(report)
+
+    def cache_bytes(self) -> int:
+        """Bytes held: the Arrow arrays, the partition keys and what was materialised."""
+        from metastore.stats_cache import approximate_size
+
+        stored = sum(int(a.nbytes) + HEADER_BYTES for a in self._arrays.values())
+        keys = sum(approximate_size(v) for v in self._keys.values())
+        positions = 0 if self._positions is None else int(self._positions.nbytes)
+        return stored + keys + positions + sum(self.materialised_bytes(n) for n in self._ready)
+
+
+def _text_bytes(values: np.ndarray | None) -> int:
+    """Characters of an object array's strings, upper-bounded by 4 bytes each."""
+    if values is None or values.dtype != object:
+        return 0
+    return sum(4 * len(v) for v in values.tolist() if isinstance(v, str))
+
+
+HEADER_BYTES = 256  # an array's own object and its place in the sample
+# a string's own object: sys.getsizeof("") is 49 bytes for ASCII, up to 76 for wider
+# characters, and the allocator rounds each up to 16 bytes
+STR_HEADER_BYTES, WIDE_STR_HEADER_BYTES = 64, 96
+
+
 @dataclass(frozen=True)
 class Sample:
     """Pooled sample of a set of partitions: per column the values, per sampled row the
-    number of rows of its partition it stands for (partition rows / partition sample)."""
+    number of rows of its partition it stands for (partition rows / partition sample).
+    `columns` is a mapping of numpy arrays (a pooled sample's SampleColumns materialises
+    each on first read)."""
 
-    columns: dict[str, np.ndarray]
+    columns: Mapping[str, np.ndarray]
     weights: np.ndarray
     partitions: int  # partitions whose rows the sample covers
     # what estimates derive from the sample, kept with it: a cached sample is read by many
     _derived: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+    _watchers: list[Callable[[int], None]] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def size(self) -> int:
         return int(self.weights.shape[0])
 
     def derived(self, key: Hashable, compute: Callable[[], T]) -> T:
-        """`compute()` once per sample (the columns are never changed)."""
-        if key not in self._derived:
-            self._derived[key] = compute()
-        return self._derived[key]  # type: ignore[no-any-return]
+        """`compute()` once per sample (the columns are never changed); what it keeps is
+        reported to the watchers as growth."""
+        if key in self._derived:
+            return self._derived[key]  # type: ignore[no-any-return]
+        value = compute()
+        from metastore.stats_cache import approximate_size
+
+        with self._lock:
+            if key in self._derived:
+                return self._derived[key]  # type: ignore[no-any-return]
+            self._derived[key] = value
+            watchers = list(self._watchers)
+        grown = approximate_size(value) + approximate_size(key)
+        for report in watchers:
+            report(grown)
+        return value
+
+    def watch(self, report: Callable[[int], None]) -> None:
+        """Call `report(bytes)` whenever the sample grows from now on (a column read as a
+        numpy array, something derived): how a cache keeps counting what it holds."""
+        with self._lock:
+            self._watchers.append(report)
+        if isinstance(self.columns, SampleColumns):
+            self.columns.watch(report)
+
+    def cache_bytes(self) -> int:
+        """Bytes held: columns, weights and what was derived so far."""
+        from metastore.stats_cache import approximate_size
+
+        columns = (
+            self.columns.cache_bytes()
+            if isinstance(self.columns, SampleColumns)
+            else approximate_size(dict(self.columns))
+        )
+        derived = sum(approximate_size(k) + approximate_size(v) for k, v in self._derived.items())
+        return 64 + columns + approximate_size(self.weights) + derived
 
     def nulls(self, name: str) -> np.ndarray:
         """Which sampled rows hold NULL in column `name`."""
+        stored = self.columns.stored(name) if isinstance(self.columns, SampleColumns) else None
+        if stored is not None and not pa.types.is_floating(stored.type):
+            return self.derived(
+                ("nulls", name),
+                lambda: np.asarray(stored.is_null().to_numpy(zero_copy_only=False), dtype=bool),
+            )
         values = self.columns[name]
         if values.dtype != object:
             return self.derived(("nulls", name), lambda: np.isnan(values))
         return self.derived(("nulls", name), lambda: np.asarray(values == None, dtype=bool))  # noqa: E711
 
     def arrow(self, name: str) -> pa.Array:
-        """A string column as an Arrow array, for Arrow's vectorised string functions."""
+        """A string column as an Arrow array, for Arrow's vectorised string functions: the
+        array the column is kept in, without a copy, where it is one."""
+        stored = self.columns.stored(name) if isinstance(self.columns, SampleColumns) else None
+        if stored is not None and pa.types.is_string(stored.type):
+            return stored
         return self.derived(("arrow", name), lambda: pa.array(self.columns[name], type=pa.string()))
 
 
@@ -240,24 +397,31 @@ def table_sample(engine: Engine, table: str, query: PartitionQuery | None = None
 def pool(info: TableInfo, tables: list[pa.Table], keys: KeyColumns) -> Sample | None:
     """Samples (Arrow tables with PARTITION_ID and WEIGHT columns) as one: a column some of
     them lack (added later) is left out; each partition key is filled in from `keys` (the
-    selected partitions' ids, sorted, and each key's values in that order)."""
+    selected partitions' ids, sorted, and each key's values in that order). The columns
+    stay in Arrow (one contiguous array each) until read (SampleColumns)."""
     if not tables:
         return None
     common = set(tables[0].column_names).intersection(*(t.column_names for t in tables[1:]))
     names = [n for n in tables[0].column_names if n in common]
-    pooled = pa.concat_tables([t.select(names) for t in tables])
+    pooled = pa.concat_tables([t.select(names) for t in tables]).combine_chunks()
     ids = pooled.column(PARTITION_ID).to_numpy()
-    columns = {
-        name: _as_numpy(pooled.column(name)) for name in names if name not in (PARTITION_ID, WEIGHT)
+    arrays = {
+        name: pooled.column(name).chunk(0)
+        if pooled.num_rows
+        else pa.array([], pooled.column(name).type)
+        for name in names
+        if name not in (PARTITION_ID, WEIGHT)
     }
     ids_sorted, key_values = keys
-    at = np.searchsorted(ids_sorted, ids)
+    positions = np.searchsorted(ids_sorted, ids).astype(np.int32)
+    per_partition = {}
     for key, values in zip(info.partition_keys, key_values, strict=True):
         if sample_kind(str(key.type)) == NUMBER:
-            numbers = np.array([math.nan if v is None else as_number(v) for v in values])
-            columns[key.name] = numbers[at] if numbers.size else numbers
+            per_partition[key.name] = np.array(
+                [math.nan if v is None else as_number(v) for v in values], dtype=np.float64
+            )
         else:
-            strings = np.array(values, dtype=object)
-            columns[key.name] = strings[at] if strings.size else strings
-    weights = np.asarray(pooled.column(WEIGHT).to_numpy(), dtype=np.float64)
+            per_partition[key.name] = np.array(values, dtype=object)
+    weights = np.array(pooled.column(WEIGHT).to_numpy(), dtype=np.float64)
+    columns = SampleColumns(arrays, per_partition, positions)
     return Sample(columns, weights, int(np.unique(ids).size))

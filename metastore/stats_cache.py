@@ -8,7 +8,8 @@ in one indexed query (`table_stamps`) and takes an entry only under the same sta
 collection or registration committed by any process (another CLI, the daemon's scheduler)
 is seen by the next request; entries of an older stamp are dropped then. The cache holds at
 most `STATLAS_CACHE_MB` (default 256) megabytes by the sizes its entries report
-(`approximate_size`), least recently used first out.
+(`approximate_size`), least recently used first out. An entry that grows while it is read (a
+sample materialising a column, `Sample.watch`) reports it, and the cache counts it then.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 import numpy as np
@@ -33,9 +35,8 @@ T = TypeVar("T")
 
 CACHE_MB_VARIABLE = "STATLAS_CACHE_MB"
 DEFAULT_CACHE_MB = 256
-# a boxed value of an object array (a short string: ~72 bytes), and the Arrow copy that
-# estimates derive of a sample's string column and keep with it (~40 bytes a value)
-OBJECT_BYTES = 112
+# a value of an object array: its pointer and a short boxed string (~64 bytes)
+OBJECT_BYTES = 72
 SKETCH_BYTES = 48 * 1024  # a merged sketch whose size the library does not tell
 
 
@@ -125,10 +126,31 @@ class StatisticsCache:
                     self._bytes -= previous[2]
                 self._entries[full_key] = (stamp, value, size)
                 self._bytes += size
-                while self._bytes > self.max_bytes and self._entries:
-                    _, (_, _, dropped) = self._entries.popitem(last=False)
-                    self._bytes -= dropped
+                self._shrink()
+                stored = full_key in self._entries
+            else:
+                stored = False
+        watch = getattr(value, "watch", None)
+        if stored and callable(watch):
+            watch(partial(self._grown, full_key, value))
         return value
+
+    def _grown(self, full_key: Hashable, value: Any, grown: int) -> None:
+        """An entry's value holds `grown` bytes more than it did (counted while it is the
+        entry's value; an entry dropped or replaced meanwhile is not counted again)."""
+        with self._lock:
+            entry = self._entries.get(full_key)
+            if entry is None or entry[1] is not value:
+                return
+            self._entries[full_key] = (entry[0], value, entry[2] + grown)
+            self._bytes += grown
+            self._shrink()
+
+    def _shrink(self) -> None:
+        """Drop the least recently used entries until the bound holds (lock held)."""
+        while self._bytes > self.max_bytes and self._entries:
+            _, (_, _, dropped) = self._entries.popitem(last=False)
+            self._bytes -= dropped
 
     def _forget_older(self, table: str, stamp: TableStamp) -> None:
         """A newer stamp of `table` drops its entries of older ones (lock held); a reader
@@ -168,9 +190,13 @@ def cache_for(engine: Engine) -> StatisticsCache:
 def approximate_size(value: Any, _depth: int = 0) -> int:
     """Bytes a cached value holds, near enough to bound the cache: arrays by their buffers
     (object arrays by their boxes), sketches by their serialised size, containers and
-    dataclasses by their parts."""
+    dataclasses by their parts, a value that measures itself (`cache_bytes()`, a sample)
+    by its own measure."""
     if _depth > 6 or value is None or isinstance(value, bool | int | float):
         return 16
+    measure = getattr(value, "cache_bytes", None)
+    if callable(measure) and not isinstance(value, type):
+        return int(measure())
     if isinstance(value, np.ndarray):
         boxes = value.size * OBJECT_BYTES if value.dtype == object else 0
         return int(value.nbytes) + boxes + 112

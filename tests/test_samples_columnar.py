@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import tracemalloc
 import zlib
 from decimal import Decimal
 from typing import Any
@@ -17,7 +18,15 @@ from hypothesis import strategies as st
 
 from metastore.catalog import PartitionKey, TableInfo
 from metastore.rollups import partition_sample
-from metastore.samples import NUMBER, as_number, decode_sample, encode_sample, pool, sample_kind
+from metastore.samples import (
+    NUMBER,
+    SampleColumns,
+    as_number,
+    decode_sample,
+    encode_sample,
+    pool,
+    sample_kind,
+)
 from metastore.types import parse_key_type
 
 COLUMNS = [("id", "bigint"), ("price", "decimal(10,2)"), ("day", "date"), ("name", "string")]
@@ -101,3 +110,75 @@ def test_pool_fills_keys_and_weights(form: str) -> None:
     ]
     assert pooled.columns["name"].tolist() == ["a", None, "b"]
     assert np.isnan(pooled.columns["price"][1]) and pooled.columns["price"][2] == 2.0
+
+
+def pooled_sample(rows: int = 2000) -> Any:
+    """A pooled sample of two partitions of `rows` rows each, keyed by a date and a region."""
+    info = TableInfo(
+        id=1,
+        name="t",
+        location="/x",
+        format="parquet",
+        columns=(),
+        partition_keys=(
+            PartitionKey("dt", parse_key_type("date")),
+            PartitionKey("region", parse_key_type("string")),
+        ),
+        bucketing=None,
+        properties={},
+        version=1,
+    )
+    tables = [
+        partition_sample(
+            pid,
+            rows * 3,
+            rows,
+            encode_sample(
+                COLUMNS,
+                [
+                    (i, Decimal(i) / 4, dt.date(2024, 1, 1 + i % 28), f"name-{pid}-{i % 97}")
+                    for i in range(rows)
+                ],
+            ),
+        )
+        for pid in (7, 9)
+    ]
+    keys = (np.array([7, 9]), [[dt.date(2024, 3, 1), dt.date(2024, 3, 2)], ["emea", "apac"]])
+    return pool(info, [t for t in tables if t is not None], keys)
+
+
+def test_pooled_columns_stay_in_arrow_until_read() -> None:
+    sample = pooled_sample()
+    columns = sample.columns
+    assert isinstance(columns, SampleColumns)
+    assert sorted(columns) == ["day", "dt", "id", "name", "price", "region"]
+    assert "name" in columns and "nope" not in columns and columns.materialised() == []
+    assert columns.get("nope") is None and columns.materialised() == []
+    names = columns["name"]
+    assert columns.materialised() == ["name"]  # only the column read
+    assert names.dtype == object and names[0] == "name-7-0" and names[-1] == "name-9-59"
+    assert columns["name"] is names  # kept
+    assert sample.arrow("name") is columns.stored("name")  # Arrow's own array: no copy
+    assert sample.nulls("price").sum() == 0 and sorted(columns.materialised()) == ["name", "price"]
+    assert columns["region"].tolist() == ["emea"] * 2000 + ["apac"] * 2000
+    assert columns["dt"][0] == as_number(dt.date(2024, 3, 1))
+    assert sorted(columns.materialised()) == ["dt", "name", "price", "region"]
+
+
+def test_a_materialised_column_costs_at_most_what_is_counted() -> None:
+    sample = pooled_sample()
+    columns = sample.columns
+    for name in ("name", "region", "id"):
+        counted = columns.materialised_bytes(name)
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            values = columns[name]
+            grown = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        assert values.shape == (4000,)
+        assert grown <= counted, name
+    # strings by their boxes; doubles are a view of Arrow's buffer (a header)
+    assert columns.materialised_bytes("name") > 4000 * 72
+    assert columns.materialised_bytes("id") <= 256

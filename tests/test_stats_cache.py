@@ -74,6 +74,38 @@ def test_sizes_count_buffers_and_boxes() -> None:
     assert approximate_size({"a": [np.zeros(100), np.zeros(100)]}) >= 1600
 
 
+def test_a_cached_sample_growing_is_counted() -> None:
+    from tests.test_samples_columnar import pooled_sample
+
+    stamp = TableStamp(1, 1, 1)
+    sample = pooled_sample()
+    cache = StatisticsCache(10_000_000)
+    assert cache.get_or_compute("t", stamp, "sample", lambda: sample) is sample
+    stored = cache.size
+    assert stored == approximate_size(sample) and stored < 200_000  # Arrow: compact
+    names = sample.columns["name"]
+    grown = sample.columns.materialised_bytes("name")
+    assert cache.size == stored + grown and approximate_size(sample) == cache.size
+    assert sample.columns["name"] is names and cache.size == stored + grown  # once
+    nulls = sample.nulls("id")
+    assert cache.size > stored + grown + nulls.nbytes  # derived arrays are counted too
+    assert approximate_size(sample) <= cache.size
+
+    # growing past the bound drops the least recently used entries
+    other = pooled_sample()
+    small = StatisticsCache(stored + grown + approximate_size(np.zeros(1000)) - 1)
+    small.get_or_compute("t", stamp, "other", lambda: np.zeros(1000))
+    small.get_or_compute("t", stamp, "sample", lambda: other)
+    assert len(small) == 2
+    other.columns["name"]
+    assert len(small) == 1 and small.size == stored + grown <= small.max_bytes
+    assert small.get_or_compute("t", stamp, "other", lambda: "recomputed") == "recomputed"
+    # a sample no longer cached grows uncounted
+    evicted = StatisticsCache(1)
+    evicted.get_or_compute("t", stamp, "sample", lambda: pooled_sample())
+    assert evicted.size == 0
+
+
 def test_cache_size_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STATLAS_CACHE_MB", "1.5")
     assert cache_bytes_from_environment() == 1572864
