@@ -135,6 +135,12 @@ def _cached_store(table_id: int, keys: tuple[PartitionKey, ...]) -> PartitionSto
     return store
 
 
+def forget_cached_table(table_id: int) -> None:
+    """Forget the described partitions tables of a table dropped or changed in place."""
+    for key in [k for k in _STORES if k[0] == table_id]:
+        del _STORES[key]
+
+
 def normalise_table_name(name: str) -> str:
     lowered = name.strip().lower()
     if not _TABLE_NAME.fullmatch(lowered):
@@ -330,9 +336,11 @@ def _register(
 def forget_statistics(conn: Connection, table_id: int, partition_ids: list[int]) -> None:
     """Drop the statistics of these partitions (vanished, or about to be replaced), and the
     pre-merged blocks over them (metastore.rollups: rebuilt by the next collection)."""
+    from metastore.hive_catalog import forget_partitions
     from metastore.rollups import forget_blocks
 
     forget_blocks(conn, table_id, partition_ids)
+    forget_partitions(conn, table_id, partition_ids)
     for model in (PartitionStats, ColumnStats):
         for start in range(0, len(partition_ids), 10_000):
             chunk = partition_ids[start : start + 10_000]

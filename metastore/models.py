@@ -28,7 +28,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # The Alembic revision these models describe (tests check it is the head of migrations/).
-SCHEMA_REVISION = "0007"
+SCHEMA_REVISION = "0008"
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -82,6 +82,7 @@ class CatalogColumn(Base):
     name: Mapped[str] = mapped_column(String(256))
     type: Mapped[str] = mapped_column(Text)
     nullable: Mapped[bool] = mapped_column(default=True)
+    comment: Mapped[str | None] = mapped_column(Text)
 
 
 class CollectionRun(Base):
@@ -188,6 +189,74 @@ class RollupColumn(Base):
     theta: Mapped[bytes | None] = mapped_column(LargeBinary)
     top_k: Mapped[bytes | None] = mapped_column(LargeBinary)
     top_k_items: Mapped[str | None] = mapped_column(String(8))
+
+
+class HiveDatabase(Base):
+    """A database as Hive clients see it (`default` always exists): tables named `db.t`
+    belong to database `db`, tables without a dot to `default`."""
+
+    __tablename__ = "hms_databases"
+
+    name: Mapped[str] = mapped_column(String(128), primary_key=True)
+    description: Mapped[str | None] = mapped_column(Text)
+    location: Mapped[str | None] = mapped_column(Text)
+    owner_name: Mapped[str | None] = mapped_column(String(256))
+    owner_type: Mapped[str | None] = mapped_column(String(16))
+    parameters: Mapped[dict[str, str]] = mapped_column(JsonType, default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class HiveTable(Base):
+    """What a Hive client keeps of a table beyond statlas's catalog: type, owner, storage
+    descriptor (formats, serde, bucketing as given), parameters and view text. A table
+    registered by statlas has none until a client alters it (defaults are served)."""
+
+    __tablename__ = "hms_tables"
+
+    table_id: Mapped[int] = mapped_column(
+        ForeignKey("catalog_tables.id", ondelete="CASCADE"), primary_key=True
+    )
+    table_type: Mapped[str] = mapped_column(String(32))
+    owner: Mapped[str | None] = mapped_column(String(256))
+    storage: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    parameters: Mapped[dict[str, str]] = mapped_column(JsonType, default=dict)
+    view_original_text: Mapped[str | None] = mapped_column(Text)
+    view_expanded_text: Mapped[str | None] = mapped_column(Text)
+    create_time: Mapped[int] = mapped_column(Integer)
+    # when an engine last wrote statistics parameters (Spark's ANALYZE), to serve the fresher
+    statistics_written_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class HivePartition(Base):
+    """A partition's parameters, and its storage descriptor where it differs from its
+    table's (the typed values and location live in the table's partitions table)."""
+
+    __tablename__ = "hms_partitions"
+
+    table_id: Mapped[int] = mapped_column(
+        ForeignKey("catalog_tables.id", ondelete="CASCADE"), primary_key=True
+    )
+    partition_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    storage: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
+    parameters: Mapped[dict[str, str]] = mapped_column(JsonType, default=dict)
+    create_time: Mapped[int] = mapped_column(Integer)
+    statistics_written_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class HiveColumnStatistics(Base):
+    """Column statistics an engine wrote through the Hive Metastore API, kept as given
+    (partition_id 0: the table's own)."""
+
+    __tablename__ = "hms_column_statistics"
+
+    table_id: Mapped[int] = mapped_column(
+        ForeignKey("catalog_tables.id", ondelete="CASCADE"), primary_key=True
+    )
+    partition_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    column_name: Mapped[str] = mapped_column(String(256), primary_key=True)
+    engine: Mapped[str | None] = mapped_column(String(32))
+    statistics: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    written_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class SchedulerJob(Base):

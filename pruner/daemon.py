@@ -1,6 +1,7 @@
 """`statlas daemon`: the HTTP API in every daemon, the scheduled jobs in exactly one.
 
-The main thread serves the API with uvicorn (with /schedules and /scheduler added); a
+The main thread serves the API with uvicorn (with /schedules and /scheduler added), a
+thread serves the Hive Metastore Thrift API (pruner.hms) on --thrift-port; a
 leader elector thread competes for the metastore's leader lock and, while it holds it,
 runs the APScheduler that fires the schedules. SIGTERM (or SIGINT): uvicorn stops taking
 requests and finishes those under way, then the running jobs get `grace` seconds to finish
@@ -48,6 +49,8 @@ class DaemonOptions:
     spark_conf: Mapping[str, str] = field(default_factory=dict)
     grace: float = DEFAULT_GRACE
     token: str | None = None
+    thrift_port: int = 9083  # the Hive Metastore API (pruner.hms); 0: off
+    warehouse: str = "warehouse"
 
 
 def run_daemon(db_url: str, options: DaemonOptions) -> int:
@@ -99,6 +102,13 @@ def run_daemon(db_url: str, options: DaemonOptions) -> int:
     # uvicorn takes SIGTERM and SIGINT over while it serves and, once it has stopped, hands
     # the signal it got back to these handlers (instead of dying of it)
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    thrift = None
+    if options.thrift_port:
+        from pruner.hms.server import ThriftService
+
+        thrift = ThriftService(
+            runtime.metastore.ready(), options.host, options.thrift_port, options.warehouse
+        ).start()
     install_runtime(runtime)
     log.info("statlas daemon %s on http://%s:%d", node, options.host, options.port)
     elector.start()
@@ -110,6 +120,8 @@ def run_daemon(db_url: str, options: DaemonOptions) -> int:
         ) from None
     finally:
         log.info("stopping: running jobs get %.0f s to finish", options.grace)
+        if thrift is not None:
+            thrift.stop()
         elector.stop(options.grace, timeout=options.grace + CANCEL_WAIT_SECONDS + 15)
         schedules.close()
         runtime.close()

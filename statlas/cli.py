@@ -291,6 +291,20 @@ def add_daemon_commands(commands: Any, common: argparse.ArgumentParser) -> None:
     daemon.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     daemon.add_argument("--port", type=int, default=8080, help="port to listen on (8080)")
     daemon.add_argument(
+        "--thrift-port",
+        type=int,
+        default=9083,
+        metavar="PORT",
+        help="port of the Hive Metastore Thrift API, for Spark, Hive and Trino (9083; 0: off)",
+    )
+    daemon.add_argument(
+        "--warehouse",
+        default="warehouse",
+        metavar="DIR",
+        help="where managed tables created through the Hive Metastore API live; dropping "
+        "one deletes its data only inside this directory (./warehouse)",
+    )
+    daemon.add_argument(
         "--grace",
         type=float,
         default=20.0,
@@ -735,6 +749,8 @@ def cmd_daemon(args: argparse.Namespace, settings: Settings) -> int:
         spark_conf=spark_conf(args),
         grace=args.grace,
         token=os.environ.get("STATLAS_API_TOKEN") or None,
+        thrift_port=args.thrift_port,
+        warehouse=args.warehouse,
     )
     return run_daemon(settings.db_url, options)
 

@@ -1,0 +1,808 @@
+"""The Hive Metastore Thrift API over statlas's metastore: the calls Spark's built-in Hive
+client and Trino make (docs/hive-metastore.md lists them), each one transaction.
+
+Partition lookups go through the typed partition index: `get_partitions_by_filter`
+compiles Hive's filter strings (pruner.hms.filters) into the same index query as
+`statlas partitions --where`; a filter it cannot compile answers a superset (clients
+re-apply their filter) and is logged. Statistics statlas collected are served in the
+parameters Spark's optimizer and Hive's and Trino's read (pruner.hms.served_statistics).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import shutil
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
+
+from hive_metastore import ThriftHiveMetastore as thrift_api
+from hive_metastore import ttypes as hms
+from sqlalchemy import Connection, Engine
+
+from metastore import hive_catalog as hc
+from metastore.engine import run_read, run_write
+from metastore.errors import InvalidValue, StatlasError, UnknownTable
+from metastore.hive_catalog import StoredPartition, StoredTable
+from pruner.hms import objects
+from pruner.hms.filters import compile_filter
+from pruner.hms.served_statistics import ServedStatistics
+
+log = logging.getLogger("statlas.hms")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# which Thrift exception each kind of statlas error becomes, where the method declares it
+_EXCEPTION_FOR: list[tuple[type[Exception], type[Exception]]] = [
+    (hc.NoSuchObject, hms.NoSuchObjectException),
+    (UnknownTable, hms.NoSuchObjectException),
+    (hc.AlreadyExists, hms.AlreadyExistsException),
+    (hc.InvalidObject, hms.InvalidObjectException),
+    (InvalidValue, hms.InvalidObjectException),
+    (hc.InvalidOperation, hms.InvalidOperationException),
+]
+
+
+def _declared(method: str) -> list[type[Exception]]:
+    """The exception types a method's reply may carry (from the generated result struct)."""
+    result = getattr(thrift_api, f"{method}_result", None)
+    spec = getattr(result, "thrift_spec", None) or ()
+    return [entry[3][0] for entry in spec if entry is not None and entry[2].startswith("o")]
+
+
+def thrift_errors(method: F) -> F:
+    """statlas's errors as the Thrift exceptions the method declares (one-line messages);
+    MetaException where the specific kind is not declared."""
+    name = method.__name__
+    declared = _declared(name)
+
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except StatlasError as error:
+            raise _translate(error, declared) from None
+
+    return cast(F, call)
+
+
+def _translate(error: StatlasError, declared: list[type[Exception]]) -> Exception:
+    message = str(error)
+    chosen: Any = hms.MetaException
+    for kind, exception in _EXCEPTION_FOR:
+        if isinstance(error, kind) and exception in declared:
+            chosen = exception
+            break
+    else:
+        if hms.MetaException not in declared and declared:
+            chosen = declared[0]
+    result: Exception = chosen(message=message)
+    return result
+
+
+def _matcher(pattern: str | None) -> Callable[[str], bool]:
+    """Hive's name patterns: `*` any characters, `|` alternatives (Trino sends `.*`)."""
+    if not pattern or pattern in ("*", ".*"):
+        return lambda _name: True
+    alternatives = []
+    for part in pattern.lower().split("|"):
+        regex = part if ".*" in part else re.escape(part).replace(r"\*", ".*")
+        alternatives.append(regex)
+    try:
+        compiled = re.compile("(?:" + "|".join(alternatives) + ")")
+    except re.error:
+        return lambda name: name == pattern.lower()
+    return lambda name: compiled.fullmatch(name) is not None
+
+
+def _limit(max_parts: int | None) -> int | None:
+    return None if max_parts is None or max_parts < 0 else int(max_parts)
+
+
+class HiveMetastoreHandler:
+    """The ThriftHiveMetastore interface. Methods not defined here answer UNKNOWN_METHOD
+    (pruner.hms.server), so clients fall back to the older calls they know."""
+
+    def __init__(self, engine: Engine, warehouse: str) -> None:
+        self.engine = engine
+        self.warehouse = os.path.abspath(warehouse)
+        self.statistics = ServedStatistics(engine)
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _read(self, work: Callable[[Connection], Any]) -> Any:
+        return run_read(self.engine, work)
+
+    def _write(self, work: Callable[[Connection], Any]) -> Any:
+        return run_write(self.engine, work)
+
+    def _table(self, conn: Connection, db: str, tbl: str) -> StoredTable:
+        return hc.get_stored_table(conn, db or hc.DEFAULT_DATABASE, tbl or "")
+
+    def _table_object(self, stored: StoredTable) -> hms.Table:
+        return objects.table_object(stored, self.statistics.table_parameters(stored))
+
+    def _partition_objects(
+        self, stored: StoredTable, partitions: Sequence[StoredPartition]
+    ) -> list[hms.Partition]:
+        return [
+            objects.partition_object(stored, p, self.statistics.partition_parameters(p))
+            for p in partitions
+        ]
+
+    def _partitions(
+        self,
+        db: str,
+        tbl: str,
+        where: Callable[[Connection, StoredTable], Any] | None = None,
+        names: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[hms.Partition]:
+        def read(conn: Connection) -> list[hms.Partition]:
+            stored = self._table(conn, db, tbl)
+            predicate = None if where is None else where(conn, stored)
+            found = hc.read_partitions(conn, stored.info, predicate, names, limit)
+            return self._partition_objects(stored, found)
+
+        result: list[hms.Partition] = self._read(read)
+        return result
+
+    def _inside_warehouse(self, path: str | None) -> bool:
+        if not path or not path.startswith("/"):
+            return False
+        real, root = os.path.realpath(path), os.path.realpath(self.warehouse)
+        return real != root and os.path.commonpath([real, root]) == root
+
+    def _delete_data(self, path: str | None) -> None:
+        """Delete a managed table's or partition's directory, only inside the warehouse."""
+        if self._inside_warehouse(path) and path is not None and os.path.isdir(path):
+            shutil.rmtree(path)
+            log.info("deleted %s", path)
+        elif path:
+            log.info("kept %s: outside the warehouse %s", path, self.warehouse)
+
+    # --- session ------------------------------------------------------------------------
+
+    def set_ugi(self, user_name: str, group_names: list[str]) -> list[str]:
+        return [user_name, *(group_names or [])]
+
+    def shutdown(self) -> None:
+        """fb303's one-way shutdown: Hive's client sends it whenever it closes a connection."""
+
+    def getMetaConf(self, key: str) -> str:  # noqa: N802 (Thrift's name)
+        return ""
+
+    def get_config_value(self, name: str, defaultValue: str) -> str:  # noqa: N803
+        return defaultValue
+
+    # --- databases ----------------------------------------------------------------------
+
+    @thrift_errors
+    def get_database(self, name: str) -> hms.Database:
+        database = self._read(lambda conn: hc.get_database(conn, name or ""))
+        return objects.database_object(database, self.warehouse)
+
+    @thrift_errors
+    def get_databases(self, pattern: str) -> list[str]:
+        matches = _matcher(pattern)
+        return [d for d in self._read(hc.list_databases) if matches(d)]
+
+    @thrift_errors
+    def get_all_databases(self) -> list[str]:
+        result: list[str] = self._read(hc.list_databases)
+        return result
+
+    @thrift_errors
+    def create_database(self, database: hms.Database) -> None:
+        self._write(lambda conn: hc.create_database(conn, objects.database_of(database)))
+
+    @thrift_errors
+    def alter_database(self, dbname: str, db: hms.Database) -> None:
+        self._write(lambda conn: hc.alter_database(conn, dbname, objects.database_of(db)))
+
+    @thrift_errors
+    def drop_database(self, name: str, deleteData: bool, cascade: bool) -> None:  # noqa: N803
+        dropped = self._write(lambda conn: hc.drop_database(conn, name, cascade))
+        if deleteData:
+            for stored in dropped:
+                if stored.definition.table_type == hc.MANAGED_TABLE:
+                    self._delete_data(stored.info.location)
+
+    # --- tables -------------------------------------------------------------------------
+
+    @thrift_errors
+    def get_table(self, dbname: str, tbl_name: str) -> hms.Table:
+        stored = self._read(lambda conn: self._table(conn, dbname, tbl_name))
+        return self._table_object(stored)
+
+    @thrift_errors
+    def get_table_req(self, req: hms.GetTableRequest) -> hms.GetTableResult:
+        return hms.GetTableResult(table=self.get_table(req.dbName, req.tblName))
+
+    @thrift_errors
+    def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> list[hms.Table]:
+        def read(conn: Connection) -> list[StoredTable]:
+            found = []
+            for name in tbl_names or []:
+                try:
+                    found.append(self._table(conn, dbname, name))
+                except hc.NoSuchObject:
+                    continue
+            return found
+
+        return [self._table_object(s) for s in self._read(read)]
+
+    @thrift_errors
+    def get_table_objects_by_name_req(self, req: hms.GetTablesRequest) -> hms.GetTablesResult:
+        return hms.GetTablesResult(
+            tables=self.get_table_objects_by_name(req.dbName, list(req.tblNames or []))
+        )
+
+    @thrift_errors
+    def get_tables(self, db_name: str, pattern: str) -> list[str]:
+        matches = _matcher(pattern)
+        names = self._read(lambda conn: _tables_of(conn, db_name))
+        return [t for t in names if matches(t)]
+
+    @thrift_errors
+    def get_all_tables(self, db_name: str) -> list[str]:
+        result: list[str] = self._read(lambda conn: _tables_of(conn, db_name))
+        return result
+
+    @thrift_errors
+    def get_tables_by_type(self, db_name: str, pattern: str, tableType: str) -> list[str]:  # noqa: N803
+        matches = _matcher(pattern)
+        names = self._read(lambda conn: hc.table_names(conn, db_name, tableType or None))
+        return [t for t in names if matches(t)]
+
+    @thrift_errors
+    def get_fields(self, db_name: str, table_name: str) -> list[hms.FieldSchema]:
+        return list(self.get_table(db_name, table_name).sd.cols)
+
+    @thrift_errors
+    def get_schema(self, db_name: str, table_name: str) -> list[hms.FieldSchema]:
+        table = self.get_table(db_name, table_name)
+        return [*table.sd.cols, *table.partitionKeys]
+
+    @thrift_errors
+    def create_table(self, tbl: hms.Table) -> None:
+        definition = objects.table_of(tbl)
+        if definition.location is None and definition.table_type != hc.VIRTUAL_VIEW:
+            definition = self._default_location(definition)
+        self._write(lambda conn: hc.create_table(conn, definition))
+        log.info("created table %s.%s", definition.database, definition.name)
+
+    def _default_location(self, definition: hc.TableDefinition) -> hc.TableDefinition:
+        def read(conn: Connection) -> str:
+            database = hc.get_database(conn, definition.database)
+            return objects.database_object(database, self.warehouse).locationUri or ""
+
+        base = hc.local_location(self._read(read)) or self.warehouse
+        location = f"{base.rstrip('/')}/{definition.name}"
+        return hc.TableDefinition(
+            **{**definition.__dict__, "location": location}  # frozen dataclass copy
+        )
+
+    @thrift_errors
+    def create_table_with_environment_context(
+        self, tbl: hms.Table, environment_context: hms.EnvironmentContext
+    ) -> None:
+        self.create_table(tbl)
+
+    @thrift_errors
+    def alter_table(self, dbname: str, tbl_name: str, new_tbl: hms.Table) -> None:
+        definition = objects.table_of(new_tbl, dbname)
+
+        def write(conn: Connection) -> None:
+            stored = self._table(conn, dbname, tbl_name)
+            served = self.statistics.table_parameters(stored)
+            written = hc.statistics_changed(served, definition.parameters)
+            hc.alter_table(conn, dbname, tbl_name, definition, written)
+
+        self._write(write)
+
+    @thrift_errors
+    def alter_table_with_environment_context(
+        self,
+        dbname: str,
+        tbl_name: str,
+        new_tbl: hms.Table,
+        environment_context: hms.EnvironmentContext,
+    ) -> None:
+        self.alter_table(dbname, tbl_name, new_tbl)
+
+    @thrift_errors
+    def alter_table_with_cascade(
+        self, dbname: str, tbl_name: str, new_tbl: hms.Table, cascade: bool
+    ) -> None:
+        self.alter_table(dbname, tbl_name, new_tbl)
+
+    @thrift_errors
+    def drop_table(self, dbname: str, name: str, deleteData: bool) -> None:  # noqa: N803
+        stored = self._write(lambda conn: hc.drop_table(conn, dbname, name))
+        log.info("dropped table %s.%s", dbname, name)
+        if deleteData and stored.definition.table_type == hc.MANAGED_TABLE:
+            self._delete_data(stored.info.location)
+
+    @thrift_errors
+    def drop_table_with_environment_context(
+        self,
+        dbname: str,
+        name: str,
+        deleteData: bool,  # noqa: N803
+        environment_context: hms.EnvironmentContext,
+    ) -> None:
+        self.drop_table(dbname, name, deleteData)
+
+    # --- partitions: reading ------------------------------------------------------------
+
+    @thrift_errors
+    def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> list[str]:
+        def read(conn: Connection) -> list[str]:
+            stored = self._table(conn, db_name, tbl_name)
+            return hc.partition_names(conn, stored.info, _limit(max_parts))
+
+        result: list[str] = self._read(read)
+        return result
+
+    @thrift_errors
+    def get_partition_names_ps(
+        self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
+    ) -> list[str]:
+        def read(conn: Connection) -> list[str]:
+            stored = self._table(conn, db_name, tbl_name)
+            where = hc.prefix_predicate(conn, stored.info, part_vals or [])
+            found = hc.read_partitions(conn, stored.info, where, limit=_limit(max_parts))
+            return [p.name for p in found]
+
+        result: list[str] = self._read(read)
+        return result
+
+    @thrift_errors
+    def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> list[hms.Partition]:
+        return self._partitions(db_name, tbl_name, limit=_limit(max_parts))
+
+    @thrift_errors
+    def get_partitions_with_auth(
+        self,
+        db_name: str,
+        tbl_name: str,
+        max_parts: int,
+        user_name: str,
+        group_names: list[str],
+    ) -> list[hms.Partition]:
+        return self.get_partitions(db_name, tbl_name, max_parts)
+
+    @thrift_errors
+    def get_partitions_ps(
+        self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
+    ) -> list[hms.Partition]:
+        return self._partitions(
+            db_name,
+            tbl_name,
+            lambda conn, stored: hc.prefix_predicate(conn, stored.info, part_vals or []),
+            limit=_limit(max_parts),
+        )
+
+    @thrift_errors
+    def get_partitions_ps_with_auth(
+        self,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str],
+        max_parts: int,
+        user_name: str,
+        group_names: list[str],
+    ) -> list[hms.Partition]:
+        return self.get_partitions_ps(db_name, tbl_name, part_vals, max_parts)
+
+    @thrift_errors
+    def get_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
+        def where(conn: Connection, stored: StoredTable) -> Any:
+            hc.typed_values(stored.info, [_raw(v) for v in part_vals or []])
+            return hc.prefix_predicate(conn, stored.info, part_vals or [])
+
+        found = self._partitions(db_name, tbl_name, where)
+        exact = [p for p in found if list(p.values) == list(part_vals or [])]
+        if not exact:
+            raise hms.NoSuchObjectException(
+                message=f"partition {part_vals} of {db_name}.{tbl_name} does not exist"
+            )
+        return exact[0]
+
+    @thrift_errors
+    def get_partition_with_auth(
+        self,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str],
+        user_name: str,
+        group_names: list[str],
+    ) -> hms.Partition:
+        return self.get_partition(db_name, tbl_name, part_vals)
+
+    @thrift_errors
+    def get_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> hms.Partition:
+        found = self._partitions(db_name, tbl_name, names=[part_name])
+        if not found:
+            raise hms.NoSuchObjectException(
+                message=f"partition {part_name} of {db_name}.{tbl_name} does not exist"
+            )
+        return found[0]
+
+    @thrift_errors
+    def get_partitions_by_names(
+        self, db_name: str, tbl_name: str, names: list[str]
+    ) -> list[hms.Partition]:
+        return self._partitions(db_name, tbl_name, names=list(names or []))
+
+    @thrift_errors
+    def get_partitions_by_names_req(
+        self, req: hms.GetPartitionsByNamesRequest
+    ) -> hms.GetPartitionsByNamesResult:
+        return hms.GetPartitionsByNamesResult(
+            partitions=self.get_partitions_by_names(req.db_name, req.tbl_name, req.names)
+        )
+
+    @thrift_errors
+    def get_partitions_by_filter(
+        self, db_name: str, tbl_name: str, filter: str, max_parts: int
+    ) -> list[hms.Partition]:
+        def where(conn: Connection, stored: StoredTable) -> Any:
+            compiled = compile_filter(filter or "", stored.info.store(), conn.dialect.name)
+            if compiled.predicate is None:
+                log.info(
+                    "get_partitions_by_filter %s.%s %r: not compiled (%s): every partition",
+                    db_name,
+                    tbl_name,
+                    filter,
+                    compiled.reason,
+                )
+            elif compiled.exact:
+                log.info(
+                    "get_partitions_by_filter %s.%s %r: answered from the index",
+                    db_name,
+                    tbl_name,
+                    filter,
+                )
+            else:
+                log.info(
+                    "get_partitions_by_filter %s.%s %r: answered from the index, a superset (%s)",
+                    db_name,
+                    tbl_name,
+                    filter,
+                    compiled.reason,
+                )
+            return compiled.predicate
+
+        return self._partitions(db_name, tbl_name, where, limit=_limit(max_parts))
+
+    @thrift_errors
+    def get_num_partitions_by_filter(self, db_name: str, tbl_name: str, filter: str) -> int:
+        return len(self.get_partitions_by_filter(db_name, tbl_name, filter, -1))
+
+    @thrift_errors
+    def get_partitions_by_expr(
+        self, req: hms.PartitionsByExprRequest
+    ) -> hms.PartitionsByExprResult:
+        """A Kryo-serialised Java expression statlas cannot read: every partition, marked
+        as possibly more than the expression selects."""
+        partitions = self._partitions(req.dbName, req.tblName, limit=_limit(req.maxParts))
+        return hms.PartitionsByExprResult(partitions=partitions, hasUnknownPartitions=True)
+
+    # --- partitions: writing ------------------------------------------------------------
+
+    def _add(
+        self, db: str, tbl: str, parts: Sequence[hms.Partition], if_not_exists: bool
+    ) -> list[hms.Partition]:
+        def write(conn: Connection) -> list[hms.Partition]:
+            stored = self._table(conn, db, tbl)
+            definitions = [objects.partition_of(p, stored) for p in parts]
+            added = hc.add_partitions(
+                conn, stored.info, definitions, if_not_exists, stored.definition.storage
+            )
+            names = [hc.partition_name_of(stored.info, d.values) for d in added]
+            found = hc.read_partitions(conn, stored.info, names=names) if names else []
+            return self._partition_objects(stored, found)
+
+        result: list[hms.Partition] = self._write(write)
+        return result
+
+    @thrift_errors
+    def add_partition(self, new_part: hms.Partition) -> hms.Partition:
+        return self._add(new_part.dbName, new_part.tableName, [new_part], False)[0]
+
+    @thrift_errors
+    def add_partition_with_environment_context(
+        self, new_part: hms.Partition, environment_context: hms.EnvironmentContext
+    ) -> hms.Partition:
+        return self.add_partition(new_part)
+
+    @thrift_errors
+    def add_partitions(self, new_parts: list[hms.Partition]) -> int:
+        if not new_parts:
+            return 0
+        first = new_parts[0]
+        return len(self._add(first.dbName, first.tableName, new_parts, False))
+
+    @thrift_errors
+    def add_partitions_req(self, request: hms.AddPartitionsRequest) -> hms.AddPartitionsResult:
+        added = self._add(
+            request.dbName, request.tblName, list(request.parts or []), bool(request.ifNotExists)
+        )
+        return hms.AddPartitionsResult(partitions=added if request.needResult else None)
+
+    @thrift_errors
+    def append_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
+        part = hms.Partition(values=part_vals, dbName=db_name, tableName=tbl_name)
+        return self._add(db_name, tbl_name, [part], False)[0]
+
+    def _alter(self, db: str, tbl: str, parts: Sequence[hms.Partition]) -> None:
+        def write(conn: Connection) -> None:
+            stored = self._table(conn, db, tbl)
+            definitions = [objects.partition_of(p, stored) for p in parts]
+            hc.alter_partitions(conn, stored.info, definitions, stored.definition.storage)
+
+        self._write(write)
+
+    @thrift_errors
+    def alter_partition(self, db_name: str, tbl_name: str, new_part: hms.Partition) -> None:
+        self._alter(db_name, tbl_name, [new_part])
+
+    @thrift_errors
+    def alter_partition_with_environment_context(
+        self,
+        db_name: str,
+        tbl_name: str,
+        new_part: hms.Partition,
+        environment_context: hms.EnvironmentContext,
+    ) -> None:
+        self._alter(db_name, tbl_name, [new_part])
+
+    @thrift_errors
+    def alter_partitions(self, db_name: str, tbl_name: str, new_parts: list[hms.Partition]) -> None:
+        self._alter(db_name, tbl_name, list(new_parts or []))
+
+    @thrift_errors
+    def alter_partitions_with_environment_context(
+        self,
+        db_name: str,
+        tbl_name: str,
+        new_parts: list[hms.Partition],
+        environment_context: hms.EnvironmentContext,
+    ) -> None:
+        self._alter(db_name, tbl_name, list(new_parts or []))
+
+    @thrift_errors
+    def alter_partitions_req(self, req: hms.AlterPartitionsRequest) -> hms.AlterPartitionsResponse:
+        self._alter(req.dbName, req.tableName, list(req.partitions or []))
+        return hms.AlterPartitionsResponse()
+
+    def _drop(
+        self, db: str, tbl: str, names: Sequence[str], delete_data: bool, must_exist: bool
+    ) -> list[hms.Partition]:
+        def write(conn: Connection) -> tuple[StoredTable, list[StoredPartition]]:
+            stored = self._table(conn, db, tbl)
+            found = hc.read_partitions(conn, stored.info, names=list(names))
+            if must_exist and len(found) < len(set(names)):
+                missing = sorted(set(names) - {p.name for p in found})
+                raise hc.NoSuchObject(f"partition {missing[0]} of {db}.{tbl} does not exist")
+            hc.drop_partitions(conn, stored.info, [p.id for p in found])
+            return stored, found
+
+        stored, found = self._write(write)
+        if delete_data and stored.definition.table_type == hc.MANAGED_TABLE:
+            for partition in found:
+                self._delete_data(partition.location)
+        result: list[hms.Partition] = self._partition_objects(stored, found)
+        return result
+
+    def _name_of_values(self, db: str, tbl: str, part_vals: list[str]) -> str:
+        def read(conn: Connection) -> str:
+            stored = self._table(conn, db, tbl)
+            values = [_raw(v) for v in part_vals or []]
+            hc.typed_values(stored.info, values)
+            return hc.partition_name_of(stored.info, values)
+
+        result: str = self._read(read)
+        return result
+
+    @thrift_errors
+    def drop_partition(
+        self,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str],
+        deleteData: bool,  # noqa: N803
+    ) -> bool:
+        name = self._name_of_values(db_name, tbl_name, part_vals)
+        return bool(self._drop(db_name, tbl_name, [name], deleteData, True))
+
+    @thrift_errors
+    def drop_partition_with_environment_context(
+        self,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str],
+        deleteData: bool,  # noqa: N803
+        environment_context: hms.EnvironmentContext,
+    ) -> bool:
+        return self.drop_partition(db_name, tbl_name, part_vals, deleteData)
+
+    @thrift_errors
+    def drop_partition_by_name(
+        self,
+        db_name: str,
+        tbl_name: str,
+        part_name: str,
+        deleteData: bool,  # noqa: N803
+    ) -> bool:
+        return bool(self._drop(db_name, tbl_name, [part_name], deleteData, True))
+
+    @thrift_errors
+    def drop_partition_by_name_with_environment_context(
+        self,
+        db_name: str,
+        tbl_name: str,
+        part_name: str,
+        deleteData: bool,  # noqa: N803
+        environment_context: hms.EnvironmentContext,
+    ) -> bool:
+        return self.drop_partition_by_name(db_name, tbl_name, part_name, deleteData)
+
+    @thrift_errors
+    def drop_partitions_req(self, req: hms.DropPartitionsRequest) -> hms.DropPartitionsResult:
+        parts = req.parts
+        names = list(parts.names or []) if parts is not None and parts.names else []
+        if parts is not None and parts.exprs:
+            raise hc.InvalidOperation("dropping partitions by expression is not supported")
+        dropped = self._drop(req.dbName, req.tblName, names, bool(req.deleteData), not req.ifExists)
+        return hms.DropPartitionsResult(partitions=dropped if req.needResult else None)
+
+    # --- functions (statlas keeps none) -------------------------------------------------
+
+    @thrift_errors
+    def get_function(self, dbName: str, funcName: str) -> hms.Function:  # noqa: N803
+        raise hms.NoSuchObjectException(message=f"Function {dbName}.{funcName} does not exist")
+
+    @thrift_errors
+    def get_functions(self, dbName: str, pattern: str) -> list[str]:  # noqa: N803
+        return []
+
+    @thrift_errors
+    def get_all_functions(self) -> hms.GetAllFunctionsResponse:
+        return hms.GetAllFunctionsResponse(functions=[])
+
+    # --- column statistics --------------------------------------------------------------
+
+    @thrift_errors
+    def get_table_statistics_req(self, request: hms.TableStatsRequest) -> hms.TableStatsResult:
+        stored = self._read(lambda conn: self._table(conn, request.dbName, request.tblName))
+        objects_ = self.statistics.table_column_statistics(stored, list(request.colNames or []))
+        return hms.TableStatsResult(tableStats=objects_)
+
+    @thrift_errors
+    def get_partitions_statistics_req(
+        self, request: hms.PartitionsStatsRequest
+    ) -> hms.PartitionsStatsResult:
+        def read(conn: Connection) -> tuple[StoredTable, list[StoredPartition]]:
+            stored = self._table(conn, request.dbName, request.tblName)
+            names = list(request.partNames or [])
+            return stored, hc.read_partitions(conn, stored.info, names=names)
+
+        stored, found = self._read(read)
+        by_name = self.statistics.partition_column_statistics(
+            stored, found, list(request.colNames or [])
+        )
+        return hms.PartitionsStatsResult(partStats=by_name)
+
+    @thrift_errors
+    def get_table_column_statistics(
+        self, db_name: str, tbl_name: str, col_name: str
+    ) -> hms.ColumnStatistics:
+        stored = self._read(lambda conn: self._table(conn, db_name, tbl_name))
+        found = self.statistics.table_column_statistics(stored, [col_name])
+        if not found:
+            raise hms.NoSuchObjectException(
+                message=f"no statistics of column {col_name} of {db_name}.{tbl_name}"
+            )
+        return hms.ColumnStatistics(
+            statsDesc=hms.ColumnStatisticsDesc(isTblLevel=True, dbName=db_name, tableName=tbl_name),
+            statsObj=found,
+        )
+
+    @thrift_errors
+    def get_partition_column_statistics(
+        self, db_name: str, tbl_name: str, part_name: str, col_name: str
+    ) -> hms.ColumnStatistics:
+        request = hms.PartitionsStatsRequest(
+            dbName=db_name, tblName=tbl_name, colNames=[col_name], partNames=[part_name]
+        )
+        found = self.get_partitions_statistics_req(request).partStats.get(part_name) or []
+        if not found:
+            raise hms.NoSuchObjectException(
+                message=f"no statistics of column {col_name} of partition {part_name}"
+            )
+        return hms.ColumnStatistics(
+            statsDesc=hms.ColumnStatisticsDesc(
+                isTblLevel=False, dbName=db_name, tableName=tbl_name, partName=part_name
+            ),
+            statsObj=found,
+        )
+
+    def _write_statistics(self, stats: hms.ColumnStatistics) -> bool:
+        desc = stats.statsDesc
+        if desc is None:
+            raise hc.InvalidObject("column statistics without a description")
+
+        def write(conn: Connection) -> None:
+            stored = self._table(conn, desc.dbName, desc.tableName)
+            partition_id = hc.TABLE_LEVEL
+            if not desc.isTblLevel:
+                found = hc.read_partitions(conn, stored.info, names=[desc.partName or ""])
+                if not found:
+                    raise hc.NoSuchObject(f"partition {desc.partName} does not exist")
+                partition_id = found[0].id
+            known = {c.name for c in stored.definition.columns}
+            documents = {}
+            for obj in stats.statsObj or []:
+                column = (obj.colName or "").lower()
+                if column not in known:
+                    raise hc.InvalidObject(f"unknown column {obj.colName!r}")
+                documents[column] = self.statistics.document_of(obj)
+            hc.write_column_statistics(
+                conn, stored.info.id, partition_id, documents, stats.engine or "hive"
+            )
+
+        self._write(write)
+        return True
+
+    @thrift_errors
+    def update_table_column_statistics(self, stats_obj: hms.ColumnStatistics) -> bool:
+        return self._write_statistics(stats_obj)
+
+    @thrift_errors
+    def update_partition_column_statistics(self, stats_obj: hms.ColumnStatistics) -> bool:
+        return self._write_statistics(stats_obj)
+
+    @thrift_errors
+    def set_aggr_stats_for(self, request: hms.SetPartitionsStatsRequest) -> bool:
+        for stats in request.colStats or []:
+            self._write_statistics(stats)
+        return True
+
+    def _delete_statistics(self, db: str, tbl: str, part_name: str | None, column: str) -> bool:
+        def write(conn: Connection) -> int:
+            stored = self._table(conn, db, tbl)
+            partition_id = hc.TABLE_LEVEL
+            if part_name is not None:
+                found = hc.read_partitions(conn, stored.info, names=[part_name])
+                if not found:
+                    raise hc.NoSuchObject(f"partition {part_name} does not exist")
+                partition_id = found[0].id
+            return hc.delete_column_statistics(conn, stored.info.id, partition_id, column)
+
+        return bool(self._write(write) >= 0)
+
+    @thrift_errors
+    def delete_table_column_statistics(
+        self, db_name: str, tbl_name: str, col_name: str, engine: str = "hive"
+    ) -> bool:
+        return self._delete_statistics(db_name, tbl_name, None, col_name)
+
+    @thrift_errors
+    def delete_partition_column_statistics(
+        self, db_name: str, tbl_name: str, part_name: str, col_name: str, engine: str = "hive"
+    ) -> bool:
+        return self._delete_statistics(db_name, tbl_name, part_name, col_name)
+
+
+def _tables_of(conn: Connection, database: str) -> list[str]:
+    hc.get_database(conn, database or hc.DEFAULT_DATABASE)
+    return hc.database_tables(conn, database or hc.DEFAULT_DATABASE)
+
+
+def _raw(value: str | None) -> str | None:
+    return None if value is None or value == "__HIVE_DEFAULT_PARTITION__" else value

@@ -1,0 +1,137 @@
+"""The Hive Metastore Thrift server: binary protocol, buffered transport, no SASL (Hive's
+defaults), one thread per client connection (Hive clients keep connections open while
+idle, so a thread pool would stall). See docs/hive-metastore.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+from typing import Any
+
+from hive_metastore import ThriftHiveMetastore as thrift_api
+from sqlalchemy import Engine
+from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
+from thrift.Thrift import TApplicationException, TMessageType, TType
+from thrift.transport import TSocket, TTransport
+
+from metastore.errors import StatlasError
+from pruner.hms.handler import HiveMetastoreHandler
+
+log = logging.getLogger("statlas.hms")
+
+DEFAULT_THRIFT_PORT = 9083
+
+
+class Processor(thrift_api.Processor):  # type: ignore[misc]
+    """The generated processor, except that a method the handler does not define answers
+    UNKNOWN_METHOD with the text Hive's own server uses ("Invalid method name: 'x'"):
+    Spark and Trino match that text to fall back to older calls."""
+
+    def __init__(self, handler: HiveMetastoreHandler) -> None:
+        super().__init__(handler)
+        self._handled = {
+            name for name in self._processMap if callable(getattr(handler, name, None))
+        }
+
+    def process(self, iprot: Any, oprot: Any) -> bool | None:
+        name, _type, seqid = iprot.readMessageBegin()
+        if name not in self._handled:
+            iprot.skip(TType.STRUCT)
+            iprot.readMessageEnd()
+            log.info("unknown method %s: answered UNKNOWN_METHOD", name)
+            error = TApplicationException(
+                TApplicationException.UNKNOWN_METHOD, f"Invalid method name: '{name}'"
+            )
+            oprot.writeMessageBegin(name, TMessageType.EXCEPTION, seqid)
+            error.write(oprot)
+            oprot.writeMessageEnd()
+            oprot.trans.flush()
+            return None
+        log.debug("call %s", name)
+        self._processMap[name](self, seqid, iprot, oprot)
+        return True
+
+
+class ThriftService:
+    """Serves the Hive Metastore API on host:port until stop()."""
+
+    def __init__(self, engine: Engine, host: str, port: int, warehouse: str) -> None:
+        self.handler = HiveMetastoreHandler(engine, warehouse)
+        self.processor = Processor(self.handler)
+        self.protocol = TBinaryProtocolAcceleratedFactory()
+        self.transport = TTransport.TBufferedTransportFactory()
+        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self._listener.bind((host, port))
+        except OSError as error:
+            self._listener.close()
+            raise StatlasError(
+                f"cannot serve the Hive Metastore API on {host}:{port}: {error}"
+            ) from None
+        self._listener.listen(128)
+        self.host = host
+        self.port = self._listener.getsockname()[1]
+        self._stopping = threading.Event()
+        self._clients: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._accept, name="hms-accept", daemon=True)
+
+    def start(self) -> ThriftService:
+        self._thread.start()
+        log.info("Hive Metastore API on thrift://%s:%d", self.host, self.port)
+        return self
+
+    def _accept(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                client, _address = self._listener.accept()
+            except OSError:
+                if self._stopping.is_set():
+                    return
+                continue
+            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with self._lock:
+                self._clients.add(client)
+            threading.Thread(
+                target=self._serve, args=(client,), name="hms-client", daemon=True
+            ).start()
+
+    def _serve(self, client: socket.socket) -> None:
+        wrapped = TSocket.TSocket()
+        wrapped.setHandle(client)
+        itrans = self.transport.getTransport(wrapped)
+        otrans = self.transport.getTransport(wrapped)
+        iprot = self.protocol.getProtocol(itrans)
+        oprot = self.protocol.getProtocol(otrans)
+        try:
+            while not self._stopping.is_set():
+                self.processor.process(iprot, oprot)
+        except TTransport.TTransportException:
+            pass  # the client closed its connection
+        except Exception:  # a reply that could not be written: drop this client only
+            log.exception("Hive Metastore client connection failed")
+        finally:
+            with self._lock:
+                self._clients.discard(client)
+            itrans.close()
+
+    def stop(self) -> None:
+        """Stop accepting, close every client connection (calls under way finish or fail
+        with their transaction rolled back)."""
+        self._stopping.set()
+        try:
+            self._listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._listener.close()
+        with self._lock:
+            clients = list(self._clients)
+        for client in clients:
+            try:
+                client.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self._thread.join(timeout=5)
