@@ -61,8 +61,9 @@ from metastore.types import KeyType, KeyValue
 
 __all__ = ["CompiledFilter", "compile_filter"]
 
-MAX_DEPTH = 200
-"""Deeper nesting (of parentheses and NOTs) is treated as unparsable, not recursed into."""
+MAX_DEPTH = 100
+"""A sub-expression nested deeper (alternating AND, OR and NOT; chains of one operator are
+flat) is unknown rather than recursed into."""
 
 
 @dataclass(frozen=True)
@@ -187,17 +188,55 @@ _Node = _Compare | _In | _Between | _Not | _Junction
 _KEYWORDS = {"and", "or", "not", "in", "like", "between", "date", "timestamp", "true", "false"}
 
 
+_PRECEDENCE = {"or": 1, "and": 2, "not": 3}
+
+
 class _Parser:
+    """Operator precedence over a stack, not recursion: Spark sends a user's OR chain as
+    `((a or b) or c) ...`, nested as deep as the chain is long."""
+
     def __init__(self, tokens: list[_Token]) -> None:
         self.tokens = tokens
         self.at = 0
-        self.depth = 0
 
     def parse(self) -> _Node:
-        node = self.or_expr()
-        if self.peek().kind != "end":
-            raise self.error("unexpected")
-        return node
+        operands: list[_Node] = []
+        operators: list[str] = []  # "(", "not", "and", "or"
+        opened: list[_Token] = []
+        while True:  # expecting an operand
+            if self.is_word("not"):
+                self.take()
+                operators.append("not")
+                continue
+            if self.peek().kind == "(" and not self.parenthesised_key():
+                opened.append(self.take())
+                operators.append("(")
+                continue
+            operands.append(self.atom())
+            while self.peek().kind == ")":  # expecting an operator
+                if not opened:
+                    raise self.error("unbalanced")
+                self.take()
+                opened.pop()
+                while operators[-1] != "(":
+                    _reduce(operators, operands)
+                operators.pop()
+            if self.is_word("and") or self.is_word("or"):
+                word = self.take().text.lower()
+                while operators and operators[-1] != "(":
+                    if _PRECEDENCE[operators[-1]] < _PRECEDENCE[word]:
+                        break
+                    _reduce(operators, operands)
+                operators.append(word)
+                continue
+            if self.peek().kind != "end":
+                raise self.error("unexpected")
+            if opened:
+                raise _Malformed(f"unbalanced '(' at {opened[-1].position}")
+            while operators:
+                _reduce(operators, operands)
+            assert len(operands) == 1
+            return operands[0]
 
     def peek(self, ahead: int = 0) -> _Token:
         return self.tokens[min(self.at + ahead, len(self.tokens) - 1)]
@@ -220,37 +259,6 @@ class _Parser:
         token = self.peek()
         found = repr(token.text) if token.kind != "end" else "the end"
         return _Malformed(f"{what} {found} at {token.position}")
-
-    def or_expr(self) -> _Node:
-        parts = [self.and_expr()]
-        while self.is_word("or"):
-            self.take()
-            parts.append(self.and_expr())
-        return parts[0] if len(parts) == 1 else _Junction("or", tuple(parts))
-
-    def and_expr(self) -> _Node:
-        parts = [self.not_expr()]
-        while self.is_word("and"):
-            self.take()
-            parts.append(self.not_expr())
-        return parts[0] if len(parts) == 1 else _Junction("and", tuple(parts))
-
-    def not_expr(self) -> _Node:
-        self.depth += 1
-        if self.depth > MAX_DEPTH:
-            raise _Malformed(f"nested deeper than {MAX_DEPTH}")
-        try:
-            if self.is_word("not"):
-                self.take()
-                return _Not(self.not_expr())
-            if self.peek().kind == "(" and not self.parenthesised_key():
-                self.take()
-                node = self.or_expr()
-                self.expect(")")
-                return node
-            return self.atom()
-        finally:
-            self.depth -= 1
 
     def parenthesised_key(self) -> bool:
         """`(key)` as an operand, as in Spark's `(dt) in (...)`."""
@@ -293,7 +301,7 @@ class _Parser:
             node = _Between(left, low, self.operand())
         else:
             raise self.error("expected a comparison but found")
-        return _Not(node) if negated else node
+        return _negation(node) if negated else node
 
     def operand(self) -> _Operand:
         token = self.take()
@@ -315,6 +323,31 @@ class _Parser:
                 return _Operand("key", token.text)
         self.at -= 1
         raise self.error("expected a key or a literal but found")
+
+
+def _reduce(operators: list[str], operands: list[_Node]) -> None:
+    operator = operators.pop()
+    if operator == "not":
+        operands.append(_negation(operands.pop()))
+    else:
+        right, left = operands.pop(), operands.pop()
+        operands.append(_junction(operator, left, right))
+
+
+def _negation(node: _Node) -> _Node:
+    """NOT NOT x is x in three-valued logic too."""
+    return node.inner if isinstance(node, _Not) else _Not(node)
+
+
+def _junction(kind: str, left: _Node, right: _Node) -> _Junction:
+    """AND and OR are associative: (a or b) or c is one OR of three."""
+    parts: list[_Node] = []
+    for side in (left, right):
+        if isinstance(side, _Junction) and side.kind == kind:
+            parts.extend(side.parts)
+        else:
+            parts.append(side)
+    return _Junction(kind, tuple(parts))
 
 
 # --- compiling ------------------------------------------------------------------------
@@ -345,12 +378,14 @@ class _Compiler:
         self.dialect = dialect
         self.keys = {name.lower(): name for name in store.key_names}
 
-    def compile(self, node: _Node) -> _Result:
+    def compile(self, node: _Node, depth: int = 0) -> _Result:
+        if depth > MAX_DEPTH:
+            return _unknown(f"nested deeper than {MAX_DEPTH}")
         if isinstance(node, _Junction):
-            parts = [self.compile(part) for part in node.parts]
+            parts = [self.compile(part, depth + 1) for part in node.parts]
             return self.conjunction(parts) if node.kind == "and" else self.disjunction(parts)
         if isinstance(node, _Not):
-            inner = self.compile(node.inner)
+            inner = self.compile(node.inner, depth + 1)
             if not inner.exact or inner.predicate is None:
                 return _Result(None, False, (*inner.reasons, "NOT over an inexact expression"))
             return _Result(not_(inner.predicate), True)
