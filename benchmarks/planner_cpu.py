@@ -6,7 +6,8 @@ run as they do over a collected lake.
 
     .venv/bin/python -m benchmarks.planner_cpu [--repeat 7] [--profile q8] [--json]
 
-Prints per query the median and the best of `repeat` plannings (each with a fresh source
+Prints per query the median and the best CPU time (this process's, so other load on the
+host counts little) of `repeat` plannings (each with a fresh source
 and planner, the statistics built once beforehand), and `--profile` a cProfile of one
 query. `plan_fingerprint` is the chosen plan as text (tests/test_plan_stability.py)."""
 
@@ -355,9 +356,9 @@ def measure(names: list[str], repeat: int) -> dict[str, dict[str, float]]:
     for name in names:
         times = []
         for _ in range(repeat):
-            start = time.perf_counter()
+            start = time.process_time()  # this process's CPU: other load on the host aside
             plan(name)
-            times.append((time.perf_counter() - start) * 1000)
+            times.append((time.process_time() - start) * 1000)
         result[name] = {"median_ms": statistics.median(times), "best_ms": min(times)}
     return result
 

@@ -27,7 +27,7 @@ from sqlglot import exp
 
 from optimizer.cost.formulas import Cost, Input, table_scan
 from optimizer.physical.algorithms import Side, choose_join
-from optimizer.physical.context import PlanningContext, describe
+from optimizer.physical.context import DEFAULT_WIDTH, PlanningContext, describe
 from optimizer.physical.equivalence import ColumnClasses, column_equality
 from optimizer.physical.key_transfer import KeyTransfer, transfer_into_semi_join, transfer_keys
 from optimizer.plan import (
@@ -150,15 +150,16 @@ class Ordering:
         Orders of broadcast joins cost nearly alike (TPC-H q2's two: 0.01% of the
         query's cost apart), and there Spark ran the written conditions' order faster
         (its big table probed a one-column key, not a composite one)."""
+        joins = _Joins()  # both orders' joins: one estimate of each join they share
         written = _Graph(leaves, predicates, transitive=False)
-        best = _Planner(self.context, written).best()
+        best = _Planner(self.context, written, joins).best()
         params = self.context.params
         if not params.transitive_joins:
             return best.node, written
         implied = _Graph(leaves, predicates, transitive=True)
         if not implied.implies_more():
             return best.node, written
-        other = _Planner(self.context, implied).best()
+        other = _Planner(self.context, implied, joins).best()
         context = self.context
         read = sum(
             table_scan(Input(context.rows(leaf), context.row_size(leaf)), params).total
@@ -387,11 +388,47 @@ class _Best:
     rows: float
 
 
+class _Joins:
+    """The joins a group's planners build, one node per join of the same inputs on the same
+    condition: the estimator keeps its figures per node, so a join both orders (or two
+    candidates) build is estimated once."""
+
+    def __init__(self) -> None:
+        self._built: dict[_JoinKey, Join] = {}
+
+    def join(
+        self,
+        left: Node,
+        right: Node,
+        kind: str,
+        keys: tuple[tuple[ColumnRef, ColumnRef], ...],
+        residual: list[exp.Expr],
+    ) -> Join:
+        # ids are stable: the join built keeps its inputs and its residual conjuncts alive
+        key = (id(left), id(right), kind, keys, tuple(map(id, residual)))
+        found = self._built.get(key)
+        if found is None:
+            found = self._built[key] = Join(left, right, kind, keys, conjunction(residual))
+        return found
+
+
+_JoinKey = tuple[int, int, str, tuple[tuple[ColumnRef, ColumnRef], ...], tuple[int, ...]]
+
+
 class _Planner:
-    def __init__(self, context: PlanningContext, graph: _Graph) -> None:
-        self.context, self.graph = context, graph
+    def __init__(self, context: PlanningContext, graph: _Graph, joins: _Joins) -> None:
+        self.context, self.graph, self.joins = context, graph, joins
         self.best_of: dict[int, _Best] = {}
         self.rows_of: dict[int, float] = {}
+        self.sides: dict[tuple[int, tuple[ColumnRef, ...]], Side] = {}  # leaves' sides
+        # each output column's bytes per row in the leaf that produces it: a join's row size
+        # is theirs (its estimate carries its inputs' columns as they are)
+        self.widths: dict[ColumnRef, float] = {}
+        for leaf in graph.leaves:
+            columns = context.stats.of(leaf).columns
+            for ref in leaf.output():
+                column = columns.get(ref)
+                self.widths[ref] = column.width if column is not None else DEFAULT_WIDTH
 
     def best(self) -> _Best:
         graph = self.graph
@@ -453,15 +490,15 @@ class _Planner:
             first, second, a, b = second, first, b, a
         keys, residual = self.graph.condition(a, b)
         kind = "inner" if keys or residual else "cross"
-        join = Join(first.node, second.node, kind, keys, conjunction(residual))
+        join = self.joins.join(first.node, second.node, kind, keys, residual)
         if mask not in self.rows_of:
             self.rows_of[mask] = self.context.rows(join)
         rows = self.rows_of[mask]
         left_keys = tuple(k for k, _ in keys)
         right_keys = tuple(k for _, k in keys)
         choice = choose_join(
-            self._side(first, left_keys),
-            self._side(second, right_keys),
+            self._side(first, a, left_keys),
+            self._side(second, b, right_keys),
             kind,
             bool(keys),
             rows,
@@ -474,12 +511,21 @@ class _Planner:
             self.best_of[mask] = candidate
         return candidate
 
-    def _side(self, best: _Best, keys: tuple[ColumnRef, ...]) -> Side:
-        if best.node in self.graph.leaves:
-            return self.context.side(best.node, keys, best.rows)
-        return Side(
-            best.rows, self.context.row_size(best.node), describe(best.node), relation=False
-        )
+    def _side(self, best: _Best, mask: int, keys: tuple[ColumnRef, ...]) -> Side:
+        if _one_bit(mask):
+            found = self.sides.get((mask, keys))
+            if found is None:
+                found = self.sides[mask, keys] = self.context.side(best.node, keys, best.rows)
+            return found
+        return Side(best.rows, self._row_size(best.node), describe(best.node), relation=False)
+
+    def _row_size(self, join: Node) -> float:
+        """PlanningContext.row_size of a join of the group's leaves, without its estimate."""
+        needed, total = self.context.needed, 0.0
+        for ref in join.output():
+            if ref in needed:
+                total += self.widths[ref]
+        return max(total, 1.0)
 
 
 def _one_bit(mask: int) -> bool:
