@@ -9,7 +9,7 @@ import pytest
 from datasketches import kll_doubles_sketch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sqlglot import exp, parse_one
+from sqlglot import parse_one
 
 from optimizer.estimate.column import (
     ColumnEstimate,
@@ -17,7 +17,13 @@ from optimizer.estimate.column import (
     encode,
     encode_string,
 )
-from optimizer.estimate.predicates import BASIC, HISTOGRAM, SKETCH, selectivity
+from optimizer.estimate.predicates import (
+    BASIC,
+    DEFAULT_SELECTIVITY,
+    HISTOGRAM,
+    SKETCH,
+    selectivity,
+)
 from optimizer.estimate.selectivity import (
     SEED_INEQUALITY,
     eqjoin_mcv,
@@ -186,4 +192,11 @@ def test_unknown_predicates_fall_back_to_a_named_default() -> None:
         "default:1/3",
         "default",
     )
-    assert isinstance(parse_one("t.x > 3"), exp.GT)
+    # the same comparison on the bare column is estimated from the column, not defaulted
+    known, _ = selectivity(parse_one("t.x > 3", read="spark"), COLUMNS, HISTOGRAM)
+    assert (known.source, known.precision) == ("kll", ESTIMATED)
+    assert known.value != pytest.approx(DEFAULT_SELECTIVITY)
+    # a conjunction names the default it took for its unknown side only
+    both, _ = selectivity(parse_one("abs(t.x) > 3 AND t.x > 3", read="spark"), COLUMNS, HISTOGRAM)
+    assert both.source == "and(default:1/3,kll)"
+    assert both.value == pytest.approx(DEFAULT_SELECTIVITY * known.value)
