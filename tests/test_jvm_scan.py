@@ -225,11 +225,15 @@ def test_row_sample_keeps_every_row_at_rate_one(spark: Any, lake: Path) -> None:
     plans = plans_of(frame, keys)
     mine = by_partition(scan(frame, keys, plans, 1.0, SEED, 2), keys)
     theirs = by_partition(spark_aggregates(frame, keys, plans, 1.0), keys)
+    # the day's two partitions, 300 and 120 rows: the loop below checks each of them
+    assert sorted(mine) == sorted(theirs) == [("apac",), ("emea",)]
+    assert [int(mine[k]["__rows"]) for k in [("apac",), ("emea",)]] == [120, 300]
+    columns = [p.alias for p in sampled(plans)]
+    assert len(columns) == 13  # every column but the binary and the array one
     for key in mine:
         a, b = sample_record(mine[key], plans), sample_record(theirs[key], plans)
         assert a is not None and b is not None
         assert a[0] == b[0] == int(mine[key]["__rows"])
-        columns = [p.alias for p in sampled(plans)]
         rows_a = sorted(repr([r[c] for c in columns]) for r in mine[key]["__sample"])
         rows_b = sorted(repr([r[c] for c in columns]) for r in theirs[key]["__sample"])
         assert rows_a == rows_b
