@@ -171,7 +171,7 @@ def surviving_mcvs(
         if probe is None:
             return 0.0  # NULL joins nothing
         if own_key:
-            return 1.0 if bool(np.isin(probe, kept)) else 0.0
+            return 1.0 if _holds(kept, probe) else 0.0
         if sampled is None or sampled[0] < MIN_SAMPLED_ROWS:
             return average
         return sampled[1] / sampled[0]
@@ -221,6 +221,15 @@ def _rows_per_value(
     rows = np.bincount(index[hit], minlength=probes)
     matched = np.bincount(index[hit], weights=matches[hit], minlength=probes)
     return [(int(r), float(m)) if r else None for r, m in zip(rows, matched, strict=True)]
+
+
+def _holds(distinct: np.ndarray, probe: Any) -> bool:
+    """`probe` is one of `distinct` (sorted, as `_distinct` returns them): a binary search,
+    not np.isin's sort of the whole array for one value."""
+    if (distinct.dtype == object) != isinstance(probe, str):  # a value of another type
+        return bool(np.isin(probe, distinct))
+    at = int(np.searchsorted(distinct, probe))
+    return at < len(distinct) and bool(distinct[at] == probe)
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
