@@ -17,6 +17,6 @@ COPY pruner pruner
 RUN pip install --no-cache-dir '.[postgres,spark,daemon]' \
     && statlas --help > /dev/null \
     && cd / && python -c "import pruner.daemon, collectors.collect, optimizer.estimate.api"
-EXPOSE 8080
+EXPOSE 8080 9083
 ENTRYPOINT ["statlas"]
 CMD ["daemon", "--host", "0.0.0.0", "--port", "8080"]

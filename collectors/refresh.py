@@ -5,7 +5,8 @@ A table registered from a directory lists that directory again; a table register
 Spark catalog (`table register --spark-table`) asks that catalog again for its location,
 format and keys, then lists its location. Either way new partitions are added, vanished
 ones removed with their statistics and changed fingerprints updated, in one transaction
-(metastore.catalog.register_listing).
+(metastore.catalog.register_listing). A table a Hive client created through statlas's Hive
+Metastore API keeps the partitions the client listed: only their files are re-read.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from sqlalchemy import Engine
 
 from collectors.spark_session import LazySession
 from collectors.spark_tables import SPARK_TABLE, register_spark_table
+from metastore import hive_catalog
 from metastore.catalog import RegistrationReport, TableInfo, register_table
 from metastore.errors import UnknownTable
 
@@ -21,6 +23,8 @@ from metastore.errors import UnknownTable
 def refresh_listing(engine: Engine, info: TableInfo, spark: LazySession) -> RegistrationReport:
     """List table `info` again where it was registered from; Spark is started only for a
     table of a Spark catalog."""
+    if info.properties.get(hive_catalog.SOURCE) == hive_catalog.HIVE_METASTORE:
+        return hive_catalog.refresh_fingerprints(engine, info)
     identifier = info.properties.get(SPARK_TABLE)
     if not identifier:
         return register_table(engine, info.name, info.location, info.format)

@@ -19,12 +19,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, and_, delete, func, insert, select, update
+from sqlalchemy import ColumnElement, Connection, Engine, and_, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from metastore import catalog, partition_store
 from metastore.catalog import PartitionKey, TableInfo, get_table
 from metastore.discovery import Column
+from metastore.engine import run_read, run_write
 from metastore.errors import InvalidValue, RegistrationError, StatlasError, UnknownTable
 from metastore.hive_paths import (
     DEFAULT_PARTITION_NAME,
@@ -50,6 +51,11 @@ TABLE_LEVEL = 0  # HiveColumnStatistics.partition_id of a table's own statistics
 EXTERNAL_TABLE = "EXTERNAL_TABLE"
 MANAGED_TABLE = "MANAGED_TABLE"
 VIRTUAL_VIEW = "VIRTUAL_VIEW"
+
+# catalog_tables.properties[SOURCE] of a table a Hive client created: its partitions are
+# the client's to add and drop; a refresh only re-reads their files' fingerprints
+SOURCE = "source"
+HIVE_METASTORE = "hive-metastore"
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]*")
 _DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)")
@@ -421,7 +427,7 @@ def create_table(conn: Connection, definition: TableDefinition) -> TableInfo:
         name=name,
         location=local_location(definition.location) or "",
         format=format_of(definition.storage)[:16],
-        properties={},
+        properties={SOURCE: HIVE_METASTORE},
     )
     session.add(row)
     session.flush()
@@ -821,11 +827,15 @@ def alter_partitions(
             conn.execute(
                 update(store.table).where(store.table.c.id == pid).values(location=location)
             )
-        current = Session(conn).scalars(
-            select(HivePartition).where(
-                HivePartition.table_id == info.id, HivePartition.partition_id == pid
+        current = (
+            Session(conn)
+            .scalars(
+                select(HivePartition).where(
+                    HivePartition.table_id == info.id, HivePartition.partition_id == pid
+                )
             )
-        ).one_or_none()
+            .one_or_none()
+        )
         written = _has_statistics(partition.parameters) and (
             current is None
             or _statistics_of(current.parameters) != _statistics_of(partition.parameters)
@@ -890,6 +900,65 @@ def _has_statistics(parameters: Mapping[str, str] | None) -> bool:
 def statistics_changed(old: Mapping[str, str], new: Mapping[str, str]) -> bool:
     """Whether a client's new table parameters write statistics (Spark's ANALYZE)."""
     return _has_statistics(new) and _statistics_of(old) != _statistics_of(new)
+
+
+def refresh_fingerprints(engine: Engine, info: TableInfo) -> catalog.RegistrationReport:
+    """Re-read the files of every partition a Hive client listed (count, bytes, newest
+    change) and update the fingerprints that changed, in one transaction; partitions are
+    neither added nor removed (they are the client's: a partition may live anywhere, and an
+    empty one is still a partition)."""
+    from pyarrow import fs as pafs
+
+    from metastore.discovery import DirectoryStats, is_hidden
+
+    def listed(conn: Connection) -> list[tuple[int, str, str, int, int, int]]:
+        table = info.store().table
+        rows = conn.execute(
+            select(
+                table.c.id,
+                table.c.name,
+                table.c.location,
+                table.c.file_count,
+                table.c.total_bytes,
+                table.c.modified_ns,
+            )
+        ).all()
+        return [tuple(r) for r in rows]
+
+    changed: list[tuple[int, PartitionRow]] = []
+    unchanged = 0
+    for pid, name, location, files, size, modified in run_read(engine, listed):
+        stats = DirectoryStats()
+        try:
+            filesystem, root = (
+                pafs.FileSystem.from_uri(location)
+                if "://" in location
+                else (pafs.LocalFileSystem(), location)
+            )
+            infos = filesystem.get_file_info(
+                pafs.FileSelector(root, recursive=True, allow_not_found=True)
+            )
+        except (OSError, ValueError):
+            infos = []
+        for found in infos:
+            if found.type == pafs.FileType.File and not is_hidden(found.base_name):
+                stats.file_count += 1
+                stats.total_bytes += found.size or 0
+                stats.modified_ns = max(stats.modified_ns, found.mtime_ns or 0)
+        fingerprint = (stats.file_count, stats.total_bytes, stats.modified_ns)
+        if fingerprint == (files, size, modified):
+            unchanged += 1
+            continue
+        changed.append((pid, PartitionRow(name, (), location, *fingerprint)))
+
+    def write(conn: Connection) -> None:
+        partition_store.update_fingerprints(conn, info.store(), changed)
+
+    if changed:
+        run_write(engine, write)
+    return catalog.RegistrationReport(
+        info.name, False, list(info.partition_keys), changed=len(changed), unchanged=unchanged
+    )
 
 
 # --- column statistics written by engines -------------------------------------------------

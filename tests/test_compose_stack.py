@@ -154,7 +154,7 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
 def test_the_compose_services_collect_on_their_spark_cluster(stack: Stack, tmp_path: Path) -> None:
     compose = compose_file()["services"]
     hosts = {"spark-master": "127.0.0.1", "daemon": "127.0.0.1", "0.0.0.0": "127.0.0.1"}
-    ports = {p: str(free_port()) for p in ("7077", "8080", "8081", "8082")}
+    ports = {p: str(free_port()) for p in ("7077", "8080", "8081", "8082", "9083")}
     master, worker, daemon = compose["spark-master"], compose["spark-worker"], compose["daemon"]
     root = write_partitions(tmp_path / "lake" / "sales", ["dt"], [["2024-01-01"], ["2024-01-02"]])
 

@@ -90,9 +90,11 @@ class Daemon:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = cwd / f"daemon-{self.port}.log"
+        # several daemons share this machine: the Hive Metastore API only where asked for
+        thrift = [] if "--thrift-port" in args else ["--thrift-port", "0"]
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
-                [str(STATLAS), "daemon", "--port", str(self.port), *args],
+                [str(STATLAS), "daemon", "--port", str(self.port), *thrift, *args],
                 cwd=cwd,
                 env=daemon_env(db_url),
                 stdout=log,
