@@ -60,10 +60,20 @@ class SampledColumn:
     passed: Any  # numpy bool array: rows of the sample the filter kept
     before: ColumnEstimate
     rows_before: float
+    # kept_rows per value (and its type): every join estimate the column meets asks again
+    _kept: dict[tuple[type, Any], float | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def kept_rows(self, value: Any) -> float | None:
         """Rows with `value` after the filter: its rows before, times the share of its
         sampled rows the filter kept; None when the sample has no row with it."""
+        key = (type(value), value)
+        if key not in self._kept:
+            self._kept[key] = self._count_kept(value)
+        return self._kept[key]
+
+    def _count_kept(self, value: Any) -> float | None:
         import numpy as np
 
         from metastore.samples import as_number
