@@ -1,21 +1,32 @@
-"""compose.yaml is valid (checked with Debian's docker-compose, which needs no engine) and
-wires the daemon to PostgreSQL and the Spark cluster; the Dockerfile builds an image with
-every package that runs the daemon."""
+"""compose.yaml and the Dockerfile fit together and fit the code they run. compose.yaml is
+valid (Debian's docker-compose, which needs no engine); each statlas service's command is
+one the CLI's own parser takes; the daemon's database and Spark URLs name the services,
+ports, user and database that serve them; its healthcheck asks the port it listens on for
+a route the app answers; the Spark services' classes are in PySpark's jars. The Dockerfile
+copies every package pyproject names, installs every runtime extra, and exposes the ports
+its command listens on. Literal values are read from the files, never restated here."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shutil
 import subprocess
 import tomllib
+import warnings
+import zipfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
+from sqlalchemy.engine import make_url
+
+from statlas.cli import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVICES = {"postgres", "migrate", "daemon", "spark-master", "spark-worker"}
+STATLAS_SPARK_JAVA = 17  # the oldest Java that Spark 4 (pyproject: pyspark>=4.0) runs on
 
 
 def compose() -> dict[str, Any]:
@@ -23,6 +34,42 @@ def compose() -> dict[str, Any]:
 
     loaded: dict[str, Any] = yaml.safe_load((ROOT / "compose.yaml").read_text())
     return loaded
+
+
+def dockerfile() -> str:
+    return (ROOT / "Dockerfile").read_text()
+
+
+def pyproject() -> dict[str, Any]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def cli(argv: list[str]) -> argparse.Namespace:
+    """argv as `statlas` parses it (a command it does not take fails the test)."""
+    try:
+        return build_parser().parse_args(argv)
+    except SystemExit:
+        pytest.fail(f"statlas does not take {argv}", pytrace=False)
+
+
+def statlas_services(services: dict[str, Any]) -> dict[str, Any]:
+    """The services that run the image built here, with its entrypoint (statlas)."""
+    return {n: s for n, s in services.items() if "build" in s and "entrypoint" not in s}
+
+
+def container_ports(service: dict[str, Any]) -> set[int]:
+    """The container side of each published port ("127.0.0.1:8080:8080" -> 8080)."""
+    return {int(str(p).rsplit(":", 1)[-1]) for p in service.get("ports", [])}
+
+
+def option(argv: list[str], name: str) -> str:
+    assert name in argv, (name, argv)
+    return str(argv[argv.index(name) + 1])
+
+
+def listened(args: argparse.Namespace) -> set[int]:
+    """The ports `statlas daemon` listens on: HTTP, and the Hive Metastore's Thrift API."""
+    return {p for p in (args.port, getattr(args, "thrift_port", None)) if p}
 
 
 def test_compose_file_is_valid() -> None:
@@ -40,46 +87,148 @@ def test_compose_file_is_valid() -> None:
             timeout=60,
         )
         assert result.returncode == 0, result.stderr
-    assert set(result.stdout.split()) >= SERVICES
+    assert set(result.stdout.split()) == set(compose()["services"])
 
 
-def test_daemon_service_runs_on_postgres_and_the_spark_cluster() -> None:
+def test_statlas_services_run_commands_the_cli_takes() -> None:
     services = compose()["services"]
-    assert set(services) >= SERVICES
-    daemon = services["daemon"]
-    assert daemon["command"][0] == "daemon"
-    assert daemon["command"][daemon["command"].index("--host") + 1] == "0.0.0.0"
-    environment = daemon["environment"]
-    assert environment["STATLAS_SPARK_MASTER"] == "spark://spark-master:7077"
-    assert environment["STATLAS_DB_URL"].startswith("postgresql+psycopg2://")
-    assert "@postgres:5432/" in environment["STATLAS_DB_URL"]
-    assert "/health" in " ".join(daemon["healthcheck"]["test"])
-    assert daemon["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
-    assert "spark-master" in daemon["depends_on"]
-    # SIGTERM's grace: requests, then a running collection, must fit before SIGKILL
-    assert int(daemon["stop_grace_period"].rstrip("s")) >= 40
+    built = {n: s for n, s in services.items() if "build" in s}
+    # one image, built from this directory's Dockerfile
+    assert len({s["image"] for s in built.values()}) == 1
+    for service in built.values():
+        assert (ROOT / service["build"] / "Dockerfile").is_file()
+    ours = statlas_services(services)
+    assert {"migrate", "daemon"} <= set(ours)
+    upgrade = cli(ours["migrate"]["command"])
+    assert upgrade.handler is cli(["db", "upgrade"]).handler and upgrade.revision == "head"
+    daemon = cli(ours["daemon"]["command"])
+    assert daemon.handler is cli(["daemon"]).handler
+    # reachable from the other containers and through the published ports
+    assert daemon.host == "0.0.0.0"
+    assert container_ports(services["daemon"]) == listened(daemon)
 
-    master, worker = services["spark-master"], services["spark-worker"]
-    assert master["entrypoint"][-1] == "org.apache.spark.deploy.master.Master"
-    assert master["command"][master["command"].index("--port") + 1] == "7077"
-    assert worker["entrypoint"][-1] == "org.apache.spark.deploy.worker.Worker"
-    assert "spark://spark-master:7077" in worker["command"]
-    # executors read the lake at the path the daemon registered it under
+
+def test_daemon_reaches_postgres_and_the_spark_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    from collectors.spark_session import spark_master
+    from statlas.settings import Settings
+
+    services = compose()["services"]
+    daemon = services["daemon"]
+    for name, value in daemon["environment"].items():
+        monkeypatch.setenv(name, str(value))
+    args = cli(daemon["command"])
+
+    # the metastore: the postgres service, its user, password and database
+    url = make_url(Settings.load(args.db).db_url)
+    assert url.get_backend_name() == "postgresql"
+    postgres = services[str(url.host)]
+    environment = postgres["environment"]
+    assert (url.username, url.password, url.database) == (
+        environment["POSTGRES_USER"],
+        environment["POSTGRES_PASSWORD"],
+        environment["POSTGRES_DB"],
+    )
+    assert url.port == 5432 and container_ports(postgres) <= {5432}  # the server's own port
+    assert services["migrate"]["environment"]["STATLAS_DB_URL"] == str(
+        daemon["environment"]["STATLAS_DB_URL"]
+    )
+    # the schema is brought to head once the server answers, the daemon starts after that
+    assert services["migrate"]["depends_on"][url.host]["condition"] == "service_healthy"
+    assert daemon["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+
+    # Spark: the master service at the host and port it listens on; the worker joins it;
+    # executors connect back to the driver by the daemon's service name
+    master_url = urlsplit(spark_master(args.master))
+    assert master_url.scheme == "spark"
+    master = services[str(master_url.hostname)]
+    assert option(master["command"], "--host") == master_url.hostname
+    assert int(option(master["command"], "--port")) == master_url.port
+    assert master_url.hostname in daemon["depends_on"]
+    workers = [s for s in services.values() if s.get("entrypoint", [""])[-1].endswith(".Worker")]
+    assert workers and all(w["command"][0] == master_url.geturl() for w in workers)
+    conf = dict(c.split("=", 1) for c in args.spark_conf)
+    assert services.get(conf["spark.driver.host"]) is daemon
+    # the executors read the lake at the path the daemon registered it under
     data = [v for v in daemon["volumes"] if v.endswith(":/data")]
-    assert data and data == [v for v in worker["volumes"] if v.endswith(":/data")]
-    for name in ("migrate", "daemon", "spark-master", "spark-worker"):
-        assert services[name]["image"] == "statlas:latest"
+    assert data and all(data == [v for v in w["volumes"] if v.endswith(":/data")] for w in workers)
+
+
+def test_spark_services_start_classes_pyspark_has() -> None:
+    import pyspark
+
+    home = Path(pyspark.__file__).parent
+    jars = sorted((home / "jars").glob("*.jar"), key=lambda j: not j.name.startswith("spark-"))
+    services = compose()["services"]
+    started = [s["entrypoint"] for s in services.values() if "entrypoint" in s]
+    assert len(started) >= 2  # a master and a worker
+    for program, main_class in started:
+        assert (home / "bin" / program).is_file(), program
+        entry = main_class.replace(".", "/") + ".class"
+        assert any(entry in zipfile.ZipFile(j).namelist() for j in jars), main_class
+
+
+def test_daemon_healthcheck_asks_a_route_it_answers(tmp_path: Path) -> None:
+    from starlette.exceptions import StarletteDeprecationWarning
+
+    from pruner.api import create_app
+
+    with warnings.catch_warnings():  # starlette asks for httpx2; the httpx installed works
+        warnings.simplefilter("ignore", StarletteDeprecationWarning)
+        from fastapi.testclient import TestClient
+
+    daemon = compose()["services"]["daemon"]
+    args = cli(daemon["command"])
+    [url] = re.findall(r"https?://[^\s'\"]+", " ".join(daemon["healthcheck"]["test"]))
+    asked = urlsplit(url)
+    assert asked.port == args.port
+    with TestClient(create_app(f"sqlite:///{tmp_path / 'statlas.db'}")) as client:
+        assert client.get(asked.path).status_code == 200
+
+
+def test_daemon_stops_within_its_grace_period() -> None:
+    """SIGTERM: requests under way, then a running collection's --grace, must end before
+    Docker's SIGKILL."""
+    from pruner.daemon import REQUEST_GRACE
+
+    daemon = compose()["services"]["daemon"]
+    args = cli(daemon["command"])
+    period = re.fullmatch(r"(\d+)s", str(daemon["stop_grace_period"]))
+    assert period is not None
+    assert int(period.group(1)) > REQUEST_GRACE + args.grace
 
 
 def test_dockerfile_installs_every_package_and_runs_the_daemon() -> None:
-    dockerfile = (ROOT / "Dockerfile").read_text()
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    text = dockerfile()
+    project = pyproject()
     packages = {p.rstrip("*") for p in project["tool"]["setuptools"]["packages"]["find"]["include"]}
-    copied = set(re.findall(r"^COPY (\w+) \1$", dockerfile, re.MULTILINE))
+    copied = set(re.findall(r"^COPY (\w+) \1$", text, re.MULTILINE))
     assert copied == packages
-    extras = re.search(r"pip install .*'\.\[([a-z,]+)\]'", dockerfile)
+    extras = re.search(r"pip install .*'\.\[([a-z,]+)\]'", text)
     assert extras is not None
-    assert set(extras.group(1).split(",")) >= {"postgres", "spark", "daemon"}
-    assert "openjdk-17-jre-headless" in dockerfile
-    assert re.search(r'^ENTRYPOINT \["statlas"\]$', dockerfile, re.MULTILINE)
-    assert re.search(r'^CMD \["daemon", "--host", "0.0.0.0"', dockerfile, re.MULTILINE)
+    runtime = set(project["project"]["optional-dependencies"]) - {"dev"}
+    assert set(extras.group(1).split(",")) == runtime
+
+    entrypoint = re.search(r"^ENTRYPOINT (\[.*\])$", text, re.MULTILINE)
+    command = re.search(r"^CMD (\[.*\])$", text, re.MULTILINE)
+    assert entrypoint is not None and command is not None
+    [program] = json_list(entrypoint.group(1))
+    assert program in project["project"]["scripts"]
+    args = cli(json_list(command.group(1)))
+    assert args.handler is cli(["daemon"]).handler
+    exposed = {
+        int(p) for line in re.findall(r"^EXPOSE (.+)$", text, re.MULTILINE) for p in line.split()
+    }
+    assert listened(args) <= exposed
+
+    # PySpark runs on the image's Java (its last stage's)
+    final = re.split(r"^FROM ", text, flags=re.MULTILINE)[-1]
+    java = re.findall(r"(?:openjdk-|temurin:|jdk-?|jre-?)(\d+)", final)
+    assert java and min(int(v) for v in java) >= STATLAS_SPARK_JAVA
+
+
+def json_list(text: str) -> list[str]:
+    import json
+
+    value = json.loads(text)
+    assert isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return value
