@@ -210,6 +210,12 @@ class _Evaluator:
             with np.errstate(invalid="ignore"):
                 true = op(left.values, right.values)
             return self._as_rows(true) & ~nulls, nulls
+        if left.kind == STRING and left.column is not None and isinstance(right.values, str):
+            # a string column against a literal: Arrow's comparison in native code (UTF-8
+            # byte order is code point order, as Python compares strings)
+            compared = _ARROW_COMPARISONS[op](self.sample.arrow(left.column), right.values)
+            found = np.asarray(compared.fill_null(False).to_numpy(zero_copy_only=False))
+            return found.astype(bool) & ~nulls, nulls
         lv, rv = self._as_rows(left.values), self._as_rows(right.values)
         true = np.zeros(self.sample.size, dtype=bool)
         keep = ~nulls
@@ -282,6 +288,16 @@ class _Evaluator:
             except TypeError:
                 raise NotEstimable from None
         return _Operand(str(value), False, sample_kind(type_) or "other", None)
+
+
+_ARROW_COMPARISONS: dict[Callable[[Any, Any], Any], Callable[[Any, Any], Any]] = {
+    np.equal: pc.equal,
+    np.not_equal: pc.not_equal,
+    np.less: pc.less,
+    np.less_equal: pc.less_equal,
+    np.greater: pc.greater,
+    np.greater_equal: pc.greater_equal,
+}
 
 
 def _like_regex(pattern: str, ignore_case: bool) -> re.Pattern[str]:
