@@ -232,6 +232,11 @@ def test_reasons_name_the_unknown_piece() -> None:
     assert "has no SQL LIKE form" in str(compile_filter('r like "[0-9]+"', store, "sqlite").reason)
     assert compile_filter('dt like "2%"', store, "sqlite").reason == "LIKE on the date key dt"
     assert compile_filter("", store, "sqlite") == CompiledFilter(None, True, None)
+    many = " or ".join(f"c{i} = 1" for i in range(1000))
+    reason = str(compile_filter(many, store, "sqlite").reason)
+    assert reason.startswith("unknown partition key 'c0'; ") and reason.endswith("; and 996 more")
+    reason = str(compile_filter("h = 1 and " * 1000 + "(", store, "sqlite").reason)
+    assert reason.startswith("cannot parse filter 'h = 1 and h") and len(reason) < 300
 
 
 MALFORMED = [
@@ -302,7 +307,7 @@ def test_never_raises(text: str) -> None:
 
 # --- property: exactly (or a superset of) a brute-force evaluation ---------------------
 
-KEYS = ["i", "b", "s", "d", "m", "f"]
+KEYS = ["i", "b", "s", "d", "m", "f", "t"]
 TYPES = [
     KeyType("int"),
     KeyType("bigint"),
@@ -310,6 +315,7 @@ TYPES = [
     KeyType("date"),
     KeyType("decimal", 6, 2),
     KeyType("boolean"),
+    KeyType("timestamp"),
 ]
 STRING_ALPHABET = "ab.%_\\\"' A"
 COMMON_STRINGS = ["a", "ab", "b.", "a%", "a_b", "A", "", "'", '"a', "a\\b"]
@@ -323,6 +329,7 @@ def typed_values(position: int) -> st.SearchStrategy[Any]:
         st.dates(dt.date(2024, 1, 1), dt.date(2024, 1, 6)),
         st.sampled_from([Decimal(v) for v in ("-1.50", "0.00", "0.25", "1.50", "2.00")]),
         st.booleans(),
+        st.sampled_from([dt.datetime(2024, 1, 1, h, 30, 0, us) for h in (0, 1) for us in (0, 5)]),
     ][position]
 
 
@@ -349,7 +356,7 @@ def render(value: KeyValue, position: int, quoted: bool) -> str:
         text = "true" if value else "false"
     else:
         text = str(value)
-    if TYPES[position].name in ("string", "date") or quoted:
+    if TYPES[position].name in ("string", "date", "timestamp") or quoted:
         return f'"{text}"' if '"' not in text else f"'{text}'"
     return text
 
@@ -508,6 +515,8 @@ UNKNOWN_PIECES = [
     "i like '1%'",
     "i = b",
     'd = timestamp "2024-01-01 00:00:00"',
+    't = date "2024-01-01"',
+    "t < 2024",
     "i in (1, 'one')",
 ]
 

@@ -61,6 +61,10 @@ from metastore.types import KeyType, KeyValue
 
 __all__ = ["CompiledFilter", "compile_filter"]
 
+MAX_SHOWN = 200
+"""A reason quotes at most this many characters of the filter."""
+MAX_REASONS = 5
+"""A reason names at most this many unknown pieces."""
 MAX_DEPTH = 100
 """A sub-expression nested deeper (alternating AND, OR and NOT; chains of one operator are
 flat) is unknown rather than recursed into."""
@@ -80,16 +84,22 @@ def compile_filter(text: str, store: PartitionStore, dialect: str) -> CompiledFi
     never raises (a filter it cannot read selects every partition)."""
     if not text.strip():
         return CompiledFilter(None, True, None)
+    shown = text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
     try:
         tree = _Parser(_tokens(text)).parse()
     except _Malformed as error:
-        return CompiledFilter(None, False, f"cannot parse filter {text!r}: {error}")
+        return CompiledFilter(None, False, f"cannot parse filter {shown!r}: {error}")
     try:
         result = _Compiler(store, dialect).compile(tree)
     except Exception as error:  # the contract: a superset rather than a failed query
-        return CompiledFilter(None, False, f"cannot compile filter {text!r}: {error!r}")
-    reason = "; ".join(dict.fromkeys(result.reasons)) if not result.exact else None
-    return CompiledFilter(result.predicate, result.exact, reason)
+        return CompiledFilter(None, False, f"cannot compile filter {shown!r}: {error!r}")
+    if result.exact:
+        return CompiledFilter(result.predicate, True, None)
+    reasons = list(dict.fromkeys(result.reasons))
+    reason = "; ".join(reasons[:MAX_REASONS])
+    if len(reasons) > MAX_REASONS:
+        reason += f"; and {len(reasons) - MAX_REASONS} more"
+    return CompiledFilter(result.predicate, False, reason)
 
 
 # --- tokens ---------------------------------------------------------------------------
