@@ -75,18 +75,34 @@ def key_weights(
 
 
 def weighted_mcvs(
-    values: np.ndarray, weights: np.ndarray, type_: str, limit: int = MCV_LIMIT
+    values: np.ndarray,
+    weights: np.ndarray,
+    type_: str,
+    limit: int = MCV_LIMIT,
+    coded: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[tuple[Any, float], ...]:
     """The heaviest values of a sampled numeric column under `weights`, as fractions of
-    the weighted total (NULLs count toward the total, not as values)."""
+    the weighted total (NULLs count toward the total, not as values); `coded` is the
+    column's `value_codes`, when kept with its sample."""
     total = float(weights.sum())
-    keep = ~np.isnan(values) & (weights > 0)
+    distinct, codes = coded if coded is not None else value_codes(values)
+    keep = (codes >= 0) & (weights > 0)
     if total <= 0 or not keep.any():
         return ()
-    distinct, inverse = np.unique(values[keep], return_inverse=True)
-    mass = np.bincount(inverse, weights=weights[keep])
-    top = np.argsort(-mass, kind="stable")[:limit]
+    mass = np.bincount(codes[keep], weights=weights[keep], minlength=len(distinct))
+    present = np.flatnonzero(mass > 0)  # the values of kept rows (each weighs above 0)
+    top = present[np.argsort(-mass[present], kind="stable")[:limit]]
     return tuple((from_number(float(distinct[i]), type_), float(mass[i]) / total) for i in top)
+
+
+def value_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A numeric column's distinct values (sorted, NaN left out) and per row the index of
+    its value among them (-1: NaN)."""
+    present = ~np.isnan(values)
+    distinct, inverse = np.unique(values[present], return_inverse=True)
+    codes = np.full(len(values), -1, dtype=np.int32)  # a sample has fewer rows than 2**31
+    codes[present] = inverse
+    return distinct, codes
 
 
 def carried_mcvs(
@@ -128,7 +144,8 @@ def carried_mcvs(
         values = sample.columns.get(name)
         if name == key or values is None or values.dtype != np.float64:
             continue
-        mcvs = weighted_mcvs(values, weights, type_)
+        coded = sample.derived(("value codes", name), partial(value_codes, values))
+        mcvs = weighted_mcvs(values, weights, type_, coded=coded)
         if mcvs:
             result[name] = mcvs
     return result
