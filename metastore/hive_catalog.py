@@ -13,6 +13,7 @@ the Thrift API is one transaction.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -149,7 +150,7 @@ class PartitionDefinition:
     create_time: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class StoredPartition:
     id: int
     name: str
@@ -232,10 +233,14 @@ def raw_values(name: str, key_count: int) -> tuple[str | None, ...]:
     """The raw partition values of a partition name `k1=v1/k2=v2` (None: the default)."""
     if key_count == 0:
         return ()
-    values = []
+    values: list[str | None] = []
     for component in name.split("/")[-key_count:]:
-        split = split_partition_component(component)
-        values.append(None if split is None else split[1])
+        raw = component.partition("=")[2]
+        if "%" in raw:
+            split = split_partition_component(component)
+            values.append(None if split is None else split[1])
+        else:
+            values.append(None if raw == DEFAULT_PARTITION_NAME else raw)
     return tuple(values)
 
 
@@ -623,14 +628,9 @@ def read_partitions(
     limit: int | None = None,
 ) -> list[StoredPartition]:
     """Partitions of `info` (those `where` selects, or those named), with their Hive
-    parameters and statlas's collected figures, in name order."""
-    store = info.store()
-    table = store.table
-    run_finished = (
-        select(CollectionRun.finished_at)
-        .where(CollectionRun.id == PartitionStats.run_id)
-        .scalar_subquery()
-    )
+    parameters and statlas's collected figures, in name order. One query; rows are read
+    as the driver returns them (a reply may hold a hundred thousand partitions)."""
+    table = info.store().table
     statement = (
         select(
             table.c.id,
@@ -643,18 +643,20 @@ def read_partitions(
             HivePartition.create_time,
             HivePartition.statistics_written_at,
             PartitionStats.row_count,
-            PartitionStats.file_count.label("collected_files"),
-            PartitionStats.total_bytes.label("collected_bytes"),
-            run_finished.label("collected_at"),
+            PartitionStats.file_count,
+            PartitionStats.total_bytes,
+            CollectionRun.finished_at,
         )
         .select_from(
             table.outerjoin(
                 HivePartition,
                 and_(HivePartition.table_id == info.id, HivePartition.partition_id == table.c.id),
-            ).outerjoin(
+            )
+            .outerjoin(
                 PartitionStats,
                 and_(PartitionStats.table_id == info.id, PartitionStats.partition_id == table.c.id),
             )
+            .outerjoin(CollectionRun, CollectionRun.id == PartitionStats.run_id)
         )
         .order_by(table.c.name)
     )
@@ -664,27 +666,58 @@ def read_partitions(
         statement = statement.where(_name_in(conn, table.c.name, names))
     if limit is not None and limit >= 0:
         statement = statement.limit(limit)
+    result = conn.execute(statement)
+    rows = result.cursor.fetchall()
+    result.close()
     count = len(info.partition_keys)
-    result = []
-    for row in conn.execute(statement):
-        collected = row.row_count is not None
-        result.append(
+    partitions = []
+    for (
+        pid,
+        name,
+        location,
+        files,
+        size,
+        storage,
+        parameters,
+        create_time,
+        written_at,
+        row_count,
+        collected_files,
+        collected_bytes,
+        collected_at,
+    ) in rows:
+        collected = row_count is not None
+        partitions.append(
             StoredPartition(
-                row.id,
-                row.name,
-                raw_values(row.name, count),
-                row.location,
-                row.storage,
-                dict(row.parameters or {}),
-                row.create_time or 0,
-                _aware_or_none(row.statistics_written_at),
-                row.row_count,
-                row.collected_files if collected else row.file_count,
-                row.collected_bytes if collected else row.total_bytes,
-                _aware_or_none(row.collected_at),
+                pid,
+                name,
+                raw_values(name, count),
+                location,
+                _json(storage),
+                _json(parameters) or {},
+                create_time or 0,
+                _moment(written_at),
+                row_count,
+                collected_files if collected else files,
+                collected_bytes if collected else size,
+                _moment(collected_at),
             )
         )
-    return result
+    return partitions
+
+
+def _json(value: Any) -> Any:
+    """A JSON column as the driver returned it: parsed (psycopg2) or text (sqlite3)."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _moment(value: Any) -> dt.datetime | None:
+    """A timestamp column as the driver returned it: a datetime, or SQLite's text."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = dt.datetime.fromisoformat(value)
+    return _aware(value)
 
 
 def _name_in(conn: Connection, column: Any, names: Sequence[str]) -> ColumnElement[bool]:

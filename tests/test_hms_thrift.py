@@ -340,3 +340,34 @@ def test_trino_call_sequence(client: Client, tmp_path: Path) -> None:
         hms.TableStatsRequest(dbName="default", tblName="sales", colNames=["id"])
     )
     assert read.tableStats == []
+
+
+def test_streamed_partition_replies_equal_the_generated_encoding(
+    client: Client, service: ThriftService, tmp_path: Path
+) -> None:
+    """Partition lists are encoded without Thrift objects (pruner.hms.encoding): what a
+    client decodes must equal the objects the generated code would have sent, for plain
+    partitions, one with parameters, one with a storage descriptor of its own, and NULL."""
+    client.create_table(sales_table(str(tmp_path / "sales")))
+    plain = partition(["2024-01-01", "1"])
+    plain.parameters = {}
+    own = partition(["2024-01-02", "1"])
+    own.sd = sales_table(str(tmp_path / "elsewhere")).sd
+    own.sd.inputFormat = "org.apache.hadoop.mapred.TextInputFormat"
+    own.sd.location = f"file:{tmp_path}/elsewhere/p"
+    null = partition(["__HIVE_DEFAULT_PARTITION__", "2"])
+    null.parameters = {"ü": "ß", "numRows": "3"}
+    client.add_partitions([plain, own, null, partition(["2024-01-03", "4"])])
+    streamed = client.get_partitions("default", "sales", -1)
+    generated = service.handler.get_partitions("default", "sales", -1)
+    assert len(streamed) == 4
+    assert streamed == generated
+    assert streamed[1].sd.inputFormat == "org.apache.hadoop.mapred.TextInputFormat"
+    assert streamed[1].sd.location == f"file:{tmp_path}/elsewhere/p"
+    assert [p.values[0] for p in streamed].count("__HIVE_DEFAULT_PARTITION__") == 1
+    by_filter = client.get_partitions_by_filter("default", "sales", "h >= 2", -1)
+    assert by_filter == service.handler.get_partitions_by_filter("default", "sales", "h >= 2", -1)
+    assert [p.values for p in by_filter] == [
+        ["2024-01-03", "4"],
+        ["__HIVE_DEFAULT_PARTITION__", "2"],
+    ]

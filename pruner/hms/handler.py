@@ -15,7 +15,7 @@ import logging
 import os
 import re
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
 from hive_metastore import ThriftHiveMetastore as thrift_api
@@ -27,12 +27,14 @@ from metastore.engine import run_read, run_write
 from metastore.errors import InvalidValue, StatlasError, UnknownTable
 from metastore.hive_catalog import StoredPartition, StoredTable
 from pruner.hms import objects
+from pruner.hms.encoding import PartitionEncoder, chunks, encode_struct
 from pruner.hms.filters import compile_filter
 from pruner.hms.served_statistics import ServedStatistics
 
 log = logging.getLogger("statlas.hms")
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 # which Thrift exception each kind of statlas error becomes, where the method declares it
 _EXCEPTION_FOR: list[tuple[type[Exception], type[Exception]]] = [
@@ -66,6 +68,15 @@ def thrift_errors(method: F) -> F:
             raise _translate(error, declared) from None
 
     return cast(F, call)
+
+
+def thrift_errors_of(method: str, work: Callable[[], T]) -> T:
+    """Run `work` for Thrift method `method`, statlas's errors turned into the Thrift
+    exceptions the method declares (as thrift_errors does for a handler method)."""
+    try:
+        return work()
+    except StatlasError as error:
+        raise _translate(error, _declared(method)) from None
 
 
 def _translate(error: StatlasError, declared: list[type[Exception]]) -> Exception:
@@ -109,6 +120,7 @@ class HiveMetastoreHandler:
         self.engine = engine
         self.warehouse = os.path.abspath(warehouse)
         self.statistics = ServedStatistics(engine)
+        self._encoders: dict[tuple[int, int, str], PartitionEncoder] = {}
 
     # --- helpers ------------------------------------------------------------------------
 
@@ -132,6 +144,22 @@ class HiveMetastoreHandler:
             for p in partitions
         ]
 
+    def _select(
+        self,
+        db: str,
+        tbl: str,
+        where: Callable[[Connection, StoredTable], Any] | None = None,
+        names: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> tuple[StoredTable, list[StoredPartition]]:
+        def read(conn: Connection) -> tuple[StoredTable, list[StoredPartition]]:
+            stored = self._table(conn, db, tbl)
+            predicate = None if where is None else where(conn, stored)
+            return stored, hc.read_partitions(conn, stored.info, predicate, names, limit)
+
+        result: tuple[StoredTable, list[StoredPartition]] = self._read(read)
+        return result
+
     def _partitions(
         self,
         db: str,
@@ -140,14 +168,63 @@ class HiveMetastoreHandler:
         names: Sequence[str] | None = None,
         limit: int | None = None,
     ) -> list[hms.Partition]:
-        def read(conn: Connection) -> list[hms.Partition]:
-            stored = self._table(conn, db, tbl)
-            predicate = None if where is None else where(conn, stored)
-            found = hc.read_partitions(conn, stored.info, predicate, names, limit)
-            return self._partition_objects(stored, found)
+        stored, found = self._select(db, tbl, where, names, limit)
+        return self._partition_objects(stored, found)
 
-        result: list[hms.Partition] = self._read(read)
-        return result
+    def _encoder(self, stored: StoredTable) -> PartitionEncoder:
+        key = (stored.info.id, stored.info.version, stored.info.name)
+        encoder = self._encoders.get(key)
+        if encoder is None:
+            template = objects.partition_object(
+                stored,
+                StoredPartition(0, "", (), "", None, {}, 0, None, None, 0, 0, None),
+                {},
+            )
+            encoder = PartitionEncoder(template)
+            if len(self._encoders) > 256:
+                self._encoders.clear()
+            self._encoders[key] = encoder
+        return encoder
+
+    def partitions_reply(self, method: str, args: Any) -> tuple[int, Iterator[bytes]]:
+        """The partitions a partition-list call answers, as (count, encoded chunks): the
+        streamed form of get_partitions*, get_partitions_ps*, get_partitions_by_filter and
+        get_partitions_by_names (pruner.hms.server writes the chunks as they come)."""
+        db, tbl = args.db_name, args.tbl_name
+        if method == "get_partitions_by_filter":
+            stored, found = self._select(
+                db, tbl, self._filter(db, tbl, args.filter), limit=_limit(args.max_parts)
+            )
+        elif method == "get_partitions_by_names":
+            stored, found = self._select(db, tbl, names=list(args.names or []))
+        elif method in ("get_partitions_ps", "get_partitions_ps_with_auth"):
+            values = list(args.part_vals or [])
+            stored, found = self._select(
+                db,
+                tbl,
+                lambda conn, s: hc.prefix_predicate(conn, s.info, values),
+                limit=_limit(args.max_parts),
+            )
+        else:  # get_partitions, get_partitions_with_auth
+            stored, found = self._select(db, tbl, limit=_limit(args.max_parts))
+        encoder = self._encoder(stored)
+        served = self.statistics.partition_parameters
+
+        def encoded() -> Iterator[bytes]:
+            for partition in found:
+                if partition.storage is not None:
+                    yield encode_struct(
+                        objects.partition_object(stored, partition, served(partition))
+                    )
+                else:
+                    yield encoder.encode(
+                        partition.values,
+                        partition.create_time,
+                        objects.hadoop_location(partition.location) or "",
+                        served(partition),
+                    )
+
+        return len(found), chunks(encoded())
 
     def _inside_warehouse(self, path: str | None) -> bool:
         if not path or not path.startswith("/"):
@@ -446,18 +523,19 @@ class HiveMetastoreHandler:
             partitions=self.get_partitions_by_names(req.db_name, req.tbl_name, req.names)
         )
 
-    @thrift_errors
-    def get_partitions_by_filter(
-        self, db_name: str, tbl_name: str, filter: str, max_parts: int
-    ) -> list[hms.Partition]:
+    def _filter(
+        self, db_name: str, tbl_name: str, text: str
+    ) -> Callable[[Connection, StoredTable], Any]:
+        """A partition filter string, compiled to the typed index's predicate (logged)."""
+
         def where(conn: Connection, stored: StoredTable) -> Any:
-            compiled = compile_filter(filter or "", stored.info.store(), conn.dialect.name)
+            compiled = compile_filter(text or "", stored.info.store(), conn.dialect.name)
             if compiled.predicate is None:
                 log.info(
                     "get_partitions_by_filter %s.%s %r: not compiled (%s): every partition",
                     db_name,
                     tbl_name,
-                    filter,
+                    _short(text),
                     compiled.reason,
                 )
             elif compiled.exact:
@@ -465,19 +543,28 @@ class HiveMetastoreHandler:
                     "get_partitions_by_filter %s.%s %r: answered from the index",
                     db_name,
                     tbl_name,
-                    filter,
+                    _short(text),
                 )
             else:
                 log.info(
-                    "get_partitions_by_filter %s.%s %r: answered from the index, a superset (%s)",
+                    "get_partitions_by_filter %s.%s %r: answered from the index, "
+                    "a superset (%s)",
                     db_name,
                     tbl_name,
-                    filter,
+                    _short(text),
                     compiled.reason,
                 )
             return compiled.predicate
 
-        return self._partitions(db_name, tbl_name, where, limit=_limit(max_parts))
+        return where
+
+    @thrift_errors
+    def get_partitions_by_filter(
+        self, db_name: str, tbl_name: str, filter: str, max_parts: int
+    ) -> list[hms.Partition]:
+        return self._partitions(
+            db_name, tbl_name, self._filter(db_name, tbl_name, filter), limit=_limit(max_parts)
+        )
 
     @thrift_errors
     def get_num_partitions_by_filter(self, db_name: str, tbl_name: str, filter: str) -> int:
@@ -802,6 +889,12 @@ class HiveMetastoreHandler:
 def _tables_of(conn: Connection, database: str) -> list[str]:
     hc.get_database(conn, database or hc.DEFAULT_DATABASE)
     return hc.database_tables(conn, database or hc.DEFAULT_DATABASE)
+
+
+def _short(text: str | None, limit: int = 300) -> str:
+    """A filter as logged: long IN lists cut to `limit` characters."""
+    text = text or ""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
 def _raw(value: str | None) -> str | None:

@@ -17,11 +17,24 @@ from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport import TSocket, TTransport
 
 from metastore.errors import StatlasError
-from pruner.hms.handler import HiveMetastoreHandler
+from pruner.hms.encoding import list_header
+from pruner.hms.handler import HiveMetastoreHandler, thrift_errors_of
 
 log = logging.getLogger("statlas.hms")
 
 DEFAULT_THRIFT_PORT = 9083
+
+# partition-list calls answered by streaming their replies (Processor._process_streamed)
+STREAMED = frozenset(
+    {
+        "get_partitions",
+        "get_partitions_with_auth",
+        "get_partitions_ps",
+        "get_partitions_ps_with_auth",
+        "get_partitions_by_filter",
+        "get_partitions_by_names",
+    }
+)
 
 
 class Processor(thrift_api.Processor):  # type: ignore[misc]
@@ -50,8 +63,59 @@ class Processor(thrift_api.Processor):  # type: ignore[misc]
             oprot.trans.flush()
             return None
         log.debug("call %s", name)
-        self._processMap[name](self, seqid, iprot, oprot)
+        if name in STREAMED:
+            self._process_streamed(name, seqid, iprot, oprot)
+        else:
+            self._processMap[name](self, seqid, iprot, oprot)
         return True
+
+    def _process_streamed(self, name: str, seqid: int, iprot: Any, oprot: Any) -> None:
+        """A partition-list call whose reply is written as it is encoded
+        (pruner.hms.encoding), in chunks: never a Thrift object per partition, never the
+        whole reply in memory. Errors are answered as the generated code answers them."""
+        args = getattr(thrift_api, f"{name}_args")()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        handler: HiveMetastoreHandler = self._handler
+        try:
+            count, chunks = thrift_errors_of(name, lambda: handler.partitions_reply(name, args))
+        except TTransport.TTransportException:
+            raise
+        except Exception as error:
+            result = getattr(thrift_api, f"{name}_result")()
+            kind = TMessageType.REPLY
+            field = next(
+                (
+                    entry[2]
+                    for entry in result.thrift_spec
+                    if entry is not None
+                    and entry[2].startswith("o")
+                    and isinstance(error, entry[3][0])
+                ),
+                None,
+            )
+            if field is not None:
+                setattr(result, field, error)
+            else:
+                log.exception("%s failed", name)
+                kind = TMessageType.EXCEPTION
+                result = TApplicationException(
+                    TApplicationException.INTERNAL_ERROR, f"{name} failed: {error}"
+                )
+            oprot.writeMessageBegin(name, kind, seqid)
+            result.write(oprot)
+            oprot.writeMessageEnd()
+            oprot.trans.flush()
+            return
+        oprot.writeMessageBegin(name, TMessageType.REPLY, seqid)
+        transport = oprot.trans
+        transport.write(list_header(count))
+        for chunk in chunks:
+            transport.write(chunk)
+            transport.flush()
+        transport.write(b"\x00")  # the result struct's STOP
+        oprot.writeMessageEnd()
+        transport.flush()
 
 
 class ThriftService:

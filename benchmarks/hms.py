@@ -1,0 +1,366 @@
+"""The Hive Metastore Thrift API on the lookup benchmark's 1,000,000-partition table.
+
+The table of benchmarks/partition_lookup.py (dt: ~2,700 days x region: 370 values) is
+registered, `statlas daemon` serves it on a loopback Thrift port, and a real Thrift client
+(Apache thrift, binary protocol, buffered transport: Hive's wire settings) makes the calls
+Spark and Trino make. Beside each, in the same run, the same lookup through statlas's own
+Python API (metastore.Metastore.lookup), the anchor of the issue:
+
+  (a) get_partitions_by_filter, one partition     `dt = "..." and region = "..."`
+  (b) get_partitions_by_filter, 1,000 dates x 10 regions, in Spark's form
+      `(dt) in (...) and (region) in (...)`         (10,000 partitions)
+  (c) get_partitions_by_filter, a 30-day range    `dt >= "..." and dt <= "..."` (11,100)
+  (d) get_partitions_by_names, 1,000 names
+  (e) get_table, calls per second on one connection
+
+Each call is timed twice: the whole call as a Java client would see it less its decoding
+(request sent to the last reply byte read, `wire`), and with the reply decoded into Python
+objects by thrift's C accelerator (`decoded`). The daemon's resident memory is read before
+and after the large replies.
+
+Usage: python benchmarks/hms.py [--partitions N] [--runs 30] [--backends postgres,sqlite]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from hive_metastore import ThriftHiveMetastore as thrift_api
+from thrift.protocol import TBinaryProtocol
+from thrift.Thrift import TMessageType
+from thrift.transport import TSocket, TTransport
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.partition_lookup import (  # noqa: E402
+    DEFAULT_PG,
+    FIRST_DAY,
+    TABLE,
+    build_listing,
+    prepare_backend,
+    regions,
+)
+from metastore import Metastore, PartitionQuery, TupleList  # noqa: E402
+from metastore.catalog import register_listing  # noqa: E402
+
+STATLAS = str(Path(sys.executable).parent / "statlas")
+
+
+def settle(ms: Metastore) -> None:
+    """VACUUM (ANALYZE) the partitions table after its bulk load (PostgreSQL), so that no
+    lookup meets autovacuum; a WAL checkpoint on SQLite."""
+    table = f"partitions_{ms.table(TABLE).id}"
+    with ms.engine.connect() as conn:
+        if ms.engine.dialect.name == "postgresql":
+            conn.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql(
+                f"VACUUM (ANALYZE) {table}"
+            )
+        else:
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+@contextlib.contextmanager
+def daemon(url: str, workdir: Path) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STATLAS_")}
+    env["STATLAS_DB_URL"] = url
+    log = open(workdir / f"daemon-{port}.log", "wb")  # noqa: SIM115
+    process = subprocess.Popen(
+        [STATLAS, "daemon", "--port", str(free_port()), "--thrift-port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=workdir,
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"the daemon did not start: see {log.name}") from None
+            time.sleep(0.2)
+    try:
+        yield port, process
+    finally:
+        process.terminate()
+        process.wait(30)
+        log.close()
+
+
+class RawClient:
+    """Hive's wire settings; each call timed to the reply's last byte, then decoded."""
+
+    def __init__(self, port: int) -> None:
+        self.socket = TSocket.TSocket("127.0.0.1", port)
+        self.transport = TTransport.TBufferedTransport(self.socket)
+        self.transport.open()
+        self.protocol = TBinaryProtocol.TBinaryProtocolAccelerated(self.transport)
+        self.seqid = 0
+
+    def call(self, method: str, **arguments: Any) -> tuple[float, float, Any]:
+        """(seconds to the reply's last byte, seconds including decoding, the result)."""
+        args = getattr(thrift_api, f"{method}_args")(**arguments)
+        self.seqid += 1
+        started = time.perf_counter()
+        self.protocol.writeMessageBegin(method, TMessageType.CALL, self.seqid)
+        args.write(self.protocol)
+        self.protocol.writeMessageEnd()
+        self.transport.flush()
+        raw = self._read_reply()
+        wire = time.perf_counter() - started
+        reply = TBinaryProtocol.TBinaryProtocolAccelerated(TTransport.TMemoryBuffer(raw))
+        _name, kind, _seqid = reply.readMessageBegin()
+        if kind == TMessageType.EXCEPTION:
+            raise SystemExit(f"{method}: the server answered an exception")
+        result = getattr(thrift_api, f"{method}_result")()
+        result.read(reply)
+        decoded = time.perf_counter() - started
+        if result.success is None:
+            raise SystemExit(f"{method}: no result ({result})")
+        return wire, decoded, result.success
+
+    def _read_reply(self) -> bytes:
+        """One whole reply message, read off the socket without decoding it: the reply is
+        read by a second, decoding pass over the same bytes (TMemoryBuffer)."""
+        capture = _Capture(self.transport)
+        probe = TBinaryProtocol.TBinaryProtocol(capture)
+        probe.readMessageBegin()
+        probe.skip(12)  # the result struct (TType.STRUCT)
+        probe.readMessageEnd()
+        return capture.bytes()
+
+    def close(self) -> None:
+        self.transport.close()
+
+
+class _Capture(TTransport.TTransportBase):  # type: ignore[misc]
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.parts: list[bytes] = []
+
+    def read(self, size: int) -> bytes:
+        data: bytes = self.inner.read(size)
+        self.parts.append(data)
+        return data
+
+    def readAll(self, size: int) -> bytes:  # noqa: N802
+        data: bytes = self.inner.readAll(size)
+        self.parts.append(data)
+        return data
+
+    def bytes(self) -> bytes:
+        return b"".join(self.parts)
+
+
+def quoted(values: list[str]) -> str:
+    return ", ".join(f'"{v}"' for v in values)
+
+
+def shapes(days: int, runs: int, rng: random.Random) -> dict[str, list[tuple[str, Any, Any]]]:
+    """Per shape, `runs` cases: (filter string or names, the API's query, expected count)."""
+    all_regions = regions()
+
+    def day(d: int) -> str:
+        return (FIRST_DAY + dt.timedelta(d)).isoformat()
+
+    cases: dict[str, list[tuple[str, Any, Any]]] = {"a": [], "b": [], "c": [], "d": []}
+    for _ in range(runs):
+        d, r = day(rng.randrange(days)), rng.choice(all_regions)
+        cases["a"].append(
+            (f'dt = "{d}" and region = "{r}"', PartitionQuery.of({"dt": [d], "region": [r]}), 1)
+        )
+        dates = [day(x) for x in rng.sample(range(days), min(1000, days))]
+        some = rng.sample(all_regions, 10)
+        cases["b"].append(
+            (
+                f"(dt) in ({quoted(dates)}) and (region) in ({quoted(some)})",
+                PartitionQuery.of({"dt": dates, "region": some}),
+                10 * len(dates),
+            )
+        )
+        start = rng.randrange(days - 30)
+        first, last = day(start), day(start + 29)
+        cases["c"].append(
+            (
+                f'dt >= "{first}" and dt <= "{last}"',
+                PartitionQuery.of(where=f"dt BETWEEN '{first}' AND '{last}'"),
+                30 * len(all_regions),
+            )
+        )
+        names = [
+            f"dt={day(x)}/region={rng.choice(all_regions)}"
+            for x in rng.sample(range(days), min(1000, days))
+        ]
+        cases["d"].append((names, None, len(names)))
+    return cases
+
+
+def timed(function: Callable[[], Any]) -> float:
+    started = time.perf_counter()
+    function()
+    return time.perf_counter() - started
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def bench(backend: str, args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]:
+    days = max(1, args.partitions // len(regions()))
+    listing = build_listing(days)
+    url = prepare_backend(backend, args, workdir)
+    ms = Metastore(url)
+    ms.upgrade()
+    print(f"[{backend}] registering {len(listing.partitions):,} partitions ...", flush=True)
+    register_listing(ms.engine, TABLE, listing)
+    settle(ms)
+    rng = random.Random(args.seed)
+    cases = shapes(days, args.runs, rng)
+    rows: list[dict[str, Any]] = []
+    with daemon(url, workdir) as (port, process):
+        client = RawClient(port)
+        rss_before = rss_mb(process.pid)
+        for shape, instances in cases.items():
+            wire, decoded, api = [], [], []
+            for index, (request, query, expected) in enumerate(instances):
+                if shape == "d":
+                    w, d, result = client.call(
+                        "get_partitions_by_names", db_name="default", tbl_name=TABLE, names=request
+                    )
+                else:
+                    w, d, result = client.call(
+                        "get_partitions_by_filter",
+                        db_name="default",
+                        tbl_name=TABLE,
+                        filter=request,
+                        max_parts=-1,
+                    )
+                if len(result) != expected:
+                    raise SystemExit(f"shape {shape}: {len(result)} partitions, not {expected}")
+                if shape == "d":  # the API's form of names: (dt, region) tuples
+                    pairs = [n.replace("dt=", "").split("/region=") for n in request]
+                    tuples = (TupleList(("dt", "region"), pairs),)
+                    seconds = timed(lambda t=tuples: ms.lookup(TABLE, PartitionQuery(tuples=t)))
+                else:
+                    seconds = timed(lambda q=query: ms.lookup(TABLE, q))
+                if index >= 2:  # the first calls warm both sides alike
+                    wire.append(w)
+                    decoded.append(d)
+                    api.append(seconds)
+            rows.append(
+                {
+                    "backend": backend,
+                    "shape": shape,
+                    "partitions": len(result),
+                    "wire_p50": statistics.median(wire),
+                    "wire_p99": percentile(wire, 0.99),
+                    "decoded_p50": statistics.median(decoded),
+                    "api_p50": statistics.median(api),
+                    "api_p99": percentile(api, 0.99),
+                }
+            )
+            print(f"[{backend}] shape {shape} done", flush=True)
+        rss_after = rss_mb(process.pid)
+        calls = 0
+        started = time.perf_counter()
+        while time.perf_counter() - started < args.seconds:
+            client.call("get_table", dbname="default", tbl_name=TABLE)
+            calls += 1
+        per_second = calls / (time.perf_counter() - started)
+        client.close()
+    ms.dispose()
+    rows.append(
+        {
+            "backend": backend,
+            "shape": "e",
+            "get_table_per_s": per_second,
+            "rss_before": rss_before,
+            "rss_after": rss_after,
+        }
+    )
+    return rows
+
+
+def report(rows: list[dict[str, Any]]) -> None:
+    names = {
+        "a": "(a) by filter, 1 partition",
+        "b": "(b) by filter, 1,000 dt x 10 region",
+        "c": "(c) by filter, 30-day range",
+        "d": "(d) by names, 1,000",
+    }
+    print()
+    print(
+        "| db | call | partitions | Thrift p50 ms (wire) | Thrift p99 ms (wire) | "
+        "Thrift p50 ms (decoded, Python) | statlas API p50 ms | API p99 ms | Thrift / API |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for row in rows:
+        if row["shape"] == "e":
+            continue
+        print(
+            f"| {row['backend']} | {names[row['shape']]} | {row['partitions']:,} | "
+            f"{row['wire_p50'] * 1000:.1f} | {row['wire_p99'] * 1000:.1f} | "
+            f"{row['decoded_p50'] * 1000:.1f} | {row['api_p50'] * 1000:.1f} | "
+            f"{row['api_p99'] * 1000:.1f} | {row['wire_p50'] / row['api_p50']:.2f} |"
+        )
+    print()
+    print(
+        "| db | get_table calls/s (one connection) | daemon RSS before MB "
+        "| after large replies MB |"
+    )
+    print("|---|---:|---:|---:|")
+    for row in rows:
+        if row["shape"] == "e":
+            print(
+                f"| {row['backend']} | {row['get_table_per_s']:,.0f} | "
+                f"{row['rss_before']:.0f} | {row['rss_after']:.0f} |"
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--partitions", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--seconds", type=float, default=5.0, help="get_table timing (5)")
+    parser.add_argument("--backends", default="postgres,sqlite")
+    parser.add_argument("--pg-url", default=os.environ.get("STATLAS_TEST_DB_URL", DEFAULT_PG))
+    parser.add_argument("--seed", type=int, default=2024)
+    args = parser.parse_args()
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="statlas-hms-") as directory:
+        for backend in args.backends.split(","):
+            rows += bench(backend.strip(), args, Path(directory))
+    report(rows)
+
+
+if __name__ == "__main__":
+    main()
