@@ -239,6 +239,15 @@ def test_reasons_name_the_unknown_piece() -> None:
     assert reason.startswith("cannot parse filter 'h = 1 and h") and len(reason) < 300
 
 
+def test_docstring_examples() -> None:
+    import doctest
+
+    from pruner.hms import filters
+
+    outcome = doctest.testmod(filters)
+    assert outcome.attempted >= 5 and outcome.failed == 0
+
+
 MALFORMED = [
     '(dt = "2024-01-01"',
     'dt = "2024-01-01")',
