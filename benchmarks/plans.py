@@ -21,7 +21,7 @@ collection of the driver JVM (untimed: one plan's garbage is not paid for by the
   default   Spark's own plan: CBO off, adaptive execution on (Spark's defaults)
   cbo       Spark with spark.sql.cbo.enabled, joinReorder.enabled and planStats.enabled, over
             the same tables ANALYZEd FOR ALL COLUMNS with equi-height histograms
-  statlas   the query as statlas emits it for Spark (optimizer.physical.api.spark_sql: join
+  statlas   the query as statlas emits it for Spark (optimizer.physical.api.emit: join
             order and hints from the statistics of the statlas metastore, planned with the
             --config settings), run like default
 

@@ -7,8 +7,7 @@ name the column a predicate reads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from sqlglot import exp
 
@@ -151,14 +150,6 @@ class Limit(Node):
 
     def output(self) -> tuple[ColumnRef, ...]:
         return self.child.output()
-
-
-@dataclass(frozen=True)
-class Annotated:
-    """A node with what the estimator says about it (for EXPLAIN-like output)."""
-
-    node: Node
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 def walk(node: Node) -> list[Node]:

@@ -36,10 +36,6 @@ def exact(value: float, source: str) -> Estimate:
     return Estimate(float(value), EXACT, source)
 
 
-def estimated(value: float, source: str) -> Estimate:
-    return Estimate(float(value), ESTIMATED, source)
-
-
 def default(value: float, source: str) -> Estimate:
     return Estimate(float(value), DEFAULT, source)
 

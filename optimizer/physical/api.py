@@ -84,16 +84,6 @@ def explain(
     return explain_json(plan_query(engine, sql, dialect, config, source))
 
 
-def spark_sql(
-    engine: Engine | None,
-    sql: str,
-    dialect: str = "spark",
-    config: Mapping[str, str] | None = None,
-    source: StatisticsSource | None = None,
-) -> str:
-    return emit(plan_query(engine, sql, dialect, config, source))
-
-
 def emit(plan: PhysicalPlan) -> str:
     return emit_spark(
         plan.statement,

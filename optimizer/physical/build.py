@@ -26,8 +26,6 @@ from optimizer.plan import (
     column_of,
 )
 
-MAP_SIDE = ("map", "bucket_map", "smb")
-
 
 def to_physical(node: Node, context: PlanningContext) -> PhysicalNode:
     children = [to_physical(child, context) for child in node.children]
