@@ -31,7 +31,7 @@ from metastore.histograms import (
 )
 from metastore.lookup import PartitionQuery, build_predicate
 from metastore.models import ColumnStats, PartitionStats
-from metastore.rollups import column_pieces, select_partitions
+from metastore.rollups import Selection, column_pieces, select_partitions
 
 DEFAULT_BUCKETS = 64
 MCV_LIMIT = 10
@@ -126,13 +126,33 @@ def _summarise(
     buckets: int,
     mcv_limit: int = MCV_LIMIT,
 ) -> TableSummary:
-    known = {c.name: c.type for c in info.columns}
-    names = [c.lower() for c in wanted] if wanted else list(known)
+    names = _column_names(info, wanted)
+    predicate = build_predicate(conn.dialect.name, info, query)
+    selection = select_partitions(conn, info.id, info.store(), predicate)
+    return summarise_selection(conn, info, selection, names, buckets, mcv_limit)
+
+
+def _column_names(info: TableInfo, wanted: list[str] | None) -> list[str]:
+    known = {c.name for c in info.columns}
+    names = [c.lower() for c in wanted] if wanted else [c.name for c in info.columns]
     for name in names:
         if name not in known:
             raise UnknownColumn(f"unknown column {name!r} of table {info.name}")
-    predicate = build_predicate(conn.dialect.name, info, query)
-    selection = select_partitions(conn, info.id, info.store(), predicate)
+    return names
+
+
+def summarise_selection(
+    conn: Connection,
+    info: TableInfo,
+    selection: Selection,
+    wanted: list[str] | None = None,
+    buckets: int = DEFAULT_BUCKETS,
+    mcv_limit: int = MCV_LIMIT,
+) -> TableSummary:
+    """The statistics of a selection of the table's partitions (`select_partitions`), its
+    columns' pieces read in one statement."""
+    known = {c.name: c.type for c in info.columns}
+    names = _column_names(info, wanted)
     row_count = selection.rows
     by_column = column_pieces(conn, info.id, selection, names, top_k=mcv_limit > 0)
     summaries = {
@@ -372,3 +392,12 @@ def partition_rows(
         ]
 
     return run_read(engine, read)
+
+
+def rows_of_selection(selection: Selection) -> list[PartitionRows]:
+    """The row counts and key values of a selection read with its keys (no query)."""
+    _, values = selection.keys
+    return [
+        PartitionRows(tuple(v[i] for v in values), int(rows))
+        for i, rows in enumerate(selection.row_counts.tolist())
+    ]

@@ -6,6 +6,7 @@ incremental ones that add, change and remove partitions."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import shutil
 from collections.abc import Iterator
@@ -18,14 +19,16 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, event, func, select
 
 from metastore import Metastore, PartitionQuery
 from metastore.engine import run_write
 from metastore.models import RollupBlock, RollupColumn
 from metastore.rollups import FANOUT, cover, levels_for, refresh_blocks
-from metastore.samples import table_sample
-from metastore.statistics import TableSummary, table_statistics
+from metastore.samples import Sample, table_sample
+from metastore.statistics import TableSummary, partition_rows, table_statistics
+from metastore.stats_cache import cache_for
+from optimizer.estimate.stats_query import MetastoreSource
 
 # ---- the cover of a selection (no database) -------------------------------------------
 
@@ -154,9 +157,30 @@ def assert_same(with_blocks: TableSummary, merged_each: TableSummary) -> None:
 def sample_rows(ms: Metastore, query: PartitionQuery) -> list[tuple[Any, ...]]:
     sample = table_sample(ms.engine, "facts", query)
     assert sample is not None
+    return rows_of(sample)
+
+
+def rows_of(sample: Sample | None) -> list[tuple[Any, ...]]:
+    assert sample is not None
     names = sorted(sample.columns)
     rows = zip(*(sample.columns[n].tolist() for n in names), sample.weights.tolist(), strict=True)
     return sorted(tuple(str(v) for v in row) for row in rows)
+
+
+@contextlib.contextmanager
+def counted_statements(ms: Metastore) -> Iterator[list[str]]:
+    """The SQL statements run through the metastore's engine meanwhile (round trips)."""
+    found: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.lstrip().upper().startswith(("SELECT", "WITH")):
+            found.append(statement)
+
+    event.listen(ms.engine, "before_cursor_execute", seen)
+    try:
+        yield found
+    finally:
+        event.remove(ms.engine, "before_cursor_execute", seen)
 
 
 SELECTIONS = [
@@ -191,6 +215,28 @@ def test_blocks_give_the_partitions_merge(metastore: Metastore, spark: Any, tmp_
             slow_sample = without_blocks(metastore, lambda q=query: sample_rows(metastore, q))
             assert_same(fast, slow)
             assert fast_sample == slow_sample
+            # an estimate's reads: the selection once, then one statement each for the
+            # columns' pieces and the sample's
+            cache_for(metastore.engine).clear()
+            source = MetastoreSource(metastore.engine)
+            with counted_statements(metastore) as statements:
+                summary = source.summary("facts", query)
+                sample = source.sample("facts", query)
+                partitions = source.partitions("facts", query)
+            slow_source = without_blocks(
+                metastore,
+                lambda q=query, limit=source.mcv_limit: table_statistics(
+                    metastore.engine, "facts", q, mcv_limit=limit
+                ),
+            )
+            assert_same(summary, slow_source)
+            assert rows_of(sample) == slow_sample
+            assert sorted(partitions, key=str) == sorted(
+                partition_rows(metastore.engine, "facts", query), key=str
+            )
+            # the stamp, the table and its partition count, the selection (partitions and
+            # blocks), the columns' pieces (blocks and partitions), the sample's
+            assert len(statements) == 6, [s[:70] for s in statements]
 
     check()
     # incremental: one partition added, one changed, one removed; the blocks follow

@@ -21,6 +21,7 @@ from sqlglot import exp
 
 from metastore.catalog import TableInfo
 from metastore.lookup import PartitionQuery
+from metastore.rollups import Selection
 from metastore.samples import Sample
 from metastore.statistics import PartitionRows, TableSummary
 from metastore.stats_cache import TableStamp
@@ -138,7 +139,10 @@ class MetastoreSource(StatisticsSource):
 
     What is read is also kept in the process-wide cache of the engine's database
     (metastore.stats_cache), under each table's stamp, read once per source: a source is
-    made per request, so a collection committed by any process is seen by the next one."""
+    made per request, so a collection committed by any process is seen by the next one.
+    A table's partition selection is read once (its partitions, rows, keys and stored
+    blocks in one statement) and shared by its summary (then one statement of column
+    pieces), its sample (one statement of sample pieces) and its partitions (none)."""
 
     def __init__(
         self,
@@ -183,32 +187,63 @@ class MetastoreSource(StatisticsSource):
             ("table", name, PartitionQuery()), lambda: describe_table(self.engine, name)
         )
 
+    def _selection(self, name: str, query: PartitionQuery) -> tuple[TableInfo, Selection]:
+        """The table and the partitions `query` selects with their rows and keys, covered
+        by blocks (one statement), shared by the summary, the sample and the partitions."""
+        from metastore.engine import run_read
+        from metastore.lookup import build_predicate
+        from metastore.rollups import select_partitions
+
+        def compute() -> tuple[TableInfo, Selection]:
+            info = self.table(name)
+
+            def read(conn: Any) -> Selection:
+                predicate = build_predicate(conn.dialect.name, info, query)
+                return select_partitions(conn, info.id, info.store(), predicate, keys=True)
+
+            return info, run_read(self.engine, read)
+
+        return self._remember(("selection", name, query), compute)  # type: ignore[no-any-return]
+
     def summary(self, name: str, query: PartitionQuery) -> TableSummary:
-        from metastore.statistics import table_statistics
+        from metastore.engine import run_read
+        from metastore.statistics import summarise_selection, table_statistics
 
         def compute() -> TableSummary:
-            sketches = self.sketch_rows is None or (
-                sum(p.rows for p in self.partitions(name, query)) <= self.sketch_rows
-            )
-            return table_statistics(
-                self.engine, name, query, mcv_limit=self.mcv_limit, sketches=sketches
+            info, selection = self._selection(name, query)
+            if self.sketch_rows is not None and selection.rows > self.sketch_rows:
+                return table_statistics(
+                    self.engine, name, query, mcv_limit=self.mcv_limit, sketches=False
+                )
+            return run_read(
+                self.engine,
+                lambda conn: summarise_selection(conn, info, selection, mcv_limit=self.mcv_limit),
             )
 
         return self._remember(("summary", name, query), compute)  # type: ignore[no-any-return]
 
     def partitions(self, name: str, query: PartitionQuery) -> list[PartitionRows]:
-        from metastore.statistics import partition_rows
+        from metastore.statistics import rows_of_selection
 
         return self._remember(  # type: ignore[no-any-return]
-            ("partitions", name, query), lambda: partition_rows(self.engine, name, query)
+            ("partitions", name, query), lambda: rows_of_selection(self._selection(name, query)[1])
         )
 
     def sample(self, name: str, query: PartitionQuery) -> Sample | None:
-        from metastore.samples import table_sample
+        from metastore.engine import run_read
+        from metastore.rollups import sample_pieces
+        from metastore.samples import pool
 
-        return self._remember(  # type: ignore[no-any-return]
-            ("sample", name, query), lambda: table_sample(self.engine, name, query)
-        )
+        def compute() -> Sample | None:
+            info, selection = self._selection(name, query)
+            if not selection.ids.size:
+                return None
+            return run_read(
+                self.engine,
+                lambda conn: pool(info, sample_pieces(conn, info.id, selection), selection.keys),
+            )
+
+        return self._remember(("sample", name, query), compute)  # type: ignore[no-any-return]
 
     def key_columns(
         self, name: str, query: PartitionQuery, types: tuple[str, ...], rows: float
