@@ -307,7 +307,7 @@ def bench_backend(
             counts.append(count)
         cli: list[float] = []
         for shape in instances[: args.cli_runs]:
-            seconds, code = timed(
+            seconds, _code = timed(
                 lambda s=shape: (
                     subprocess.run(
                         [STATLAS, "partitions", TABLE, *s.cli, "--json"],

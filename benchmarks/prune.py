@@ -169,7 +169,8 @@ def main() -> None:
     warm_ratios: list[float] = []
     for label, sql in QUERIES.items():
         compiled = plan_pruning(engine, sql)
-        assert compiled.big is not None and compiled.big.table == "lineitem", label
+        assert compiled.big is not None, label
+        assert compiled.big.table == "lineitem", label
         report = prune(engine, sql, spark=spark)
         truth_sql = sql.replace(SELECT, "SELECT DISTINCT l.l_shipdate")
         _, truth_rows, _ = spark_run(truth_sql, dpp=True)

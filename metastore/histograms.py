@@ -19,6 +19,7 @@ empty ones. Without `scale` (float, double) the edges are real numbers, as befor
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -106,7 +107,7 @@ def seed_uniform(
         bounds = tuple(from_grid(edge, scale) for edge in edges)
         return Histogram(bounds, uniform_counts(edges, rows))
     width = span / count if span > 0 else 0.0
-    bounds = tuple(low + i * width for i in range(count)) + (high,)
+    bounds = (*(low + i * width for i in range(count)), high)
     return Histogram(bounds, tuple(rows / count for _ in range(count)))
 
 
@@ -128,7 +129,7 @@ def uniform_counts(edges: Sequence[int], rows: int) -> tuple[float, ...]:
     size = edges[-1] - edges[0] + 1
     # buckets [e_i, e_i+1), the last closed; from cumulative rows, so the counts add up
     below = [round(rows * (edge - edges[0]) / size, 3) for edge in edges[:-1]] + [float(rows)]
-    return tuple(round(b - a, 3) for a, b in zip(below, below[1:], strict=False))
+    return tuple(round(b - a, 3) for a, b in itertools.pairwise(below))
 
 
 def to_grid(value: float, scale: int) -> int:

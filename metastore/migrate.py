@@ -104,10 +104,10 @@ def ensure_schema(engine: Engine) -> None:
     current = current_revision(engine)
     if current == SCHEMA_REVISION:
         return
-    if current is None and engine.dialect.name == "sqlite":
-        if not run_read(engine, lambda conn: inspect(conn).get_table_names()):
-            upgrade(engine)
-            return
+    empty = current is None and engine.dialect.name == "sqlite"
+    if empty and not run_read(engine, lambda conn: inspect(conn).get_table_names()):
+        upgrade(engine)
+        return
     raise SchemaNotInitialised(
         f"the metastore schema is at {current or 'nothing'}, not {SCHEMA_REVISION}: "
         "run 'statlas db upgrade'"

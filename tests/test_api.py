@@ -78,7 +78,8 @@ def assert_error(response: Any, status: int, message: str | None = None) -> str:
     assert response.headers["content-type"].startswith("application/json")
     body = response.json()
     assert list(body) == ["error"]
-    assert body["error"] and "\n" not in body["error"]
+    assert body["error"]
+    assert "\n" not in body["error"]
     if message is not None:
         assert body["error"] == message
     return str(body["error"])
@@ -280,7 +281,8 @@ def test_lookup_fast_path_answers_and_leaves_the_rest_to_fastapi(app: FastAPI) -
             content=body,
             headers={"content-type": "application/json; charset=utf-8"},
         )
-        assert with_charset.status_code == 200 and with_charset.content == fast.content
+        assert with_charset.status_code == 200
+        assert with_charset.content == fast.content
         assert fastapi_saw == ["POST"]
         assert_error(
             client.post(
@@ -370,7 +372,8 @@ def test_lookups_after_a_restart_of_the_app(sales: Metastore, db_url: str) -> No
     for _ in range(2):
         with TestClient(app) as test_client:
             answer = test_client.get("/tables/sales/partitions", params={"in": "dt=2024-01-03"})
-            assert answer.status_code == 200 and answer.json()["count"] == 3
+            assert answer.status_code == 200
+            assert answer.json()["count"] == 3
 
 
 def test_get_lookup_without_condition_lists_every_partition(client: TestClient) -> None:
@@ -555,7 +558,8 @@ def test_statistics_and_estimate_are_the_cli_json(
         capsys, db_url, "explain", "--sql", sql, "--json", "--config", "CPUc=2"
     )
     emitted = client.post("/explain", json={"sql": sql, "emit": "spark"}).json()["spark_sql"]
-    assert "JOIN" in emitted and emitted.startswith("SELECT")
+    assert "JOIN" in emitted
+    assert emitted.startswith("SELECT")
     assert app.state.service.spark.started is False
 
 
@@ -622,7 +626,8 @@ def test_runs_newest_first(sales: Metastore, client: TestClient, tmp_path: Path)
         hours=2, minutes=59, seconds=30
     )
     assert (oldest["partitions_scanned"], oldest["rows"], oldest["error"]) == (11, 33, None)
-    assert every[0]["finished"] is None and every[1]["error"] == "executor lost"
+    assert every[0]["finished"] is None
+    assert every[1]["error"] == "executor lost"
     of_sales = client.get("/runs", params={"table": "Sales", "limit": 1}).json()["runs"]
     assert [(r["table"], r["status"]) for r in of_sales] == [("sales", "failed")]
 
@@ -662,11 +667,13 @@ def test_metrics_count_lookups_requests_and_staleness(sales: Metastore, client: 
     assert sample(after, "statlas_lookup_values_sum") == pytest.approx(values + len(DAYS))
     assert sample(after, "statlas_metastore_up") == 1
     never_collected = sample(after, "statlas_table_staleness_seconds", table="sales")
-    assert never_collected is not None and 0 <= never_collected < 600  # since registration
+    assert never_collected is not None
+    assert 0 <= never_collected < 600  # since registration
     add_run(sales, "sales", dt.datetime.now(dt.UTC) - dt.timedelta(hours=2), "succeeded")
     add_run(sales, "sales", dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5), "failed")
     stale = sample(client.get("/metrics").text, "statlas_table_staleness_seconds", table="sales")
-    assert stale is not None and abs(stale - (2 * 3600 - 30)) < 60  # the succeeded run's end
+    assert stale is not None
+    assert abs(stale - (2 * 3600 - 30)) < 60  # the succeeded run's end
 
 
 def test_job_metrics(client: TestClient) -> None:
@@ -873,7 +880,8 @@ def test_statistics_estimate_and_runs_after_a_collection(
         "4",
     )
     assert (stats.json()["partitions"], stats.json()["row_count"]) == (4, 12)
-    assert stats.json()["columns"]["id"]["min"] == 1 and stats.json()["columns"]["id"]["max"] == 3
+    assert stats.json()["columns"]["id"]["min"] == 1
+    assert stats.json()["columns"]["id"]["max"] == 3
     assert stats.json()["columns"]["label"]["null_count"] == 4
     got = client.get("/tables/sales/statistics", params={"in": "dt=2024-01-01", "column": "ID"})
     assert list(got.json()["columns"]) == ["id"]
@@ -890,4 +898,5 @@ def test_statistics_estimate_and_runs_after_a_collection(
     staleness = sample(
         client.get("/metrics").text, "statlas_table_staleness_seconds", table="sales"
     )
-    assert staleness is not None and 0 <= staleness < 300
+    assert staleness is not None
+    assert 0 <= staleness < 300

@@ -100,7 +100,8 @@ def test_statlas_services_run_commands_the_cli_takes() -> None:
     ours = statlas_services(services)
     assert {"migrate", "daemon"} <= set(ours)
     upgrade = cli(ours["migrate"]["command"])
-    assert upgrade.handler is cli(["db", "upgrade"]).handler and upgrade.revision == "head"
+    assert upgrade.handler is cli(["db", "upgrade"]).handler
+    assert upgrade.revision == "head"
     daemon = cli(ours["daemon"]["command"])
     assert daemon.handler is cli(["daemon"]).handler
     # reachable from the other containers and through the published ports
@@ -128,7 +129,8 @@ def test_daemon_reaches_postgres_and_the_spark_cluster(monkeypatch: pytest.Monke
         environment["POSTGRES_PASSWORD"],
         environment["POSTGRES_DB"],
     )
-    assert url.port == 5432 and container_ports(postgres) <= {5432}  # the server's own port
+    assert url.port == 5432  # the server's own port
+    assert container_ports(postgres) <= {5432}
     assert services["migrate"]["environment"]["STATLAS_DB_URL"] == str(
         daemon["environment"]["STATLAS_DB_URL"]
     )
@@ -145,12 +147,14 @@ def test_daemon_reaches_postgres_and_the_spark_cluster(monkeypatch: pytest.Monke
     assert int(option(master["command"], "--port")) == master_url.port
     assert master_url.hostname in daemon["depends_on"]
     workers = [s for s in services.values() if s.get("entrypoint", [""])[-1].endswith(".Worker")]
-    assert workers and all(w["command"][0] == master_url.geturl() for w in workers)
+    assert workers
+    assert all(w["command"][0] == master_url.geturl() for w in workers)
     conf = dict(c.split("=", 1) for c in args.spark_conf)
     assert services.get(conf["spark.driver.host"]) is daemon
     # the executors read the lake at the path the daemon registered it under
     data = [v for v in daemon["volumes"] if v.endswith(":/data")]
-    assert data and all(data == [v for v in w["volumes"] if v.endswith(":/data")] for w in workers)
+    assert data
+    assert all(data == [v for v in w["volumes"] if v.endswith(":/data")] for w in workers)
 
 
 def test_spark_services_start_classes_pyspark_has() -> None:
@@ -210,7 +214,8 @@ def test_dockerfile_installs_every_package_and_runs_the_daemon() -> None:
 
     entrypoint = re.search(r"^ENTRYPOINT (\[.*\])$", text, re.MULTILINE)
     command = re.search(r"^CMD (\[.*\])$", text, re.MULTILINE)
-    assert entrypoint is not None and command is not None
+    assert entrypoint is not None
+    assert command is not None
     [program] = json_list(entrypoint.group(1))
     assert program in project["project"]["scripts"]
     args = cli(json_list(command.group(1)))
@@ -223,12 +228,14 @@ def test_dockerfile_installs_every_package_and_runs_the_daemon() -> None:
     # PySpark runs on the image's Java (its last stage's)
     final = re.split(r"^FROM ", text, flags=re.MULTILINE)[-1]
     java = re.findall(r"(?:openjdk-|temurin:|jdk-?|jre-?)(\d+)", final)
-    assert java and min(int(v) for v in java) >= STATLAS_SPARK_JAVA
+    assert java
+    assert min(int(v) for v in java) >= STATLAS_SPARK_JAVA
 
 
 def json_list(text: str) -> list[str]:
     import json
 
     value = json.loads(text)
-    assert isinstance(value, list) and all(isinstance(v, str) for v in value)
+    assert isinstance(value, list)
+    assert all(isinstance(v, str) for v in value)
     return value

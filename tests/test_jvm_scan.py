@@ -203,7 +203,8 @@ def test_one_pass_scan_equals_spark_aggregates(spark: Any, lake: Path) -> None:
     assert int(mine[("2024-01-01", "emea")]["__rows"]) == 300
     assert ("__HIVE_DEFAULT_PARTITION__", "emea") in mine or (None, "emea") in mine
     types = {f.name: f.dataType.simpleString() for f in frame.schema.fields}
-    assert types["local"] == "timestamp_ntz" and types["huge"] == "decimal(30,5)"
+    assert types["local"] == "timestamp_ntz"
+    assert types["huge"] == "decimal(30,5)"
 
 
 def test_unpartitioned_table_and_empty_table(spark: Any, tmp_path: Path) -> None:
@@ -215,7 +216,8 @@ def test_unpartitioned_table_and_empty_table(spark: Any, tmp_path: Path) -> None
     plans = plans_of(empty, [])
     rows = scan(empty, [], plans, 0.0, SEED, 1).collect()
     theirs = spark_aggregates(empty, [], plans, 0.0).collect()
-    assert len(rows) <= 1 and [r["__rows"] for r in rows] in ([0], [])
+    assert len(rows) <= 1
+    assert [r["__rows"] for r in rows] in ([0], [])
     assert theirs[0]["__rows"] == 0
 
 
@@ -232,7 +234,8 @@ def test_row_sample_keeps_every_row_at_rate_one(spark: Any, lake: Path) -> None:
     assert len(columns) == 13  # every column but the binary and the array one
     for key in mine:
         a, b = sample_record(mine[key], plans), sample_record(theirs[key], plans)
-        assert a is not None and b is not None
+        assert a is not None
+        assert b is not None
         assert a[0] == b[0] == int(mine[key]["__rows"])
         rows_a = sorted(repr([r[c] for c in columns]) for r in mine[key]["__sample"])
         rows_b = sorted(repr([r[c] for c in columns]) for r in theirs[key]["__sample"])
@@ -261,7 +264,8 @@ def test_column_plan_text() -> None:
     assert spec(id_plan).startswith("alias=c0,minmax,distinct=theta,kll,topk=longs,")
     assert spec(name_plan).startswith("alias=c1,minmax,length,distinct=theta,topk=strings,")
     assert spec(tags_plan).startswith("alias=c2,hll=")
-    assert top_k_map_size(100) == 256 and top_k_map_size(3) == 4
+    assert top_k_map_size(100) == 256
+    assert top_k_map_size(3) == 4
 
 
 def test_driver_rows_streams_every_row_a_few_partitions_per_job(spark: Any) -> None:
@@ -273,7 +277,8 @@ def test_driver_rows_streams_every_row_a_few_partitions_per_job(spark: Any) -> N
     finally:
         context.setLocalProperty("spark.jobGroup.id", None)
     assert [tuple(r) for r in rows] == [tuple(r) for r in frame.collect()]
-    assert rows[0].twice == 0 and rows[-1].asDict() == {"id": 999, "twice": 1998}
+    assert rows[0].twice == 0
+    assert rows[-1].asDict() == {"id": 999, "twice": 1998}
     assert len(context.statusTracker().getJobIdsForGroup("driver-rows-test")) == 3  # 3+3+1
     assert list(driver_rows(frame.limit(0))) == []
 

@@ -53,7 +53,7 @@ def star(tmp_path_factory: pytest.TempPathFactory) -> Path:
             directory = root / "facts" / partition_name(["day", "region"], values)
             directory.mkdir(parents=True)
             pq.write_table(data, directory / "part-0.parquet")
-    dates = DAYS[::2] + [dt.date(2023, 12, 31), None]
+    dates = [*DAYS[::2], dt.date(2023, 12, 31), None]
     (root / "dates").mkdir()
     pq.write_table(
         pa.table(
@@ -107,12 +107,15 @@ def test_a_filtered_dimension_prunes_the_fact_table(registered: Metastore, spark
     )
     report = prune(registered.engine, sql, spark=spark, run=True)
     # holiday dates: 2024-01-01, 01-05 (and 2023-12-31, no partition); region emea
-    assert report.pruned and report.table == "facts" and report.keys == ["day"]
+    assert report.pruned
+    assert report.table == "facts"
+    assert report.keys == ["day"]
     assert report.partitions_before == len(DAYS)  # the query's own filter: emea only
     kept = sorted((p.values["day"], p.values["region"]) for p in report.partitions)
     assert kept == [(dt.date(2024, 1, 1), "emea"), (dt.date(2024, 1, 5), "emea")]
     assert report.values_collected == {"day": 3}
-    assert report.fallback is None and report.rows == unpruned_rows(spark, registered, sql)
+    assert report.fallback is None
+    assert report.rows == unpruned_rows(spark, registered, sql)
     assert report.as_json()["partitions"][0]["values"] == {"day": "2024-01-01", "region": "emea"}
 
 
@@ -237,7 +240,8 @@ def test_a_query_without_a_join_is_not_pruned_and_runs(registered: Metastore, sp
     assert report.rows is None
     frame = pruned_dataframe(spark, registered.engine, sql)
     assert frame.count() == unpruned_rows(spark, registered, sql) == 2 * 50
-    assert frame.inputFiles() and all("region=apac" in f for f in frame.inputFiles())
+    assert frame.inputFiles()
+    assert all("region=apac" in f for f in frame.inputFiles())
     assert prune(registered.engine, sql, spark=spark, run=True).rows == 2 * 50
     # a map join without a condition prunes nothing either
     sql = "SELECT * FROM dates d CROSS JOIN facts f WHERE f.day = DATE '2024-01-02'"
@@ -254,7 +258,8 @@ def test_a_small_side_over_the_threshold_is_not_a_map_join(registered: Metastore
 
     sql = "SELECT * FROM facts f JOIN dates d ON f.day = d.d"
     compiled = plan_pruning(registered.engine, sql, threshold=10)
-    assert compiled.big is None and compiled.analysis.map_joins == []
+    assert compiled.big is None
+    assert compiled.analysis.map_joins == []
     [rejected] = compiled.analysis.rejected
     assert rejected.reason.startswith("not a map join: the plan runs it as a common join")
     assert "exceeds the map-join threshold (10 B)" in rejected.reason
@@ -295,7 +300,8 @@ def test_prune_and_explain_agree_on_collected_statistics(registered: Metastore) 
             compiled = plan_pruning(registered.engine, sql, config=config)
             assert pruned_map_joins(compiled.analysis) == explained, (sql, config)
             counts.append(len(compiled.analysis.map_joins))
-        assert counts[0] > 0 and counts[1] == 0, (sql, counts)
+        assert counts[0] > 0, (sql, counts)
+        assert counts[1] == 0, (sql, counts)
         assert len(counts) == 2 or 0 < counts[2] < counts[0], (sql, counts)
 
 
@@ -320,7 +326,8 @@ def test_semi_join_and_non_partition_keys(registered: Metastore, spark: Any) -> 
 
     sql = "SELECT * FROM facts f JOIN items i ON f.item = i.id WHERE i.color = 'red'"
     report = prune(registered.engine, sql, spark=spark, run=True)
-    assert report.keys == ["item"] and report.partitions_after == report.partitions_before
+    assert report.keys == ["item"]
+    assert report.partitions_after == report.partitions_before
     assert report.predicates == ["`item` IN (1, 3, 5, 7, 9)"]  # the seed's extension
     assert report.rows == unpruned_rows(spark, registered, sql)
 
@@ -335,10 +342,13 @@ def test_a_self_join_prunes_only_its_big_side(registered: Metastore, spark: Any)
         "WHERE g.qty < 3 AND g.region = 'emea' AND g.day < DATE '2024-01-03'"
     )
     report = prune(registered.engine, sql, spark=spark, run=True)
-    assert report.pruned and report.table == "facts"
+    assert report.pruned
+    assert report.table == "facts"
     [candidate] = report.candidates
-    assert candidate["big_table"] == "facts f" and report.keys == ["item", "day"]
-    assert report.predicates and report.predicates[0].startswith("`item` IN (")
+    assert candidate["big_table"] == "facts f"
+    assert report.keys == ["item", "day"]
+    assert report.predicates
+    assert report.predicates[0].startswith("`item` IN (")
     assert {p.values["day"] for p in report.partitions} == {DAYS[0], DAYS[1]}
     assert report.rows == unpruned_rows(spark, registered, sql) > 0
 
@@ -348,7 +358,8 @@ def test_too_many_values_fall_back_to_a_range(registered: Metastore, spark: Any)
 
     sql = "SELECT * FROM facts f JOIN dates d ON f.day = d.d WHERE d.d >= '2024-01-03'"
     report = prune(registered.engine, sql, spark=spark, run=True, max_values=1)
-    assert report.fallback is not None and "range" in report.fallback
+    assert report.fallback is not None
+    assert "range" in report.fallback
     assert {p.values["day"] for p in report.partitions} == set(DAYS[2:7])  # 01-03 .. 01-07
     assert report.rows == unpruned_rows(spark, registered, sql)
 
@@ -392,13 +403,15 @@ def test_pruned_results_equal_unpruned_results(
 
     sql = f"SELECT f.item, f.qty, f.day FROM facts f {join} dates d ON {key} {regions} {where}"
     report = prune(registered.engine, sql, spark=spark, run=True)
-    assert report.pruned == bool(report.candidates) and report.table == "facts", sql
+    assert report.pruned == bool(report.candidates), sql
+    assert report.table == "facts", sql
     if not report.pruned:
         assert report.partitions_after == report.partitions_before, sql
     if join == "JOIN" and key.startswith("f.day = d.d"):
         # an inner join on the bare partition key must prune: the dates hold 4 of the 8
         # days (so that equal results are not those of a query that pruned nothing)
-        assert report.pruned and "day" in report.keys, sql
+        assert report.pruned, sql
+        assert "day" in report.keys, sql
         assert report.partitions_after < report.partitions_before, sql
     assert report.rows == unpruned_rows(spark, registered, sql), sql
 
@@ -463,4 +476,5 @@ def test_cli_prints_json_and_one_line_errors(star: Path, spark: Any, tmp_path: P
         failed = run(sql)
         assert failed.returncode == 2, failed.stderr
         lines = failed.stderr.strip().splitlines()
-        assert len(lines) == 1 and message in lines[0], failed.stderr
+        assert len(lines) == 1, failed.stderr
+        assert message in lines[0], failed.stderr

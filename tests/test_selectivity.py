@@ -171,7 +171,9 @@ def test_selectivity_properties(p: str, q: str, a: int, b: int, level: str) -> N
     first, second = p.format(a=lo, b=hi), q.format(a=lo, b=hi)
     s1, s2 = sel(first, level), sel(second, level)
     both = sel(f"({first}) AND ({second})", level)
-    assert 0.0 <= s1 <= 1.0 and 0.0 <= s2 <= 1.0 and 0.0 <= both <= 1.0
+    assert 0.0 <= s1 <= 1.0
+    assert 0.0 <= s2 <= 1.0
+    assert 0.0 <= both <= 1.0
     assert both <= min(s1, s2) + 1e-9  # AND is never above either side
 
 
