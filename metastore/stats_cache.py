@@ -90,7 +90,8 @@ class StatisticsCache:
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[Hashable, tuple[TableStamp, Any, int]] = OrderedDict()
+        # per entry: its stamp, value, size and a token of this very entry (for growth reports)
+        self._entries: OrderedDict[Hashable, tuple[TableStamp, Any, int, object]] = OrderedDict()
         self._stamps: dict[str, TableStamp] = {}  # the newest stamp seen of each table
         self._bytes = 0
         self._lock = threading.Lock()
@@ -124,7 +125,8 @@ class StatisticsCache:
                 previous = self._entries.pop(full_key, None)
                 if previous is not None:
                     self._bytes -= previous[2]
-                self._entries[full_key] = (stamp, value, size)
+                token = object()
+                self._entries[full_key] = (stamp, value, size, token)
                 self._bytes += size
                 self._shrink()
                 stored = full_key in self._entries
@@ -132,24 +134,26 @@ class StatisticsCache:
                 stored = False
         watch = getattr(value, "watch", None)
         if stored and callable(watch):
-            watch(partial(self._grown, full_key, value))
+            # the report holds the entry's token, not the value: no cycle keeps a dropped
+            # value alive until the garbage collector's next full pass
+            watch(partial(self._grown, full_key, token))
         return value
 
-    def _grown(self, full_key: Hashable, value: Any, grown: int) -> None:
+    def _grown(self, full_key: Hashable, token: object, grown: int) -> None:
         """An entry's value holds `grown` bytes more than it did (counted while it is the
         entry's value; an entry dropped or replaced meanwhile is not counted again)."""
         with self._lock:
             entry = self._entries.get(full_key)
-            if entry is None or entry[1] is not value:
+            if entry is None or entry[3] is not token:
                 return
-            self._entries[full_key] = (entry[0], value, entry[2] + grown)
+            self._entries[full_key] = (entry[0], entry[1], entry[2] + grown, token)
             self._bytes += grown
             self._shrink()
 
     def _shrink(self) -> None:
         """Drop the least recently used entries until the bound holds (lock held)."""
         while self._bytes > self.max_bytes and self._entries:
-            _, (_, _, dropped) = self._entries.popitem(last=False)
+            _, (_, _, dropped, _) = self._entries.popitem(last=False)
             self._bytes -= dropped
 
     def _forget_older(self, table: str, stamp: TableStamp) -> None:

@@ -6,6 +6,8 @@ PostgreSQL a MetastoreSource that sees what another engine (another process) com
 from __future__ import annotations
 
 import datetime as dt
+import gc
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -104,6 +106,25 @@ def test_a_cached_sample_growing_is_counted() -> None:
     evicted = StatisticsCache(1)
     evicted.get_or_compute("t", stamp, "sample", lambda: pooled_sample())
     assert evicted.size == 0
+
+
+def test_a_dropped_sample_is_freed_at_once() -> None:
+    """Nothing but the cache keeps a cached sample: once dropped it is freed by its reference
+    count, not at the garbage collector's next full pass (a daemon's memory would grow)."""
+    from tests.test_samples_columnar import pooled_sample
+
+    stamp = TableStamp(1, 1, 1)
+    cache = StatisticsCache(10_000_000)
+    gc.disable()
+    try:
+        sample = cache.get_or_compute("t", stamp, "sample", pooled_sample)
+        kept = weakref.ref(sample)
+        sample.columns["name"]
+        del sample
+        cache.get_or_compute("t", TableStamp(1, 1, 2), "other", lambda: "a newer run")
+        assert kept() is None
+    finally:
+        gc.enable()
 
 
 def test_cache_size_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
