@@ -492,3 +492,69 @@ def test_bin_distinct_counts() -> None:
 def test_docstring_examples() -> None:
     result = doctest.testmod(es, raise_on_error=False)
     assert result.attempted >= 4 and result.failed == 0
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_same_keys_and_figures_as_sparks_own_analyze(
+    metastore: Metastore, spark: Any, lake: Lake
+) -> None:
+    """Beside Spark's own ANALYZE TABLE ... FOR ALL COLUMNS of the same files: the same
+    parameter keys per column, and the same figures (NDV within HLL's error, histogram
+    heights and bins alike)."""
+    jvm = spark._jvm
+    table = f"mix_{abs(hash(str(lake.root))) % 10**8}"
+    spark.sql(f"CREATE TABLE {table} USING parquet LOCATION '{lake.root}'")
+    spark.sql(f"MSCK REPAIR TABLE {table}")  # the partitions, for a catalog-tracked table
+    spark.conf.set("spark.sql.statistics.histogram.enabled", "true")
+    try:
+        spark.sql(f"ANALYZE TABLE {table} COMPUTE STATISTICS FOR ALL COLUMNS")
+        ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(table)
+        catalog = spark._jsparkSession.sessionState().catalog()
+        theirs_stats = catalog.getTableMetadata(ident).stats().get()
+        col_stats = theirs_stats.colStats()
+    finally:
+        spark.conf.unset("spark.sql.statistics.histogram.enabled")
+        spark.sql(f"DROP TABLE {table}")
+    assert theirs_stats.rowCount().get() == lake.rows
+    parameters = es.spark_table_parameters(metastore.engine, "mix")
+    converters = jvm.scala.jdk.javaapi.CollectionConverters
+    deserialize = jvm.org.apache.spark.sql.catalyst.plans.logical.HistogramSerializer.deserialize
+    read_large = jvm.org.apache.spark.sql.catalyst.catalog.CatalogTable.readLargeTableProp
+    for column in HIVE_TYPES:
+        scala_theirs = col_stats.get(column).get().toMap(column)
+        theirs = dict(converters.asJava(scala_theirs))
+        ours = {
+            k[len(es.COL_STATS_PREFIX) :]: v
+            for k, v in parameters.items()
+            if k.startswith(f"{es.COL_STATS_PREFIX}{column}.")
+        }
+        # the histogram may be one property or Spark's split form (splitLargeTableProp):
+        # ours is in RAW LZ4 blocks, longer than Spark's compressed one
+        assert {_histogram_key(k) for k in ours} == {_histogram_key(k) for k in theirs}, column
+        for key in ("version", "nullCount", "avgLen", "maxLen", "min", "max"):
+            mine, spark_text = ours.get(f"{column}.{key}"), theirs.get(f"{column}.{key}")
+            if column == "f" and key in ("min", "max"):  # the same float32, maybe more digits
+                assert _float32(float(str(mine))) == _float32(float(str(spark_text)))
+            else:
+                assert mine == spark_text, (column, key)
+        assert int(ours[f"{column}.distinctCount"]) == pytest.approx(
+            int(theirs[f"{column}.distinctCount"]), rel=0.15
+        ), column  # Spark's HyperLogLog++ has a 5% relative standard deviation
+        if f"{column}.histogram" in {_histogram_key(k) for k in theirs}:
+            mine = es.deserialize_histogram(
+                read_large(_scala_map(spark, ours), f"{column}.histogram").get()
+            )
+            spark_hist = deserialize(read_large(scala_theirs, f"{column}.histogram").get())
+            assert mine.height == pytest.approx(spark_hist.height())
+            spark_bins = spark_hist.bins()
+            assert len(mine.bins) == len(spark_bins)
+            spread = mine.bins[-1].hi - mine.bins[0].lo
+            for i in range(0, len(spark_bins), 8):  # endpoints agree within the sketches' error
+                assert abs(mine.bins[i].lo - spark_bins[i].lo()) <= 0.05 * spread, (column, i)
+
+
+def _histogram_key(key: str) -> str:
+    """`<col>.histogram.numParts` and `<col>.histogram.part.<i>` as `<col>.histogram`."""
+    head, found, _ = key.partition(".histogram")
+    return f"{head}.histogram" if found else key

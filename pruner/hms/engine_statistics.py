@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from hive_metastore import ttypes  # type: ignore[import-untyped]
+from hive_metastore import ttypes
 from sqlalchemy import Connection, Engine, func, select
-from thrift.Thrift import TType  # type: ignore[import-untyped]
+from thrift.Thrift import TType
 
 from metastore.catalog import get_table
 from metastore.engine import run_read
