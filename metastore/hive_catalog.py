@@ -20,7 +20,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Engine, and_, delete, func, insert, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    and_,
+    bindparam,
+    delete,
+    exists,
+    func,
+    insert,
+    null,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from metastore import catalog, partition_store
@@ -137,6 +150,10 @@ class StoredTable:
     definition: TableDefinition
     statistics_written_at: dt.datetime | None
     collected_at: dt.datetime | None  # the last successful statlas collection
+    # whether any partition has Hive parameters of its own / statlas statistics: a
+    # partition read joins only what is there
+    partitions_have_parameters: bool = True
+    partitions_have_statistics: bool = True
 
 
 @dataclass(frozen=True)
@@ -346,6 +363,29 @@ def table_names(conn: Connection, database: str, table_type: str | None = None) 
     return [t for t in names if types.get(statlas_name(database, t), EXTERNAL_TABLE) == table_type]
 
 
+TableStamp = tuple[int, int, int]
+
+
+def table_stamp(conn: Connection, database: str, table: str) -> TableStamp:
+    """(id, version, last successful collection run) of a table, in one indexed query: what
+    a cached StoredTable is checked against (every change a Hive client makes to a table or
+    its partitions bumps its version; a collection adds a run)."""
+    name = statlas_name(database, table)
+    row = conn.execute(_STAMP, {"name": name}).first()
+    if row is None:
+        raise NoSuchObject(f"table {database}.{table} does not exist")
+    return int(row[0]), int(row[1]), int(row[2] or 0)
+
+
+_STAMP = select(
+    CatalogTable.id,
+    CatalogTable.version,
+    select(func.max(CollectionRun.id))
+    .where(CollectionRun.table_id == CatalogTable.id, CollectionRun.status == "succeeded")
+    .scalar_subquery(),
+).where(CatalogTable.name == bindparam("name"))
+
+
 def get_stored_table(conn: Connection, database: str, table: str) -> StoredTable:
     try:
         info = get_table(conn, statlas_name(database, table))
@@ -386,7 +426,9 @@ def _stored(conn: Connection, info: TableInfo) -> StoredTable:
             {"EXTERNAL": "TRUE"},
             create_time=int(_aware(created).timestamp()),
         )
-        return StoredTable(info, definition, None, _aware_or_none(collected_at))
+        return StoredTable(
+            info, definition, None, _aware_or_none(collected_at), *_partition_flags(conn, info)
+        )
     storage = dict(hive.storage or {})
     given_keys = storage.pop("partitionKeys", None)
     keys = (
@@ -409,8 +451,23 @@ def _stored(conn: Connection, info: TableInfo) -> StoredTable:
         hive.create_time,
     )
     return StoredTable(
-        info, definition, _aware_or_none(hive.statistics_written_at), _aware_or_none(collected_at)
+        info,
+        definition,
+        _aware_or_none(hive.statistics_written_at),
+        _aware_or_none(collected_at),
+        *_partition_flags(conn, info),
     )
+
+
+def _partition_flags(conn: Connection, info: TableInfo) -> tuple[bool, bool]:
+    """Whether any partition of the table has Hive parameters, statlas statistics."""
+    row = conn.execute(
+        select(
+            exists().where(HivePartition.table_id == info.id),
+            exists().where(PartitionStats.table_id == info.id),
+        )
+    ).one()
+    return bool(row[0]), bool(row[1])
 
 
 def create_table(conn: Connection, definition: TableDefinition) -> TableInfo:
@@ -626,40 +683,50 @@ def read_partitions(
     where: ColumnElement[bool] | None = None,
     names: Sequence[str] | None = None,
     limit: int | None = None,
+    with_parameters: bool = True,
+    with_statistics: bool = True,
 ) -> list[StoredPartition]:
     """Partitions of `info` (those `where` selects, or those named), with their Hive
-    parameters and statlas's collected figures, in name order. One query; rows are read
-    as the driver returns them (a reply may hold a hundred thousand partitions)."""
+    parameters and statlas's collected figures, in name order. One query (joining only
+    what is asked for); rows are read as the driver returns them (a reply may hold a
+    hundred thousand partitions)."""
     table = info.store().table
-    statement = (
-        select(
-            table.c.id,
-            table.c.name,
-            table.c.location,
-            table.c.file_count,
-            table.c.total_bytes,
+    nothing = null()
+    columns: list[Any] = [
+        table.c.id,
+        table.c.name,
+        table.c.location,
+        table.c.file_count,
+        table.c.total_bytes,
+    ]
+    joined: Any = table
+    if with_parameters:
+        columns += [
             HivePartition.storage,
             HivePartition.parameters,
             HivePartition.create_time,
             HivePartition.statistics_written_at,
+        ]
+        joined = joined.outerjoin(
+            HivePartition,
+            and_(HivePartition.table_id == info.id, HivePartition.partition_id == table.c.id),
+        )
+    else:
+        columns += [nothing, nothing, nothing, nothing]
+    if with_statistics:
+        columns += [
             PartitionStats.row_count,
             PartitionStats.file_count,
             PartitionStats.total_bytes,
             CollectionRun.finished_at,
-        )
-        .select_from(
-            table.outerjoin(
-                HivePartition,
-                and_(HivePartition.table_id == info.id, HivePartition.partition_id == table.c.id),
-            )
-            .outerjoin(
-                PartitionStats,
-                and_(PartitionStats.table_id == info.id, PartitionStats.partition_id == table.c.id),
-            )
-            .outerjoin(CollectionRun, CollectionRun.id == PartitionStats.run_id)
-        )
-        .order_by(table.c.name)
-    )
+        ]
+        joined = joined.outerjoin(
+            PartitionStats,
+            and_(PartitionStats.table_id == info.id, PartitionStats.partition_id == table.c.id),
+        ).outerjoin(CollectionRun, CollectionRun.id == PartitionStats.run_id)
+    else:
+        columns += [nothing, nothing, nothing, nothing]
+    statement = select(*columns).select_from(joined).order_by(table.c.name)
     if where is not None:
         statement = statement.where(where)
     if names is not None:
@@ -992,6 +1059,31 @@ def refresh_fingerprints(engine: Engine, info: TableInfo) -> catalog.Registratio
     return catalog.RegistrationReport(
         info.name, False, list(info.partition_keys), changed=len(changed), unchanged=unchanged
     )
+
+
+# --- which statistics engines are served ---------------------------------------------------
+
+
+def statlas_is_fresher(collected_at: dt.datetime | None, written_at: dt.datetime | None) -> bool:
+    """Whether statlas's collection is the fresher of its statistics and an engine's."""
+    return collected_at is not None and (written_at is None or collected_at >= written_at)
+
+
+def statistics_source(stored: StoredTable) -> str:
+    """Where the table statistics served to engines through the Hive Metastore API come
+    from, in words (pruner.hms.served_statistics serves the fresher)."""
+    if statlas_is_fresher(stored.collected_at, stored.statistics_written_at):
+        assert stored.collected_at is not None
+        return f"statlas's collection of {stored.collected_at.isoformat(timespec='seconds')}"
+    if stored.statistics_written_at is not None:
+        written = stored.statistics_written_at.isoformat(timespec="seconds")
+        return f"an engine's, written through the Hive Metastore API at {written}"
+    return "none (not collected by statlas, none written by an engine)"
+
+
+def served_statistics_source(engine: Engine, name: str) -> str:
+    database, table = hive_name(catalog.normalise_table_name(name))
+    return run_read(engine, lambda conn: statistics_source(get_stored_table(conn, database, table)))
 
 
 # --- column statistics written by engines -------------------------------------------------

@@ -631,6 +631,7 @@ def _collected_line(report: CollectionReport) -> str:
 
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
+    from metastore.hive_catalog import served_statistics_source
     from metastore.statistics import table_statistics
     from statlas.charts import bar_chart, plot_histograms
 
@@ -652,10 +653,12 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
             data["equi_depth"],
             data["equi_width"],
         )
+    served = served_statistics_source(ms.ready(), args.name)
     if args.json:
-        _print_json(summary.as_json())
+        _print_json({**summary.as_json(), "served_to_engines": served})
         return 0
     print(f"{summary.table}: {summary.partitions} partitions, {summary.row_count:,} rows")
+    print(f"statistics served to engines (Hive Metastore API): {served}")
     for name, column in summary.columns.items():
         data = column.as_json()
         ndv = "-" if data["ndv"] is None else f"{data['ndv']:,}"

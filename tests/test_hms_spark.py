@@ -180,6 +180,12 @@ spark.sql("ANALYZE TABLE shop.events COMPUTE STATISTICS")
 spark.sql("REFRESH TABLE shop.events")
 out["analyzed"] = [r for r in q("DESCRIBE EXTENDED shop.events") if r[0] == "Statistics"]
 
+def statlas_cli(*argv):
+    done = subprocess.run([statlas, *argv], capture_output=True, text=True)
+    return [done.returncode, done.stdout, done.stderr[-2000:]]
+
+
+out["source_before"] = statlas_cli("stats", "shop.events", "--column", "id", "--json")
 # statlas collects the table Spark created through its metastore; Spark then sees
 # statlas's figures (fresher than its ANALYZE) with no ANALYZE of its own
 collected = subprocess.run(
@@ -187,6 +193,12 @@ collected = subprocess.run(
     capture_output=True, text=True,
 )
 out["collect"] = [collected.returncode, collected.stdout + collected.stderr[-2000:]]
+out["source_after"] = statlas_cli("stats", "shop.events", "--column", "id", "--json")
+out["table_list"] = statlas_cli("table", "list", "--json")
+out["lookup"] = statlas_cli("partitions", "shop.events", "--where", "region = 'eu'", "--json")
+out["estimate"] = statlas_cli(
+    "estimate", "--sql", "SELECT count(*) FROM shop.events WHERE region = 'eu'", "--json"
+)
 spark.sql("REFRESH TABLE shop.events")
 out["statistics"] = [r for r in q("DESCRIBE EXTENDED shop.events") if r[0] == "Statistics"]
 out["amount"] = q("DESCRIBE EXTENDED shop.events amount")
@@ -266,6 +278,16 @@ def test_spark_uses_statlas_as_its_hive_metastore(db_url: str, tmp_path: Path) -
 
     code, collect_output = result["collect"]
     assert code == 0, collect_output
+    for key in ("source_before", "source_after", "table_list", "lookup", "estimate"):
+        assert result[key][0] == 0, (key, result[key])
+    before = json.loads(result["source_before"][1])["served_to_engines"]
+    after = json.loads(result["source_after"][1])
+    assert before.startswith("an engine's"), before
+    assert after["served_to_engines"].startswith("statlas's collection"), after
+    assert after["row_count"] == total
+    assert "shop.events" in result["table_list"][1]
+    assert json.loads(result["lookup"][1])["count"] == len(DAYS) * len(HOURS)
+    assert result["estimate"][1].strip()
     amount = {r[0]: r[1] for r in result["amount"]}
     assert amount["min"] == "0.5" and amount["max"] == "96.5", amount
     assert amount["distinct_count"] == "97", amount

@@ -23,7 +23,7 @@ from hive_metastore import ttypes as hms
 from sqlalchemy import Connection, Engine
 
 from metastore import hive_catalog as hc
-from metastore.engine import run_read, run_write
+from metastore.engine import run_write, with_reconnect
 from metastore.errors import InvalidValue, StatlasError, UnknownTable
 from metastore.hive_catalog import StoredPartition, StoredTable
 from pruner.hms import objects
@@ -32,6 +32,8 @@ from pruner.hms.filters import compile_filter
 from pruner.hms.served_statistics import ServedStatistics
 
 log = logging.getLogger("statlas.hms")
+
+CACHED_TABLES = 1024  # tables whose catalog entry a handler keeps (checked by stamp)
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -121,20 +123,45 @@ class HiveMetastoreHandler:
         self.warehouse = os.path.abspath(warehouse)
         self.statistics = ServedStatistics(engine)
         self._encoders: dict[tuple[int, int, str], PartitionEncoder] = {}
+        self._tables: dict[tuple[str, str], tuple[hc.TableStamp, StoredTable]] = {}
+        self._table_objects: dict[int, tuple[Any, hms.Table]] = {}
 
     # --- helpers ------------------------------------------------------------------------
 
     def _read(self, work: Callable[[Connection], Any]) -> Any:
-        return run_read(self.engine, work)
+        """Run `work` in one read transaction (a plain BEGIN: switching PostgreSQL
+        connections to autocommit and back costs more round trips than it saves here)."""
+
+        def attempt() -> Any:
+            with self.engine.connect() as conn, conn.begin():
+                return work(conn)
+
+        return with_reconnect(self.engine, attempt)
 
     def _write(self, work: Callable[[Connection], Any]) -> Any:
         return run_write(self.engine, work)
 
     def _table(self, conn: Connection, db: str, tbl: str) -> StoredTable:
-        return hc.get_stored_table(conn, db or hc.DEFAULT_DATABASE, tbl or "")
+        """The table, from the cache when its stamp (one indexed query) is unchanged."""
+        db, tbl = (db or hc.DEFAULT_DATABASE).lower(), (tbl or "").lower()
+        stamp = hc.table_stamp(conn, db, tbl)
+        cached = self._tables.get((db, tbl))
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        stored = hc.get_stored_table(conn, db, tbl)
+        if len(self._tables) > CACHED_TABLES:
+            self._tables.clear()
+        self._tables[(db, tbl)] = (stamp, stored)
+        return stored
 
     def _table_object(self, stored: StoredTable) -> hms.Table:
-        return objects.table_object(stored, self.statistics.table_parameters(stored))
+        key = (stored.info.id, stored.info.version, stored.collected_at)
+        cached = self._table_objects.get(stored.info.id)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        table = objects.table_object(stored, self.statistics.table_parameters(stored))
+        self._table_objects[stored.info.id] = (key, table)
+        return table
 
     def _partition_objects(
         self, stored: StoredTable, partitions: Sequence[StoredPartition]
@@ -155,7 +182,16 @@ class HiveMetastoreHandler:
         def read(conn: Connection) -> tuple[StoredTable, list[StoredPartition]]:
             stored = self._table(conn, db, tbl)
             predicate = None if where is None else where(conn, stored)
-            return stored, hc.read_partitions(conn, stored.info, predicate, names, limit)
+            found = hc.read_partitions(
+                conn,
+                stored.info,
+                predicate,
+                names,
+                limit,
+                with_parameters=stored.partitions_have_parameters,
+                with_statistics=stored.partitions_have_statistics,
+            )
+            return stored, found
 
         result: tuple[StoredTable, list[StoredPartition]] = self._read(read)
         return result

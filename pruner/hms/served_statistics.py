@@ -4,7 +4,8 @@ An engine may write statistics through the metastore (Spark's ANALYZE as table a
 partition parameters, Trino's and Hive's column-statistics calls); statlas collects its
 own. For each table, partition and column the fresher of the two is served: statlas's
 figures when its last successful collection finished after the engine last wrote, else
-the engine's, kept as given. `statlas stats` says which (`source_of`).
+the engine's, kept as given. `statlas stats` says which
+(metastore.hive_catalog.statistics_source).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from sqlalchemy import Engine, func, select
 from metastore import hive_catalog as hc
 from metastore.engine import run_read
 from metastore.errors import StatlasError
-from metastore.hive_catalog import StoredPartition, StoredTable
+from metastore.hive_catalog import StoredPartition, StoredTable, statlas_is_fresher
 from metastore.lookup import PartitionQuery, TupleList
 from metastore.models import PartitionStats
 from metastore.statistics import TableSummary, table_statistics
@@ -43,21 +44,6 @@ class _Summary:
     summary: TableSummary
     files: int
     bytes: int
-
-
-def statlas_is_fresher(collected_at: dt.datetime | None, written_at: dt.datetime | None) -> bool:
-    return collected_at is not None and (written_at is None or collected_at >= written_at)
-
-
-def source_of(stored: StoredTable) -> str:
-    """Where the statistics served to engines for this table come from, in words."""
-    if statlas_is_fresher(stored.collected_at, stored.statistics_written_at):
-        assert stored.collected_at is not None
-        return f"statlas (collected {stored.collected_at.isoformat(timespec='seconds')})"
-    if stored.statistics_written_at is not None:
-        written = stored.statistics_written_at.isoformat(timespec="seconds")
-        return f"an engine (written through the Hive Metastore API {written})"
-    return "none (not collected, none written)"
 
 
 class ServedStatistics:
