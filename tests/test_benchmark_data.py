@@ -12,7 +12,7 @@ import pytest
 from metastore import Metastore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import data  # noqa: E402
+import data
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,8 @@ def read(root: Path, table: str) -> ds.Dataset:
 def test_layout_and_registration(tpch: Path, tmp_path: Path) -> None:
     uniform = tpch / "uniform"
     days = list((uniform / "lineitem").iterdir())
-    assert 2400 < len(days) < 2600 and all(d.name.startswith("l_shipdate=") for d in days)
+    assert 2400 < len(days) < 2600
+    assert all(d.name.startswith("l_shipdate=") for d in days)
     assert all(len(list(d.iterdir())) == 1 for d in days[:50])  # one file per partition
     raw_rows = data.read(tpch / "raw", "lineitem").num_rows
     assert read(uniform, "lineitem").count_rows() == raw_rows
@@ -39,7 +40,8 @@ def test_layout_and_registration(tpch: Path, tmp_path: Path) -> None:
     assert report.added == len(days)
     month = ms.register_table("lineitem_by_month", str(uniform / "lineitem_by_month"))
     months = len(list((uniform / "lineitem_by_month").iterdir()))
-    assert str(month.partition_keys[0].type) == "string" and month.added == months
+    assert str(month.partition_keys[0].type) == "string"
+    assert month.added == months
     assert 80 <= months <= 84  # 1992-01 .. 1998-12
     assert ms.register_table("nation", str(uniform / "nation")).partition_keys == []
     ms.dispose()

@@ -28,7 +28,8 @@ def test_register_infers_types_and_schema(metastore: Metastore, tmp_path: Path) 
         ],
     )
     report = metastore.register_table("Sales", str(root))
-    assert report.created and report.added == 3
+    assert report.created
+    assert report.added == 3
     assert [(k.name, str(k.type)) for k in report.partition_keys] == [
         ("dt", "date"),
         ("region", "string"),
@@ -97,7 +98,7 @@ def test_clashing_typed_values_are_refused(metastore: Metastore, tmp_path: Path)
 def test_layout_errors(metastore: Metastore, tmp_path: Path) -> None:
     write_partitions(tmp_path / "mixed", ["a"], [["1"]])
     write_partitions(tmp_path / "mixed" / "a=2", ["b"], [["x"]])
-    with pytest.raises(RegistrationError, match="holds data files but is not|inconsistent"):
+    with pytest.raises(RegistrationError, match=r"holds data files but is not|inconsistent"):
         metastore.register_table("m", str(tmp_path / "mixed"))
     write_partitions(tmp_path / "inconsistent", ["a"], [["1"]])
     write_partitions(tmp_path / "inconsistent", ["b"], [["1"]])
@@ -126,9 +127,11 @@ def test_hidden_files_are_ignored(metastore: Metastore, tmp_path: Path) -> None:
 def test_unpartitioned_and_orc(metastore: Metastore, tmp_path: Path) -> None:
     root = write_partitions(tmp_path / "flat", [], [[]], data_format="orc")
     report = metastore.register_table("flat", str(root))
-    assert report.partition_keys == [] and report.added == 1
+    assert report.partition_keys == []
+    assert report.added == 1
     info = metastore.table("flat")
-    assert info.format == "orc" and info.partition_count == 1
+    assert info.format == "orc"
+    assert info.partition_count == 1
     assert [p.location for p in metastore.partitions("flat")] == [str(root)]
 
 

@@ -81,7 +81,8 @@ def test_value_and_tuple_files(
     one = run_json(
         capsys, "partitions", "sales", "--db", registered, "--in-file", f"dt={values}", "--json"
     )
-    assert isinstance(one, dict) and one["count"] == 2
+    assert isinstance(one, dict)
+    assert one["count"] == 2
     two = run_json(
         capsys,
         "partitions",
@@ -92,7 +93,8 @@ def test_value_and_tuple_files(
         f"dt,region={tuples}",
         "--json",
     )
-    assert isinstance(two, dict) and [p["values"] for p in two["partitions"]] == [
+    assert isinstance(two, dict)
+    assert [p["values"] for p in two["partitions"]] == [
         {"dt": "2024-01-01", "region": "apac"},
         {"dt": None, "region": "emea"},
     ]
@@ -109,7 +111,8 @@ def test_value_and_tuple_files(
         "dt >= '2024-01-02'",
         "--json",
     )
-    assert isinstance(three, dict) and three["count"] == 1
+    assert isinstance(three, dict)
+    assert three["count"] == 1
 
 
 def test_text_output_and_table_commands(
@@ -122,13 +125,15 @@ def test_text_output_and_table_commands(
         "dt=2024-01-02/region=apac",
     ]
     shown = run_json(capsys, "table", "show", "sales", "--db", registered, "--json")
-    assert isinstance(shown, dict) and shown["partitions"] == 5
+    assert isinstance(shown, dict)
+    assert shown["partitions"] == 5
     assert shown["partition_keys"] == [
         {"name": "dt", "type": "date"},
         {"name": "region", "type": "string"},
     ]
     listed = run_json(capsys, "table", "list", "--db", registered, "--json")
-    assert isinstance(listed, list) and [t["name"] for t in listed] == ["sales"]
+    assert isinstance(listed, list)
+    assert [t["name"] for t in listed] == ["sales"]
     assert main(["table", "show", "sales", "--db", registered]) == 0
     assert "region  string" in capsys.readouterr().out
     assert main(["table", "drop", "sales", "--db", registered]) == 0
@@ -159,7 +164,9 @@ def test_errors_are_one_line_exit_2(
     capsys.readouterr()
     assert main([*argv, "--db", registered]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("statlas: error: ") and message in err
+    assert err.count("\n") == 1
+    assert err.startswith("statlas: error: ")
+    assert message in err
 
 
 def test_bad_tuple_file(
@@ -192,9 +199,8 @@ def test_console_script_end_to_end(tmp_path: Path) -> None:
     found = run("partitions", "d", "--in", "n=01", "--json")
     assert json.loads(found.stdout)["partitions"][0]["values"] == {"n": 1}
     bad = run("partitions", "d", "--in", "n=x")
-    assert bad.returncode == 2 and bad.stderr == (
-        "statlas: error: 'x' is not a valid int for key n\n"
-    )
+    assert bad.returncode == 2
+    assert bad.stderr == ("statlas: error: 'x' is not a valid int for key n\n")
     from metastore.models import SCHEMA_REVISION
 
     assert run("db", "current").stdout.strip() == SCHEMA_REVISION
@@ -204,18 +210,22 @@ def test_unreachable_postgres_is_one_line_exit_3(capsys: pytest.CaptureFixture[s
     url = "postgresql+psycopg2://nobody@127.0.0.1:1/none"
     assert main(["table", "list", "--db", url]) == 3
     err = capsys.readouterr().err
-    assert err.startswith("statlas: error: cannot reach the metastore at") and err.count("\n") == 1
+    assert err.startswith("statlas: error: cannot reach the metastore at")
+    assert err.count("\n") == 1
 
 
 def test_estimate_json_and_errors(registered: str, capsys: pytest.CaptureFixture[str]) -> None:
     sql = "SELECT s.region, COUNT(*) FROM sales s WHERE s.dt = '2024-01-01' GROUP BY s.region"
     result = run_json(capsys, "estimate", "--db", registered, "--sql", sql, "--json")
-    assert isinstance(result, dict) and result["level"] == "sketch"
+    assert isinstance(result, dict)
+    assert result["level"] == "sketch"
     plan = result["plan"]
-    assert plan["op"] == "aggregate" and plan["children"][0]["op"] == "scan"
+    assert plan["op"] == "aggregate"
+    assert plan["children"][0]["op"] == "scan"
     scan = plan["children"][0]
     assert scan["source"] == "no statistics (run statlas collect)"
-    assert scan["precision"] == "default" and "s.dt" in scan["columns"]
+    assert scan["precision"] == "default"
+    assert "s.dt" in scan["columns"]
     assert main(["estimate", "--db", registered, "--sql", sql, "--level", "basic"]) == 0
     assert "scan sales AS s partitions: s.dt = '2024-01-01'" in capsys.readouterr().out
     for bad, message in [
@@ -226,4 +236,6 @@ def test_estimate_json_and_errors(registered: str, capsys: pytest.CaptureFixture
     ]:
         assert main(["estimate", "--db", registered, "--sql", bad]) == 2
         err = capsys.readouterr().err
-        assert err.startswith("statlas: error: ") and message in err and err.count("\n") == 1
+        assert err.startswith("statlas: error: ")
+        assert message in err
+        assert err.count("\n") == 1

@@ -59,9 +59,8 @@ def test_hive_table_register_collect_stats_plot(tmp_path: Path) -> None:
     )
     assert registered.returncode == 0, registered.stderr
     report = json.loads(registered.stdout)
-    assert report["partitions"] == 5 and report["partition_keys"] == [
-        {"name": "day", "type": "date"}
-    ]
+    assert report["partitions"] == 5
+    assert report["partition_keys"] == [{"name": "day", "type": "date"}]
 
     missing = run("table", "register", "x", "--spark-table", "shop.nope", *spark_options)
     assert missing.returncode == 2
@@ -81,9 +80,11 @@ def test_hive_table_register_collect_stats_plot(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     assert plot.read_bytes().startswith(b"\x89PNG")
     bars = [line for line in shown.stdout.splitlines() if "\u2588" in line]
-    assert len(bars) == 8 and bars[0].strip().startswith("[0, ")
+    assert len(bars) == 8
+    assert bars[0].strip().startswith("[0, ")
     assert "amount decimal(10,2): nulls 0, ndv 9" in shown.stdout  # HLL: about 997
     assert "min 0.00, max 996.00" in shown.stdout
 
     two = run("stats", "orders", "--plot", str(plot))
-    assert two.returncode == 2 and "give exactly one --column" in two.stderr
+    assert two.returncode == 2
+    assert "give exactly one --column" in two.stderr

@@ -93,7 +93,8 @@ def test_collect_then_stats(
 
     summary = table_statistics(metastore.engine, "sales", buckets=8)
     exact = truth(list(tables.values()))
-    assert summary.row_count == 1600 and summary.partitions == 4
+    assert summary.row_count == 1600
+    assert summary.partitions == 4
     name = summary.columns["name"]
     names = [v for v in exact["name"] if v is not None]
     assert name.null_count == exact["name"].count(None)
@@ -111,7 +112,8 @@ def test_collect_then_stats(
     for i, bound in enumerate(amount.equi_depth.bounds[1:-1], start=1):
         rank = sum(v < bound for v in values) / len(values)
         assert abs(rank - i / 8) <= 0.0165
-    assert amount.equi_depth is not None and sum(amount.equi_depth.counts) == pytest.approx(1600)
+    assert amount.equi_depth is not None
+    assert sum(amount.equi_depth.counts) == pytest.approx(1600)
     day = summary.columns["day"].as_json()
     assert (day["min"], day["max"]) == (
         min(exact["day"]).isoformat(),
@@ -119,14 +121,16 @@ def test_collect_then_stats(
     )
     assert day["equi_width"]["bounds"][0] == min(exact["day"]).isoformat()
     hot = summary.columns["hot"]
-    assert hot.mcv[0][0] == 1 and hot.mcv[0][1] >= exact["hot"].count(1)
+    assert hot.mcv[0][0] == 1
+    assert hot.mcv[0][1] >= exact["hot"].count(1)
     top_day, top_day_count = summary.columns["day"].mcv[0]
     assert exact["day"].count(top_day) == max(exact["day"].count(d) for d in set(exact["day"]))
     assert top_day_count >= exact["day"].count(top_day)
     assert summary.columns["rate"].mcv[0][0] == Decimal("0.10")
     assert summary.columns["rate"].as_json()["mcv"][0][0] == "0.10"
     tags = summary.columns["tags"]  # nested: counts and nulls only
-    assert tags.null_count == exact["tags"].count(None) and tags.ndv is None
+    assert tags.null_count == exact["tags"].count(None)
+    assert tags.ndv is None
 
     # without sketches: what the database adds up itself, the same figures
     sizes = table_statistics(metastore.engine, "sales", sketches=False)
@@ -134,12 +138,14 @@ def test_collect_then_stats(
     for column, full in summary.columns.items():
         assert sizes.columns[column].null_count == full.null_count
         assert sizes.columns[column].avg_len == pytest.approx(full.avg_len)
-        assert sizes.columns[column].max_len == full.max_len and sizes.columns[column].ndv is None
+        assert sizes.columns[column].max_len == full.max_len
+        assert sizes.columns[column].ndv is None
 
     # a subset rolls up exactly those partitions
     emea = table_statistics(metastore.engine, "sales", PartitionQuery.of({"region": ["emea"]}))
     emea_truth = truth([t for n, t in tables.items() if "region=emea" in n])
-    assert emea.partitions == 3 and emea.row_count == 1200
+    assert emea.partitions == 3
+    assert emea.row_count == 1200
     assert emea.columns["id"].min == min(emea_truth["id"])
     assert emea.columns["id"].ndv == len(set(emea_truth["id"]))
 
@@ -164,7 +170,8 @@ def test_incremental_runs(
     assert (third.partitions_scanned, third.partitions_skipped, third.rows) == (1, 3, 100)
     assert (third.partitions_added, third.partitions_removed) == (1, 1)
     summary = table_statistics(metastore.engine, "sales")
-    assert summary.partitions == 4 and summary.row_count == 1300
+    assert summary.partitions == 4
+    assert summary.row_count == 1300
     full = collect(metastore.engine, "sales", spark=spark, full=True)
     assert full.partitions_scanned == 4
 

@@ -5,6 +5,7 @@ worker started from pyspark's own scripts) is exact."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -241,7 +242,8 @@ def test_killed_spark_job_keeps_previous_statistics(
     before = ok_json(statlas(env, tmp_path, "stats", "sales", "--json"))
     assert (before["partitions"], before["row_count"]) == (3, 3000)
     stored = stored_statistics(engine)
-    assert len(stored["partition_stats"]) == 3 and stored["column_stats"]
+    assert len(stored["partition_stats"]) == 3
+    assert stored["column_stats"]
 
     large_rows = write_large_partition(root, ["2024-01-03", "apac"], files=30, rows=20_000)
     ok(statlas(env, tmp_path, "table", "register", "sales", "--path", str(root)))
@@ -277,10 +279,8 @@ def test_killed_spark_job_keeps_previous_statistics(
     finally:
         if collecting.poll() is None:  # a failed assertion above: leave nothing running
             for pid in descendants(collecting.pid):
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
             collecting.kill()
             collecting.wait()
 
@@ -299,7 +299,8 @@ def test_killed_spark_job_keeps_previous_statistics(
     history = runs(engine)
     assert [status for status, _, _ in history] == ["succeeded", "failed"]
     _, error, finished = history[-1]
-    assert error and finished is not None
+    assert error
+    assert finished is not None
     assert stored_statistics(engine) == stored
     kept = ok_json(statlas(env, tmp_path, "stats", "sales", "--json"))
     assert reproducible(kept) == reproducible(before)

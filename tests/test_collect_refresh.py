@@ -106,7 +106,7 @@ def test_collect_asks_the_spark_catalog_again(
         assert table_statistics(metastore.engine, "orders").row_count == 15
     finally:
         spark.sql("DROP TABLE IF EXISTS default.statlas_refresh_orders")
-    with pytest.raises(UnknownTable, match="registered from it.*--no-refresh"):
+    with pytest.raises(UnknownTable, match=r"registered from it.*--no-refresh"):
         collect(metastore.engine, "orders", spark=spark)
     # without the listing, the statistics are collected from what the metastore lists
     assert collect(metastore.engine, "orders", spark=spark, refresh=False).partitions_scanned == 0
@@ -147,7 +147,8 @@ def test_lazy_session_starts_spark_only_when_needed(metastore: Metastore, tmp_pa
     metastore.register_table("empty", str(days(tmp_path / "empty", "2024-03-01")))
     sessions = LazySession("local[1]")
     report = collect(metastore.engine, "empty", spark=sessions, refresh=False, full=False)
-    assert report.partitions_scanned == 1 and sessions.started
+    assert report.partitions_scanned == 1
+    assert sessions.started
     again = LazySession("local[1]")
     assert collect(metastore.engine, "empty", spark=again).partitions_scanned == 0
     assert not again.started  # a directory's listing and nothing to scan: no Spark
@@ -168,7 +169,8 @@ def test_cli_collects_several_tables(
         ("nope", "failed"),
         ("b", "succeeded"),
     ]
-    assert lines[0]["partitions_scanned"] == 2 and lines[2]["rows"] == 6
+    assert lines[0]["partitions_scanned"] == 2
+    assert lines[2]["rows"] == 6
     assert "statlas: error: unknown table 'nope'" in err.splitlines()
 
     days(tmp_path / "b", "2024-03-03")
@@ -207,7 +209,8 @@ def test_cli_registers_several_spark_tables(
             ("statlas_shop.statlas_reg_b", 1),
             (None, None),
         ]
-        assert reports[2]["spark_table"] == "default.nope" and reports[2]["status"] == "failed"
+        assert reports[2]["spark_table"] == "default.nope"
+        assert reports[2]["status"] == "failed"
         assert "default.nope does not exist" in err
         assert sorted(t.name for t in metastore.tables()) == [
             "statlas_reg_a",

@@ -127,7 +127,7 @@ def test_theta_columns_are_configurable_per_table(
     assert with_theta == {"id", "day"}  # not name (a string, a default candidate)
 
     metastore.register_table("sales", str(root), properties={"theta_columns": "id,nope"})
-    with pytest.raises(UnknownColumn, match="theta_columns .* 'nope'"):
+    with pytest.raises(UnknownColumn, match=r"theta_columns .* 'nope'"):
         collect(metastore.engine, "sales", spark=spark, full=True)
 
 
@@ -162,7 +162,8 @@ def test_second_collection_of_a_table_is_refused_while_one_runs(
     finally:
         release.set()
         first.join(120)
-    assert outcome and outcome[0].partitions_scanned == 2
+    assert outcome
+    assert outcome[0].partitions_scanned == 2
     with metastore.engine.connect() as conn:
         statuses = [s for (s,) in conn.execute(select(CollectionRun.status))]
     assert statuses == ["succeeded"]  # the refused one never started a run
@@ -189,9 +190,8 @@ def test_spark_catalog_table(metastore: Metastore, spark: Any, tmp_path: Path) -
         assert report.partitions == 3
         info = metastore.table("orders")
         assert [(k.name, str(k.type)) for k in info.partition_keys] == [("day", "date")]
-        assert info.format == "parquet" and info.properties["spark_table"] == (
-            "default.statlas_orders"
-        )
+        assert info.format == "parquet"
+        assert info.properties["spark_table"] == ("default.statlas_orders")
         found = metastore.lookup("orders", PartitionQuery.of({"day": [dt.date(2024, 2, 1)]}))
         assert len(found) == 1
         collected = collect(metastore.engine, "orders", spark=spark)
@@ -199,7 +199,7 @@ def test_spark_catalog_table(metastore: Metastore, spark: Any, tmp_path: Path) -
         amount = table_statistics(metastore.engine, "orders").columns["amount"]
         assert (str(amount.min), str(amount.max), amount.null_count) == ("3.25", "10.50", 1)
 
-        with pytest.raises(UnknownTable, match="default.nope does not exist"):
+        with pytest.raises(UnknownTable, match=r"default\.nope does not exist"):
             register_spark_table(metastore.engine, "nope", spark, "default.nope")
     finally:
         spark.sql("DROP TABLE IF EXISTS default.statlas_orders")
@@ -219,10 +219,13 @@ def test_row_samples_are_drawn_in_the_scan_and_pooled_per_partition_set(
     metastore.register_table("sales", str(root))
     collect(metastore.engine, "sales", spark=spark)
     whole = table_sample(metastore.engine, "sales")  # 1,600 rows < 100,000: every row
-    assert whole is not None and whole.size == 1600 and whole.partitions == 2
+    assert whole is not None
+    assert whole.size == 1600
+    assert whole.partitions == 2
     assert set(whole.weights) == {1.0}
     emea = table_sample(metastore.engine, "sales", PartitionQuery.of({"region": ["emea"]}))
-    assert emea is not None and emea.size == 800
+    assert emea is not None
+    assert emea.size == 800
     assert sorted(emea.columns["id"]) == sorted(float(v) for v in written["emea"]["id"].to_pylist())
     assert set(emea.columns["region"]) == {"emea"}  # partition keys filled in
     assert "tags" not in emea.columns  # nested: not sampled
@@ -233,7 +236,8 @@ def test_row_samples_are_drawn_in_the_scan_and_pooled_per_partition_set(
     metastore.register_table("sales", str(root), properties={"sample_rows": "400"})
     collect(metastore.engine, "sales", spark=spark, full=True)
     quarter = table_sample(metastore.engine, "sales")
-    assert quarter is not None and 300 <= quarter.size <= 500
+    assert quarter is not None
+    assert 300 <= quarter.size <= 500
     assert quarter.weights.sum() == pytest.approx(1600)
     ids = {float(v) for t in written.values() for v in t["id"].to_pylist()}
     assert set(quarter.columns["id"]) <= ids
@@ -243,5 +247,5 @@ def test_row_samples_are_drawn_in_the_scan_and_pooled_per_partition_set(
     assert table_sample(metastore.engine, "sales") is None
 
     metastore.register_table("sales", str(root), properties={"sample_rows": "many"})
-    with pytest.raises(InvalidValue, match="sample_rows .* whole number"):
+    with pytest.raises(InvalidValue, match=r"sample_rows .* whole number"):
         collect(metastore.engine, "sales", spark=spark, full=True)

@@ -35,7 +35,7 @@ def test_unset_variables_follow_the_seed_chain() -> None:
 
 
 @pytest.mark.parametrize(
-    "settings, message",
+    ("settings", "message"),
     [
         ({"nope": "1"}, "unknown setting"),
         ({"CPUc": "fast"}, "needs a number"),
@@ -146,7 +146,8 @@ def test_common_join_when_nothing_fits() -> None:
 def test_outer_joins_stream_the_preserved_side() -> None:
     """Seed "join-optimizations": a left outer join streams its left side, a right outer join
     its right side, a full outer join is never a map join."""
-    assert hashable_sides("left") == (1,) and hashable_sides("right") == (0,)
+    assert hashable_sides("left") == (1,)
+    assert hashable_sides("right") == (0,)
     assert hashable_sides("full") == ()
     assert choose_join(SMALL, BIG, "left", True, 1000, P).algorithm == "common"
     assert choose_join(BIG, SMALL, "left", True, 1000, P).algorithm == "map"
@@ -186,7 +187,8 @@ def test_big_table_policies() -> None:
 def test_skew_join_when_a_key_value_holds_a_large_share() -> None:
     skewed = Side(BIG.rows, BIG.size, "facts", heavy_share=0.4, heavy_values=(7,))
     choice = choose_join(skewed, MID, "inner", True, 1000, P)
-    assert choice.algorithm == "skew" and choice.skew_values == (7,)
+    assert choice.algorithm == "skew"
+    assert choice.skew_values == (7,)
     assert "40%" in choice.reason
     mild = Side(BIG.rows, BIG.size, "facts", heavy_share=0.01)
     assert choose_join(mild, MID, "inner", True, 1000, P).algorithm == "common"

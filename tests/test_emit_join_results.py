@@ -103,7 +103,8 @@ def test_shared_column_names_are_told_apart() -> None:
     tree = sqlglot.parse_one(emit(plan), read="spark")
     inner = select_of(tree, "_j1")
     outputs = {p.alias: p.this.sql() for p in inner.expressions}
-    assert outputs["a_p_name"] == "a.p_name" and outputs["b_p_name"] == "b.p_name"
+    assert outputs["a_p_name"] == "a.p_name"
+    assert outputs["b_p_name"] == "b.p_name"
     assert [p.sql() for p in tree.expressions[:2]] == [
         "_j1.a_p_name AS p_name",
         "_j1.b_p_name AS p_name",
@@ -149,5 +150,6 @@ def test_an_uncorrelated_subquery_keeps_its_own_relations() -> None:
 
 def test_count_star_reads_no_column_and_is_no_obstacle() -> None:
     _, emitted = planned_join_result(f"SELECT COUNT(*) {TWO_PARTS} AND a.p_container = 'MED BOX'")
-    assert "BROADCAST(_j1)" in emitted and emitted.startswith("SELECT /*+ BROADCAST(_j1) */")
+    assert "BROADCAST(_j1)" in emitted
+    assert emitted.startswith("SELECT /*+ BROADCAST(_j1) */")
     assert "COUNT(*)" in emitted

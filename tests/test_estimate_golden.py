@@ -215,7 +215,11 @@ def test_estimates_against_spark_truth(
 
             plan, stats = plan_and_stats(metastore.engine, sql, "sketch")
             failures.append(
-                (sql, truth[sql], {k: round(v, 3) for k, v in errors.items()})
-                + tuple(estimate_text(plan, stats).splitlines())
+                (
+                    sql,
+                    truth[sql],
+                    {k: round(v, 3) for k, v in errors.items()},
+                    *tuple(estimate_text(plan, stats).splitlines()),
+                )
             )
     assert not failures, json.dumps(failures, indent=1)

@@ -198,7 +198,8 @@ def test_decimal_bounds_are_on_the_scale(
     step = Decimal(repr(width[1])) - Decimal(repr(width[0]))
     # width ceil((max - min + 0.01) / 4) in hundredths
     assert step == -((low - high - Decimal("0.01")) * 100 // 4) / 100
-    assert width[0] == float(low) and width[-1] == float(high)
+    assert width[0] == float(low)
+    assert width[-1] == float(high)
 
 
 def test_double_bounds_stay_fractional(metastore: Metastore, orders: dict[str, list[Any]]) -> None:
@@ -212,11 +213,13 @@ def test_seed_uniform_of_an_integer_column(
     metastore: Metastore, orders: dict[str, list[Any]]
 ) -> None:
     data = histogram_json(metastore, "qty", 64)
-    assert data["equi_width"] is None and data["equi_depth"] is None
+    assert data["equi_width"] is None
+    assert data["equi_depth"] is None
     uniform = data["uniform"]
     bounds: list[int] = uniform["bounds"]
     assert all(type(b) is int for b in bounds)
-    assert bounds[0] == min(orders["qty"]) and bounds[-1] == max(orders["qty"])
+    assert bounds[0] == min(orders["qty"])
+    assert bounds[-1] == max(orders["qty"])
     assert sum(uniform["counts"]) == pytest.approx(180, abs=1e-9)
     # uniform over the integers: each bucket's share of the rows is its share of them
     integers = bounds[-1] - bounds[0] + 1

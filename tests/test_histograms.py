@@ -3,6 +3,7 @@ the statistics of any set of partitions a roll-up."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from typing import Any
 
@@ -52,7 +53,8 @@ def test_equi_depth_buckets_hold_equal_shares() -> None:
     rng = random.Random(1)
     values = [rng.expovariate(1 / 100) for _ in range(50_000)]
     histogram = equi_depth(kll(values), 10)
-    assert len(histogram.bounds) == 11 and len(histogram.counts) == 10
+    assert len(histogram.bounds) == 11
+    assert len(histogram.counts) == 10
     ordered = sorted(values)
     for i, count in enumerate(histogram.counts):
         low, high = histogram.bounds[i], histogram.bounds[i + 1]
@@ -65,7 +67,8 @@ def test_equi_depth_buckets_hold_equal_shares() -> None:
 def test_equi_width_counts_follow_the_data() -> None:
     values = [float(v) for v in range(1000)] + [5.0] * 1000  # a spike in the first bucket
     histogram = equi_width(kll(values), 4)
-    assert histogram.bounds[0] == 0.0 and histogram.bounds[-1] == 999.0
+    assert histogram.bounds[0] == 0.0
+    assert histogram.bounds[-1] == 999.0
     exact = [1250, 250, 250, 250]
     for count, expected in zip(histogram.counts, exact, strict=True):
         assert abs(count - expected) <= 2 * RANK_ERROR * len(values)
@@ -74,9 +77,10 @@ def test_equi_width_counts_follow_the_data() -> None:
 def test_degenerate_sketches() -> None:
     assert equi_depth(kll([]), 4).counts == ()
     single = equi_width(kll([7.0, 7.0]), 4)
-    assert single.bounds == (7.0, 7.0) and single.counts == (2.0,)
+    assert single.bounds == (7.0, 7.0)
+    assert single.counts == (2.0,)
     assert equi_depth(kll([3.0] * 10), 4).counts == (10.0,)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="at least one bucket"):
         equi_depth(kll([1.0]), 0)
 
 
@@ -109,10 +113,13 @@ def test_merges_roll_partitions_up() -> None:
     assert merge_theta(thetas).get_estimate() == pytest.approx(5000, rel=0.05)
     frequent = merge_frequent_items(freqs, "strings")
     [(item, estimate)] = most_common(frequent, 1)
-    assert item == "hot" and estimate >= 1000
+    assert item == "hot"
+    assert estimate >= 1000
     assert frequent.get_lower_bound("hot") <= 1000 <= frequent.get_upper_bound("hot")
     merged = merge_kll(klls)
-    assert merged.n == 6000 and merged.get_min_value() == 0 and merged.get_max_value() == 4999
+    assert merged.n == 6000
+    assert merged.get_min_value() == 0
+    assert merged.get_max_value() == 4999
 
 
 def test_heavy_hitters_of_longs_merge() -> None:
@@ -148,7 +155,7 @@ def test_grid_edges() -> None:
     assert grid_edges(0, 8, 4) == [0, 3, 6, 8]  # width 3 covers nine in three buckets
     assert grid_edges(0, 2, 8) == [0, 1, 2, 2]  # three integers: three buckets
     assert grid_edges(-5, -5, 3) == [-5, -5]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="at least one bucket"):
         grid_edges(0, 9, 0)
 
 
@@ -158,9 +165,11 @@ def test_grid_edges_properties(low: int, extra: int, buckets: int) -> None:
     edges = grid_edges(low, high, buckets)
     size, count = extra + 1, len(edges) - 1
     width = -(-size // buckets)
-    assert edges[0] == low and edges[-1] == high and 1 <= count <= buckets
+    assert edges[0] == low
+    assert edges[-1] == high
+    assert 1 <= count <= buckets
     assert count == min(buckets, size) or size % buckets  # fewer only when rounding needs it
-    assert all(b - a == width for a, b in zip(edges, edges[1:-1], strict=False))
+    assert all(b - a == width for a, b in itertools.pairwise(edges[:-1]))
     assert 1 <= high - edges[-2] + 1 <= width  # the last, closed bucket holds 1..width values
 
 
@@ -191,7 +200,8 @@ def test_equi_width_decimal_bounds_on_the_scale() -> None:
     # width ceil((498.20 - 0.01 + 0.01) / 4) = 124.55, bounds the decimals' own doubles
     assert histogram.bounds == (0.01, 124.56, 249.11, 373.66, 498.2)
     assert list(histogram.counts) == exact_counts(prices, histogram.bounds)
-    assert to_grid(2277.81, 2) == 227781 and from_grid(227781, 2) == 2277.81
+    assert to_grid(2277.81, 2) == 227781
+    assert from_grid(227781, 2) == 2277.81
 
 
 def test_equi_depth_bounds_on_the_grid() -> None:

@@ -36,7 +36,8 @@ def test_default_partition_is_null() -> None:
 )
 def test_round_trip(value: str) -> None:
     escaped = escape_path_name(value)
-    assert "/" not in escaped and "=" not in escaped
+    assert "/" not in escaped
+    assert "=" not in escaped
     assert unescape_path_name(escaped) == value
     assert split_partition_component(partition_name(["k"], [value])) == (
         "k",

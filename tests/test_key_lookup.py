@@ -91,7 +91,8 @@ def test_from_number_inverts_the_sample_encoding() -> None:
     import datetime as dt
     from decimal import Decimal
 
-    assert from_number(3.0, "bigint") == 3 and isinstance(from_number(3.0, "int"), int)
+    assert from_number(3.0, "bigint") == 3
+    assert isinstance(from_number(3.0, "int"), int)
     assert from_number(1.0, "date") == dt.date(1970, 1, 2)
     assert from_number(0.05, "decimal(12,2)") == Decimal("0.05")
     assert from_number(2.5, "double") == 2.5

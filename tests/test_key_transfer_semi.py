@@ -8,6 +8,7 @@ Spark); the rows are compared on Spark in test_tpch_planning."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import ClassVar
 
 import pytest
 import sqlglot
@@ -23,7 +24,7 @@ class KeyedStatistics(MadeUpStatistics):
     """The made-up statistics with TPC-H's distinct keys (a key column has one value per
     row of the table it keys) and 25 nations."""
 
-    NDV = {
+    NDV: ClassVar[dict[str, float]] = {
         "l_orderkey": ROWS["orders"],
         "o_orderkey": ROWS["orders"],
         "o_custkey": ROWS["customer"] * 2 / 3,

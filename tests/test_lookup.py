@@ -104,7 +104,7 @@ def test_values_are_coerced_to_the_key_type(metastore: Metastore, tmp_path: Path
     ]
     assert metastore.partitions("t", {"flag": [False]}).names() == ["n=2/flag=false"]
     assert len(metastore.partitions("t", where="n >= '02'")) == 1
-    with pytest.raises(InvalidValue, match="'1.5' is not a valid int for key n"):
+    with pytest.raises(InvalidValue, match=r"'1\.5' is not a valid int for key n"):
         metastore.partitions("t", {"n": ["1.5"]})
     with pytest.raises(InvalidValue, match="not a valid int"):
         metastore.partitions("t", where="n = 'x'")

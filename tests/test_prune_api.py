@@ -75,7 +75,8 @@ def test_nothing_to_prune_is_an_answer_without_spark(client: TestClient, app: Fa
     assert (body["rejected"], body["candidates"], body["keys"]) == ([], [], [])
     assert "rows" not in body
     body = answer(client.post("/prune", json={"sql": LEFT_JOIN}))
-    assert not body["pruned"] and body["partitions_before"] == 4  # emea: 3 days + default
+    assert not body["pruned"]
+    assert body["partitions_before"] == 4  # emea: 3 days + default
     [rejected] = body["rejected"]
     assert "preserved side of the left outer join" in rejected["reason"]
     assert app.state.service.spark.started is False
@@ -85,9 +86,11 @@ def test_errors_stay_errors(client: TestClient, app: FastAPI) -> None:
     unknown = client.post(
         "/prune", json={"sql": "SELECT * FROM sales s JOIN nope n ON s.id = n.id"}
     )
-    assert unknown.status_code == 404 and "unknown table" in unknown.json()["error"]
+    assert unknown.status_code == 404
+    assert "unknown table" in unknown.json()["error"]
     malformed = client.post("/prune", json={"sql": "SELECT * FROM sales s JOIN"})
-    assert malformed.status_code == 400 and "malformed SQL" in malformed.json()["error"]
+    assert malformed.status_code == 400
+    assert "malformed SQL" in malformed.json()["error"]
     negative = client.post("/prune", json={"sql": LEFT_JOIN, "map_join_threshold": -1})
     assert negative.status_code == 422
     assert app.state.service.spark.started is False
@@ -101,7 +104,8 @@ def test_nothing_to_prune_runs_the_query(lake: Metastore, client: TestClient, ap
     from collectors.collect import collect
 
     body = answer(client.post("/prune", json={"sql": LEFT_JOIN, "run": True}))
-    assert not body["pruned"] and body["rows"] == 4 * 3  # four emea partitions of 3 rows
+    assert not body["pruned"]
+    assert body["rows"] == 4 * 3  # four emea partitions of 3 rows
     spark = app.state.service.spark.session()
     for name in ("sales", "dims"):
         collect(lake.engine, name, spark=spark)

@@ -95,19 +95,22 @@ def test_partition_weights_make_a_ratio_estimate() -> None:
     rows = [("R", "F", 1, 1.0, None, None), ("A", "F", 1, 1.0, None, None)]
     predicate = sqlglot.parse_one("SELECT 1 FROM t WHERE t.flag = 'R'").args["where"].this
     weighted = count_on_sample(predicate, sample_of(rows, [30.0, 10.0]), "t", TYPES)
-    assert weighted is not None and weighted.fraction == pytest.approx(0.75)
+    assert weighted is not None
+    assert weighted.fraction == pytest.approx(0.75)
 
 
 def test_combining_follows_the_sample_when_it_has_enough_matches() -> None:
     independent = Estimate(0.3, ESTIMATED, "mcv")
     chosen = combine_with_sample(independent, SampleCount(SAMPLE_MIN_MATCHES, 1000, 0.03), 1e6)
-    assert chosen.value == pytest.approx(0.03) and chosen.source == "sample"
+    assert chosen.value == pytest.approx(0.03)
+    assert chosen.source == "sample"
 
 
 def test_combining_keeps_an_estimate_the_sample_cannot_refute() -> None:
     independent = Estimate(0.004, ESTIMATED, "mcv")  # 4 expected in 1,000: 3 seen
     chosen = combine_with_sample(independent, SampleCount(3, 1000, 0.003), 1e6)
-    assert chosen.value == 0.004 and chosen.source == "mcv+sample"
+    assert chosen.value == 0.004
+    assert chosen.source == "mcv+sample"
 
 
 def test_combining_no_match_bounds_the_estimate_by_the_rule_of_three() -> None:
@@ -158,5 +161,7 @@ def test_sample_rate_targets_the_sample_size() -> None:
 def test_sample_encoding_round_trips_types_and_nulls() -> None:
     arrays = decode_sample(encode_sample(list(TYPES.items()), ROWS))
     assert arrays["day"][0] == (dt.date(1995, 1, 1) - dt.date(1970, 1, 1)).days
-    assert np.isnan(arrays["price"][2]) and np.isnan(arrays["day"][4])
-    assert arrays["flag"][4] is None and arrays["note"][0] == "quick fox"
+    assert np.isnan(arrays["price"][2])
+    assert np.isnan(arrays["day"][4])
+    assert arrays["flag"][4] is None
+    assert arrays["note"][0] == "quick fox"

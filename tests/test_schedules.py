@@ -65,7 +65,8 @@ def test_add_list_remove_through_the_python_api(
     assert added.next_run is not None
     assert dt.timedelta(minutes=14) < added.next_run - before <= dt.timedelta(minutes=16)
     hourly = book.add("orders", cron="0 * * * *")
-    assert hourly.next_run is not None and hourly.next_run.minute == 0
+    assert hourly.next_run is not None
+    assert hourly.next_run.minute == 0
     assert stored_jobs(sales) == 2
 
     # a fresh process (another book) sees the same schedules: they live in the metastore
@@ -130,7 +131,8 @@ def test_cli_add_list_remove(
     assert capsys.readouterr().out == "removed the schedule of orders\n"
     assert main(["schedule", "list", "--db", db_url]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("sales\tevery 3s\tnext run ")
+    assert len(lines) == 1
+    assert lines[0].startswith("sales\tevery 3s\tnext run ")
 
 
 @pytest.mark.parametrize(
@@ -169,7 +171,8 @@ def test_http_schedules(sales: Metastore, db_url: str) -> None:
         assert client.get("/schedules", headers=auth).json() == []
         created = client.post("/schedules", json={"table": "sales", "every": "2h"}, headers=auth)
         assert created.status_code == 201, created.text
-        assert created.json()["every"] == "2h" and created.json()["next_run"].endswith("Z")
+        assert created.json()["every"] == "2h"
+        assert created.json()["next_run"].endswith("Z")
         assert [s["table"] for s in client.get("/schedules", headers=auth).json()] == ["sales"]
         for body, status, message in [
             ({"table": "nope", "every": "2h"}, 404, "unknown table"),
@@ -184,9 +187,8 @@ def test_http_schedules(sales: Metastore, db_url: str) -> None:
             assert answer.status_code == status, (body, answer.text)
             assert message in answer.json()["error"], body
         bad_json = client.post("/schedules", content=b"{", headers=auth)
-        assert bad_json.status_code == 400 and bad_json.json() == {
-            "error": "the request body is not JSON"
-        }
+        assert bad_json.status_code == 400
+        assert bad_json.json() == {"error": "the request body is not JSON"}
         removed = client.delete("/schedules/sales", headers=auth)
         assert removed.json() == {"table": "sales", "removed": True}
         missing = client.delete("/schedules/sales", headers=auth)

@@ -7,7 +7,7 @@ sketch level over made-up statistics with real Theta sketches of the keys (no Sp
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from datasketches import update_theta_sketch
@@ -36,7 +36,7 @@ class KeyedParts(MadeUpStatistics):
     """part and partsupp with their part keys' Theta sketches and TPC-H's distinct counts."""
 
     THETA = key_sketch(PARTS)
-    KEYS = {"p_partkey": PARTS, "ps_partkey": PARTS, "p_size": SIZES}
+    KEYS: ClassVar[dict[str, int]] = {"p_partkey": PARTS, "ps_partkey": PARTS, "p_size": SIZES}
 
     def summary(self, name: str, query: PartitionQuery) -> TableSummary:
         summary = super().summary(name, query)

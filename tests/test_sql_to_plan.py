@@ -55,15 +55,18 @@ def test_conjuncts_go_to_partitions_relations_and_joins() -> None:
         "AND s.amount > c.nation GROUP BY c.name ORDER BY 2 LIMIT 5"
     )
     root = plan(sql)
-    assert isinstance(root, Limit) and isinstance(root.child, Sort)
+    assert isinstance(root, Limit)
+    assert isinstance(root.child, Sort)
     assert isinstance(root.child.child, Aggregate)
-    [scan_s, scan_c] = nodes(sql, Scan)
+    [scan_s, _scan_c] = nodes(sql, Scan)
     assert [p.sql() for p in scan_s.partition_filter] == ["s.dt >= '2024-01-01'"]
     filters = [f.condition.sql() for f in nodes(sql, Filter)]
     assert filters == ["s.amount > 10", "c.nation = 3"]
     [join] = nodes(sql, Join)
-    assert join.kind == "inner" and join.keys == ((("s", "cust"), ("c", "id")),)
-    assert join.residual is not None and join.residual.sql() == "s.amount > c.nation"
+    assert join.kind == "inner"
+    assert join.keys == ((("s", "cust"), ("c", "id")),)
+    assert join.residual is not None
+    assert join.residual.sql() == "s.amount > c.nation"
 
 
 def test_outer_joins_keep_filters_on_the_null_supplying_side_above_the_join() -> None:
@@ -73,8 +76,10 @@ def test_outer_joins_keep_filters_on_the_null_supplying_side_above_the_join() ->
     )
     [join] = nodes(sql, Join)
     assert join.kind == "left"
-    assert isinstance(join.right, Filter) and join.right.condition.sql() == "c.nation = 1"
-    assert isinstance(join.left, Filter) and join.left.condition.sql() == "s.amount > 1"
+    assert isinstance(join.right, Filter)
+    assert join.right.condition.sql() == "c.nation = 1"
+    assert isinstance(join.left, Filter)
+    assert join.left.condition.sql() == "s.amount > 1"
     top = [f for f in nodes(sql, Filter) if isinstance(f.child, Join)]
     assert [f.condition.sql() for f in top] == ["c.name = 'x'"]
     full = nodes("SELECT * FROM sales s FULL JOIN customers c ON s.cust = c.id", Join)
@@ -103,7 +108,8 @@ def test_derived_tables_ctes_unions_and_qualified_names() -> None:
     ]
     assert any(isinstance(n, Project) for n in walk(joins[0].left))
     union = plan("SELECT id FROM sales UNION ALL SELECT id FROM customers")
-    assert isinstance(union, Union) and not union.distinct
+    assert isinstance(union, Union)
+    assert not union.distinct
     assert isinstance(plan("SELECT DISTINCT cust FROM sales"), Aggregate)
 
 

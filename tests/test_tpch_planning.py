@@ -211,7 +211,8 @@ def joins(node: Node) -> list[Join]:
 def assert_estimable(plan: Node, stats: StatsQuery) -> None:
     for node in walk(plan):
         rows = stats.of(node).rows.value
-        assert math.isfinite(rows) and rows >= 0, (node.op, rows)
+        assert math.isfinite(rows), (node.op, rows)
+        assert rows >= 0, (node.op, rows)
 
 
 # --- every query, planned and estimated over made-up statistics ---------------------------
@@ -302,11 +303,13 @@ def test_uncorrelated_scalar_subquery_joins_a_one_row_side() -> None:
     )
     [join] = joins(plan)
     assert (join.kind, join.keys) == ("inner", ())
-    assert isinstance(join.right, Aggregate) and join.right.group_by == ()
+    assert isinstance(join.right, Aggregate)
+    assert join.right.group_by == ()
     [value] = join.right.output()
     assert join.residual is not None
     assert join.residual.sql() == f"s.amount > {value[0]}.{value[1]}"
-    assert isinstance(join.left, Filter) and join.left.condition.sql() == "s.cust = 3"
+    assert isinstance(join.left, Filter)
+    assert join.left.condition.sql() == "s.cust = 3"
 
 
 def test_scalar_subquery_in_having_reads_the_aggregate_output() -> None:
@@ -316,7 +319,8 @@ def test_scalar_subquery_in_having_reads_the_aggregate_output() -> None:
         lookup,
     )
     [join] = joins(plan)
-    assert isinstance(join.left, Filter) and isinstance(join.left.child, Aggregate)
+    assert isinstance(join.left, Filter)
+    assert isinstance(join.left.child, Aggregate)
     assert join.left.condition.sql() == "COUNT(*) > 2"
     value = join.right.output()[0]
     assert join.residual is not None
@@ -331,7 +335,8 @@ def test_correlated_scalar_subquery_becomes_a_grouped_aggregate() -> None:
         lookup,
     )
     first, decorrelated = joins(plan)
-    assert decorrelated.left is first and decorrelated.kind == "inner"
+    assert decorrelated.left is first
+    assert decorrelated.kind == "inner"
     aggregate = decorrelated.right
     assert isinstance(aggregate, Aggregate)
     assert [g.sql() for g in aggregate.group_by] == ["sales.cust"]
@@ -353,7 +358,8 @@ def test_two_correlation_keys_and_a_nested_subquery() -> None:
         lookup,
     )
     semi, decorrelated = sorted(joins(plan), key=lambda j: j.kind)[::-1]
-    assert semi.kind == "semi" and decorrelated.kind == "inner"
+    assert semi.kind == "semi"
+    assert decorrelated.kind == "inner"
     alias = decorrelated.right.output()[0][0]
     assert decorrelated.keys == (
         (("s", "cust"), (alias, "cust")),
@@ -370,10 +376,13 @@ def test_exists_with_non_equalities_keeps_them_as_residual() -> None:
     )
     semi, anti = joins(plan)
     assert (semi.kind, semi.keys) == ("semi", ((("s", "cust"), ("t", "cust")),))
-    assert semi.residual is not None and semi.residual.sql() == "t.id <> s.id"
+    assert semi.residual is not None
+    assert semi.residual.sql() == "t.id <> s.id"
     assert (anti.kind, anti.keys) == ("anti", ((("s", "cust"), ("u", "cust")),))
-    assert anti.residual is not None and anti.residual.sql() == "u.id <> s.id"
-    assert isinstance(anti.right, Filter) and anti.right.condition.sql() == "u.amount > 10"
+    assert anti.residual is not None
+    assert anti.residual.sql() == "u.id <> s.id"
+    assert isinstance(anti.right, Filter)
+    assert anti.right.condition.sql() == "u.amount > 10"
     for level in LEVELS:
         assert_estimable(plan, StatsQuery(SmallStatistics(), level))
 
@@ -396,7 +405,8 @@ def test_a_correlated_subquery_in_having_stays_a_filter() -> None:
         lookup,
     )
     assert not joins(plan)
-    assert isinstance(plan, Filter) and plan.condition.find(exp.Subquery) is not None
+    assert isinstance(plan, Filter)
+    assert plan.condition.find(exp.Subquery) is not None
 
 
 def test_qualified_plan_maps_every_from_list_join_to_its_select() -> None:
@@ -551,7 +561,8 @@ def test_a_written_out_scalar_subquery_returns_the_query_rows(tpch_lake: Lake, s
         "MIN(ps_supplycost) FROM partsupp WHERE ps_partkey = p_partkey AND ps_availqty > 9000)"
     )
     emitted = emit(plan_query(None, sql, source=MetastoreSource(tpch_lake.metastore.engine)))
-    assert "AS _sq1 ON" in emitted and "BROADCAST(_sq1)" in emitted, emitted
+    assert "AS _sq1 ON" in emitted, emitted
+    assert "BROADCAST(_sq1)" in emitted, emitted
     expected = _rows(spark, sql)
     groups = spark.sql("SELECT COUNT(DISTINCT ps_partkey) FROM partsupp WHERE ps_availqty > 9000")
     assert 0 < len(expected) < groups.first()[0] < spark.table("part").count()
@@ -576,7 +587,8 @@ def test_keys_transferred_into_a_subquery_keep_the_query_rows(tpch_lake: Lake, s
     transferred = emit(plan_query(None, sql, source=source))
     assert "LEFT SEMI JOIN (SELECT _kt1.p_partkey FROM part AS _kt1 WHERE" in transferred
     plain = emit(plan_query(None, sql, config={"key_transfer": "0"}, source=source))
-    assert "SEMI" not in plain and "_sq1" in plain
+    assert "SEMI" not in plain
+    assert "_sq1" in plain
     expected = _rows(spark, sql)
     assert 0 < len(expected) < spark.table("part").count() / 5
     assert _rows(spark, transferred) == expected
@@ -617,11 +629,12 @@ def test_keys_transferred_into_exists_and_in_keep_the_query_rows(
     source = MetastoreSource(tpch_lake.metastore.engine)
     small = {"map_join_threshold": "100000"}
     transferred = emit(plan_query(None, sql, config=small, source=source))
-    assert "LEFT SEMI JOIN (SELECT _kt1." in transferred and "BROADCAST(_kt1)" in transferred
+    assert "LEFT SEMI JOIN (SELECT _kt1." in transferred
+    assert "BROADCAST(_kt1)" in transferred
     plain = emit(plan_query(None, sql, config={**small, "key_transfer": "0"}, source=source))
     assert "SEMI" not in plain
     expected = _rows(spark, sql)
-    assert 0 < len(expected)
+    assert len(expected) > 0
     assert _rows(spark, transferred) == expected
     assert _rows(spark, plain) == expected
 
@@ -647,6 +660,6 @@ def test_a_join_on_an_implied_condition_keeps_the_query_rows(tpch_lake: Lake, sp
     written = emit(plan_query(None, sql, config={"transitive_joins": "0"}, source=source))
     assert "(partsupp.ps_partkey = part.p_partkey)" not in written, written
     expected = _rows(spark, sql)
-    assert 0 < len(expected)
+    assert len(expected) > 0
     assert _rows(spark, implied) == expected
     assert _rows(spark, written) == expected
