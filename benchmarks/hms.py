@@ -205,7 +205,8 @@ def percentile(values: list[float], q: float) -> float:
 
 def bench(backend: str, args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]:
     days = max(1, args.partitions // len(regions()))
-    listing = build_listing(days)
+    lake = workdir / "lake" / "events"
+    listing = build_listing(days, str(lake))
     url = prepare_backend(backend, args, workdir)
     ms = Metastore(url)
     ms.upgrade()
@@ -266,6 +267,7 @@ def bench(backend: str, args: argparse.Namespace, workdir: Path) -> list[dict[st
             calls += 1
         per_second = calls / (time.perf_counter() - started)
         client.close()
+        planning = spark_planning(port, workdir, lake, days, args) if args.spark else None
     ms.dispose()
     rows.append(
         {
@@ -276,7 +278,52 @@ def bench(backend: str, args: argparse.Namespace, workdir: Path) -> list[dict[st
             "rss_after": rss_after,
         }
     )
+    if planning is not None:
+        rows.append({"backend": backend, "shape": "spark", **planning})
     return rows
+
+
+def spark_planning(
+    port: int, workdir: Path, lake: Path, days: int, args: argparse.Namespace
+) -> dict[str, float]:
+    """Spark (Hive support, statlas's Thrift API as its metastore) planning and running
+    `SELECT count(*) FROM events WHERE dt = ... AND region = ...` on the table: from the
+    query's submission to its executed plan, and to its answer (one small file read)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from collectors.spark_session import spark_session
+
+    rng = random.Random(args.seed + 1)
+    conf = {
+        "spark.sql.catalogImplementation": "hive",
+        "spark.hadoop.hive.metastore.uris": f"thrift://127.0.0.1:{port}",
+        "spark.sql.warehouse.dir": str(workdir / "warehouse"),
+        "spark.ui.enabled": "false",
+    }
+    spark = spark_session("local[1]", conf)
+    planned, answered = [], []
+    for index in range(args.spark_runs + 2):
+        day = (FIRST_DAY + dt.timedelta(rng.randrange(days))).isoformat()
+        region = rng.choice(regions())
+        directory = lake / f"dt={day}" / f"region={region}"
+        directory.mkdir(parents=True, exist_ok=True)
+        table = pa.table({"user_id": pa.array([1, 2, 3], pa.int64()), "event": ["a", "b", "c"]})
+        pq.write_table(table, directory / "part-00000.parquet")
+        sql = f"SELECT count(*) FROM {TABLE} WHERE dt = DATE'{day}' AND region = '{region}'"
+        started = time.perf_counter()
+        frame = spark.sql(sql)
+        frame._jdf.queryExecution().executedPlan()
+        plan_seconds = time.perf_counter() - started
+        count = frame.collect()[0][0]
+        total = time.perf_counter() - started
+        if count != 3:
+            raise SystemExit(f"Spark counted {count} rows in {day}/{region}, not 3")
+        if index >= 2:
+            planned.append(plan_seconds)
+            answered.append(total)
+    spark.stop()
+    return {"plan_p50": statistics.median(planned), "answer_p50": statistics.median(answered)}
 
 
 def report(rows: list[dict[str, Any]]) -> None:
@@ -293,7 +340,7 @@ def report(rows: list[dict[str, Any]]) -> None:
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
-        if row["shape"] == "e":
+        if row["shape"] in ("e", "spark"):
             continue
         print(
             f"| {row['backend']} | {names[row['shape']]} | {row['partitions']:,} | "
@@ -308,11 +355,31 @@ def report(rows: list[dict[str, Any]]) -> None:
     )
     print("|---|---:|---:|---:|")
     for row in rows:
+        if row["shape"] == "spark":
+            continue
         if row["shape"] == "e":
             print(
                 f"| {row['backend']} | {row['get_table_per_s']:,.0f} | "
                 f"{row['rss_before']:.0f} | {row['rss_after']:.0f} |"
             )
+
+
+def report_spark(rows: list[dict[str, Any]]) -> None:
+    spark = [r for r in rows if r["shape"] == "spark"]
+    if not spark:
+        return
+    print()
+    print(
+        "| db | Spark: submitted to executed plan, p50 ms | to its answer, p50 ms "
+        "| (a) through the Thrift API, p50 ms |"
+    )
+    print("|---|---:|---:|---:|")
+    for row in spark:
+        one = next(r for r in rows if r["backend"] == row["backend"] and r["shape"] == "a")
+        print(
+            f"| {row['backend']} | {row['plan_p50'] * 1000:.0f} | {row['answer_p50'] * 1000:.0f} "
+            f"| {one['decoded_p50'] * 1000:.1f} |"
+        )
 
 
 def main() -> None:
@@ -323,12 +390,15 @@ def main() -> None:
     parser.add_argument("--backends", default="postgres,sqlite")
     parser.add_argument("--pg-url", default=os.environ.get("STATLAS_TEST_DB_URL", DEFAULT_PG))
     parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--spark", action="store_true", help="also time Spark's planning")
+    parser.add_argument("--spark-runs", type=int, default=10)
     args = parser.parse_args()
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="statlas-hms-") as directory:
         for backend in args.backends.split(","):
             rows += bench(backend.strip(), args, Path(directory))
     report(rows)
+    report_spark(rows)
 
 
 if __name__ == "__main__":

@@ -64,9 +64,8 @@ def regions() -> list[str]:
     return [f"region-{i:03d}" for i in range(REGIONS)]
 
 
-def build_listing(days: int) -> DiscoveredDataset:
+def build_listing(days: int, location: str = "/lake/events") -> DiscoveredDataset:
     partitions = []
-    location = "/lake/events"
     for d in range(days):
         day = (FIRST_DAY + dt.timedelta(d)).isoformat()
         for region in regions():
