@@ -182,3 +182,15 @@ def test_a_materialised_column_costs_at_most_what_is_counted() -> None:
     # strings by their boxes; doubles are a view of Arrow's buffer (a header)
     assert columns.materialised_bytes("name") > 4000 * 72
     assert columns.materialised_bytes("id") <= 256
+
+
+def test_estimates_leave_unread_columns_in_arrow() -> None:
+    """A join's carried heavy values read the sample's numeric columns only."""
+    from optimizer.estimate.key_lookup import ScanSample, carried_mcvs
+
+    sample = pooled_sample()
+    side = ScanSample("t", lambda: sample)
+    targets = {"price": "decimal(10,2)", "name": "string", "day": "date"}
+    carried = carried_mcvs(side, "id", {1: 50.0}, 1.0, targets)
+    assert set(carried) == {"price", "day"}
+    assert sorted(sample.columns.materialised()) == ["day", "id", "price"]  # not "name"

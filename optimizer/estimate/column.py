@@ -56,7 +56,9 @@ class SampledColumn:
     scan's filter, and the column as it was before the filter: per value, the share of its
     rows the filter kept (for heavy join keys: a hot key the filter drops matches nothing)."""
 
-    values: Any  # numpy array: the column in the sample (numbers as doubles)
+    # numpy array: the column in the sample (numbers as doubles), or a function giving it
+    # (a cached sample turns a column into an array only when it is first counted)
+    values: Any
     passed: Any  # numpy bool array: rows of the sample the filter kept
     before: ColumnEstimate
     rows_before: float
@@ -84,7 +86,8 @@ class SampledColumn:
             return None
         if probe is None:
             return None
-        rows = np.equal(self.values, probe)
+        values = self.values() if callable(self.values) else self.values
+        rows = np.equal(values, probe)
         seen = int(rows.sum())
         if not seen:
             return None

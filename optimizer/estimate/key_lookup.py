@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metastore.samples import Sample, as_number, from_number
+from metastore.samples import NUMBER, Sample, as_number, from_number, sample_kind
 
 MCV_LIMIT = 100
 
@@ -141,8 +141,10 @@ def carried_mcvs(
     weights = key_weights(keys, passed, sample.weights, numeric_heavy, rest_per_key)
     result = {}
     for name, type_ in targets.items():
-        values = sample.columns.get(name)
-        if name == key or values is None or values.dtype != np.float64:
+        if name == key or name not in sample.columns or sample_kind(type_) != NUMBER:
+            continue  # (a cached sample's other columns stay unread)
+        values = sample.columns[name]
+        if values.dtype != np.float64:
             continue
         coded = sample.derived(("value codes", name), partial(value_codes, values))
         mcvs = weighted_mcvs(values, weights, type_, coded=coded)

@@ -14,7 +14,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from functools import singledispatchmethod
+from functools import partial, singledispatchmethod
 from typing import Any
 
 from sqlglot import exp
@@ -884,9 +884,9 @@ def _with_sampled_keys(
         before = child.columns.get(ref)
         if ref[0] != alias or column.theta is None or before is None:
             continue
-        values = sample.columns.get(ref[1])
-        if values is None:
+        if ref[1] not in sample.columns:
             continue
+        values = partial(sample.columns.__getitem__, ref[1])  # read when first counted
         sampled = SampledColumn(values, count.passed, before, child.rows.value)
         result[ref] = replace(column, sampled=sampled)
     return result
