@@ -371,3 +371,36 @@ def test_streamed_partition_replies_equal_the_generated_encoding(
         ["2024-01-03", "4"],
         ["__HIVE_DEFAULT_PARTITION__", "2"],
     ]
+
+
+def test_a_dropped_connection_writes_nothing(
+    client: Client, service: ThriftService, tmp_path: Path
+) -> None:
+    """A client that goes away in the middle of its request (here: half of an
+    add_partitions_req sent) leaves nothing written; the server goes on serving."""
+    import socket
+
+    from thrift.Thrift import TMessageType
+
+    client.create_table(sales_table(str(tmp_path / "sales")))
+    buffer = TTransport.TMemoryBuffer()
+    protocol = TBinaryProtocol.TBinaryProtocol(buffer)
+    protocol.writeMessageBegin("add_partitions_req", TMessageType.CALL, 1)
+    thrift_api.add_partitions_req_args(
+        request=hms.AddPartitionsRequest(
+            dbName="default",
+            tblName="sales",
+            parts=[partition([f"2024-03-{d:02d}", "1"]) for d in range(1, 29)],
+        )
+    ).write(protocol)
+    protocol.writeMessageEnd()
+    whole = buffer.getvalue()
+    with socket.create_connection(("127.0.0.1", service.port)) as raw:
+        raw.sendall(whole[: len(whole) // 2])
+    assert client.get_partition_names("default", "sales", -1) == []
+    wrong = partition(["2024-03-01"])  # one value for two keys
+    with pytest.raises(hms.InvalidObjectException, match="2 partition keys, not 1 values"):
+        client.add_partitions([wrong])
+    assert client.get_partition_names("default", "sales", -1) == []
+    client.add_partitions([partition(["2024-03-01", "1"])])
+    assert client.get_partition_names("default", "sales", -1) == ["dt=2024-03-01/h=1"]
