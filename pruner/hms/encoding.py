@@ -41,6 +41,13 @@ def _field(kind: int, field_id: int) -> bytes:
     return _FIELD.pack(kind, field_id)
 
 
+# field headers: values (1, a list of strings), createTime (4), sd (6) opened by its
+# location (2)
+_VALUES_HEADER = _FIELD.pack(T_LIST, 1) + bytes((T_STRING,))
+_CREATE_TIME = _FIELD.pack(T_I32, 4)
+_SD_LOCATION = _FIELD.pack(T_STRUCT, 6) + _FIELD.pack(T_STRING, 2)
+
+
 def string_map(field_id: int, mapping: Mapping[str, str]) -> bytes:
     parts = [_field(T_MAP, field_id), bytes((T_STRING, T_STRING)), _I32.pack(len(mapping))]
     for key, value in mapping.items():
@@ -60,10 +67,11 @@ class PartitionEncoder:
         template.values = None
         template.parameters = None
         template.createTime = None
-        # each without its STOP byte: more fields follow
-        self._rest = encode_struct(template)[:-1]
+        # the rest of the partition, with its STOP byte; the storage descriptor's fields
+        # but its location, with the descriptor's STOP byte (its location comes first)
+        self._rest = encode_struct(template)
         sd.location = None
-        self._sd_body = encode_struct(sd)[:-1]
+        self._sd_body = encode_struct(sd)
         self._empty_parameters = string_map(7, {})
 
     def encode(
@@ -73,19 +81,21 @@ class PartitionEncoder:
         location: str,
         parameters: Mapping[str, str] | None,
     ) -> bytes:
-        parts = [_field(T_LIST, 1), bytes((T_STRING,)), _I32.pack(len(values))]
+        pack = _I32.pack
+        parts = [_VALUES_HEADER, pack(len(values))]
         for value in values:
-            parts.append(_string(DEFAULT_PARTITION if value is None else value))
-        parts.append(_field(T_I32, 4))
-        parts.append(_I32.pack(create_time))
-        parts.append(_field(T_STRUCT, 6))
-        parts.append(_field(T_STRING, 2))
-        parts.append(_string(location))
+            data = (DEFAULT_PARTITION if value is None else value).encode("utf-8")
+            parts.append(pack(len(data)))
+            parts.append(data)
+        where = location.encode("utf-8")
+        parts.append(_CREATE_TIME)
+        parts.append(pack(create_time))
+        parts.append(_SD_LOCATION)
+        parts.append(pack(len(where)))
+        parts.append(where)
         parts.append(self._sd_body)
-        parts.append(b"\x00")
         parts.append(string_map(7, parameters) if parameters else self._empty_parameters)
         parts.append(self._rest)
-        parts.append(b"\x00")
         return b"".join(parts)
 
 
