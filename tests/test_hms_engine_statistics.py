@@ -287,15 +287,19 @@ def test_spark_reads_the_parameters_back(metastore: Metastore, spark: Any, lake:
             (bins[i].lo(), bins[i].hi(), bins[i].ndv()) for i in range(len(bins))
         ]
     assert histograms == 10  # every numeric, date and timestamp column
-    # the histograms are long: Spark's splitLargeTableProp form, which it read back above
-    assert "amount.histogram.numParts" in col_props and "amount.histogram" not in col_props
+    # a long histogram takes Spark's split form (splitLargeTableProp); Spark reads it back
+    long_form = es.spark_column_stat(summary.columns["d"], summary.row_count, num_bins=2000)
+    assert "d.histogram.numParts" in long_form and "d.histogram" not in long_form
+    parsed = catalog_stat.fromMap("mix", "d", _scala_map(spark, long_form))
+    assert len(parsed.get().histogram().get().bins()) == 2000
 
 
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
 def test_lz4_framing_and_xxhash_match_lz4_java(spark: Any) -> None:
-    """The pure-Python XXHash32 equals lz4-java's; a multi-block RAW stream reads back
-    through lz4-java's LZ4BlockInputStream."""
+    """The pure-Python XXHash32 equals lz4-java's; multi-block streams, RAW and LZ4 blocks,
+    read back through lz4-java's LZ4BlockInputStream, and lz4-java's own streams through
+    ours."""
     jvm = spark._jvm
     rng = random.Random(5)
     java_hash = jvm.net.jpountz.xxhash.XXHashFactory.fastestJavaInstance().hash32()
@@ -304,11 +308,22 @@ def test_lz4_framing_and_xxhash_match_lz4_java(spark: Any) -> None:
         for seed in (0, es.LZ4_CHECKSUM_SEED):
             expected = java_hash.hash(bytearray(data), 0, size, seed - (1 << 32) * (seed >> 31))
             assert es.xxhash32(data, seed) == expected & 0xFFFFFFFF
-    data = bytes(rng.randrange(256) for _ in range(150_000))  # three 64 KB blocks
-    stream = es.lz4_block_stream(data)
-    source = jvm.net.jpountz.lz4.LZ4BlockInputStream(jvm.java.io.ByteArrayInputStream(stream))
-    assert bytes(source.readAllBytes()) == data
-    assert es.read_lz4_block_stream(stream) == data
+    # three 64 KB blocks: random bytes (stored RAW), runs and repeats (LZ4-compressed)
+    noise = bytes(rng.randrange(256) for _ in range(70_000))
+    text = b"".join(rng.choice([b"abc", b"abcd", b"\x00" * 40, b"xyzzy"]) for _ in range(20_000))
+    for data in [noise + text[:80_000], text[:20], b"", bytes(300)]:
+        stream = es.lz4_block_stream(data)
+        java_in = jvm.net.jpountz.lz4.LZ4BlockInputStream(jvm.java.io.ByteArrayInputStream(stream))
+        assert bytes(java_in.readAllBytes()) == data
+        assert es.read_lz4_block_stream(stream) == data
+        # and what lz4-java writes, we read
+        sink = jvm.java.io.ByteArrayOutputStream()
+        java_out = jvm.net.jpountz.lz4.LZ4BlockOutputStream(sink)
+        java_out.write(bytearray(data))
+        java_out.close()
+        assert es.read_lz4_block_stream(bytes(sink.toByteArray())) == data
+    compressed = es.lz4_block_stream(text[:60_000])
+    assert len(compressed) < 60_000 // 4  # compressed, not stored
 
 
 @pytest.mark.spark
@@ -542,16 +557,24 @@ def test_same_keys_and_figures_as_sparks_own_analyze(
             int(theirs[f"{column}.distinctCount"]), rel=0.15
         ), column  # Spark's HyperLogLog++ has a 5% relative standard deviation
         if f"{column}.histogram" in {_histogram_key(k) for k in theirs}:
-            mine = es.deserialize_histogram(
+            our_hist = es.deserialize_histogram(
                 read_large(_scala_map(spark, ours), f"{column}.histogram").get()
             )
-            spark_hist = deserialize(read_large(scala_theirs, f"{column}.histogram").get())
-            assert mine.height == pytest.approx(spark_hist.height())
+            spark_hist_text = read_large(scala_theirs, f"{column}.histogram").get()
+            our_text = read_large(_scala_map(spark, ours), f"{column}.histogram").get()
+            assert len(our_text) <= 1.5 * len(spark_hist_text), column  # compressed alike
+            spark_hist = deserialize(spark_hist_text)
+            # our reader decodes Spark's compressed histogram exactly
+            decoded = es.deserialize_histogram(spark_hist_text)
+            assert [(b.lo, b.hi, b.ndv) for b in decoded.bins] == [
+                (b.lo(), b.hi(), b.ndv()) for b in spark_hist.bins()
+            ]
+            assert our_hist.height == pytest.approx(spark_hist.height())
             spark_bins = spark_hist.bins()
-            assert len(mine.bins) == len(spark_bins)
-            spread = mine.bins[-1].hi - mine.bins[0].lo
+            assert len(our_hist.bins) == len(spark_bins)
+            spread = our_hist.bins[-1].hi - our_hist.bins[0].lo
             for i in range(0, len(spark_bins), 8):  # endpoints agree within the sketches' error
-                assert abs(mine.bins[i].lo - spark_bins[i].lo()) <= 0.05 * spread, (column, i)
+                assert abs(our_hist.bins[i].lo - spark_bins[i].lo()) <= 0.05 * spread, (column, i)
 
 
 def _histogram_key(key: str) -> str:

@@ -368,7 +368,7 @@ def serialize_histogram(histogram: EquiHeightHistogram) -> str:
 
 
 def deserialize_histogram(text: str) -> EquiHeightHistogram:
-    """HistogramSerializer.deserialize (Statistics.scala), for RAW or empty LZ4 blocks."""
+    """HistogramSerializer.deserialize (Statistics.scala): Spark's text or ours."""
     data = read_lz4_block_stream(base64.b64decode(text))
     height, n = struct.unpack_from(">di", data)
     values = struct.unpack_from(f">{n}d{n}d{n}q", data, 12)
@@ -380,6 +380,7 @@ def deserialize_histogram(text: str) -> EquiHeightHistogram:
 
 LZ4_MAGIC = b"LZ4Block"  # LZ4BlockOutputStream.MAGIC
 LZ4_METHOD_RAW = 0x10  # COMPRESSION_METHOD_RAW
+LZ4_METHOD_LZ4 = 0x20  # COMPRESSION_METHOD_LZ4
 LZ4_COMPRESSION_LEVEL_BASE = 10  # COMPRESSION_LEVEL_BASE
 LZ4_BLOCK_SIZE = 1 << 16  # the stream's default block size (64 KB)
 LZ4_CHECKSUM_SEED = 0x9747B28C  # LZ4BlockOutputStream.DEFAULT_SEED
@@ -387,25 +388,30 @@ LZ4_CHECKSUM_MASK = 0xFFFFFFF  # StreamingXXHash32.asChecksum().getValue() & 0xF
 _LZ4_HEADER = struct.Struct("<8sBiii")  # magic, token, compressed, original, checksum
 
 
-def lz4_block_stream(data: bytes, block_size: int = LZ4_BLOCK_SIZE) -> bytes:
-    """`data` framed as lz4-java's LZ4BlockOutputStream writes it (LZ4BlockOutputStream.java),
-    in RAW (stored) blocks, which LZ4BlockInputStream accepts: per block the magic, a token
-    (method | compression level), compressed and original lengths and the XXHash32 checksum
-    of the original bytes (little-endian), then the bytes; finish() adds an empty block."""
+def lz4_block_stream(data: bytes, block_size: int = LZ4_BLOCK_SIZE, compress: bool = True) -> bytes:
+    """`data` framed as lz4-java's LZ4BlockOutputStream writes it (LZ4BlockOutputStream.java):
+    per block the magic, a token (method | compression level), compressed and original
+    lengths and the XXHash32 checksum of the original bytes (little-endian), then the block,
+    LZ4-compressed (lz4_compress_block) or stored RAW where that is no smaller, as lz4-java
+    does; finish() adds an empty block as the end mark."""
     level = max(0, (block_size - 1).bit_length() - LZ4_COMPRESSION_LEVEL_BASE)
-    token = LZ4_METHOD_RAW | level
     out = bytearray()
     for start in range(0, len(data), block_size):
         block = data[start : start + block_size]
         check = xxhash32(block, LZ4_CHECKSUM_SEED) & LZ4_CHECKSUM_MASK
-        out += _LZ4_HEADER.pack(LZ4_MAGIC, token, len(block), len(block), check) + block
-    out += _LZ4_HEADER.pack(LZ4_MAGIC, token, 0, 0, 0)  # finish(): the end mark
+        packed = lz4_compress_block(block) if compress else block
+        method = LZ4_METHOD_LZ4
+        if len(packed) >= len(block):
+            packed, method = block, LZ4_METHOD_RAW
+        out += _LZ4_HEADER.pack(LZ4_MAGIC, method | level, len(packed), len(block), check)
+        out += packed
+    out += _LZ4_HEADER.pack(LZ4_MAGIC, LZ4_METHOD_RAW | level, 0, 0, 0)  # the end mark
     return bytes(out)
 
 
 def read_lz4_block_stream(stream: bytes) -> bytes:
-    """The bytes of an LZ4 block stream of RAW blocks (LZ4BlockInputStream.java), checksums
-    verified; a compressed block is refused (no decompressor here)."""
+    """The bytes of an LZ4 block stream (LZ4BlockInputStream.java), RAW or LZ4 blocks,
+    checksums verified."""
     out = bytearray()
     offset = 0
     while offset < len(stream):
@@ -415,13 +421,107 @@ def read_lz4_block_stream(stream: bytes) -> bytes:
             raise ValueError("not an LZ4 block stream (bad magic)")
         if original == 0 and compressed == 0:
             break
-        if token & 0xF0 != LZ4_METHOD_RAW or compressed != original:
-            raise ValueError("an LZ4-compressed block: only RAW blocks are read here")
-        block = stream[offset : offset + original]
-        offset += original
+        packed = stream[offset : offset + compressed]
+        offset += compressed
+        method = token & 0xF0
+        if method == LZ4_METHOD_RAW and compressed == original:
+            block = packed
+        elif method == LZ4_METHOD_LZ4:
+            block = lz4_decompress_block(packed, original)
+        else:
+            raise ValueError(f"an LZ4 block of unknown method {method:#x}")
         if xxhash32(block, LZ4_CHECKSUM_SEED) & LZ4_CHECKSUM_MASK != check:
             raise ValueError("LZ4 block checksum mismatch")
         out += block
+    return bytes(out)
+
+
+_LZ4_MIN_MATCH = 4
+_LZ4_LAST_LITERALS = 5  # the last 5 bytes of a block are literals
+_LZ4_MATCH_FROM_END = 12  # no match starts within the last 12 bytes
+_LZ4_MAX_OFFSET = 0xFFFF
+
+
+def lz4_compress_block(src: bytes) -> bytes:
+    """An LZ4 block (lz4/doc/lz4_Block_format.md): sequences of a token (literal length,
+    match length - 4), literals, a 2-byte offset and length extensions. Greedy matching
+    through a table of the last position of each 4-byte string; the format's end rules
+    kept (last 5 bytes literals, no match within the last 12)."""
+    n = len(src)
+    out = bytearray()
+    table: dict[bytes, int] = {}
+    anchor = i = 0
+    while i + _LZ4_MATCH_FROM_END <= n:
+        key = src[i : i + _LZ4_MIN_MATCH]
+        candidate = table.get(key)
+        table[key] = i
+        if candidate is None or i - candidate > _LZ4_MAX_OFFSET:
+            i += 1
+            continue
+        length = _LZ4_MIN_MATCH
+        longest = n - _LZ4_LAST_LITERALS - i
+        while length < longest and src[candidate + length] == src[i + length]:
+            length += 1
+        _lz4_sequence(out, src[anchor:i], i - candidate, length)
+        i += length
+        anchor = i
+    _lz4_sequence(out, src[anchor:], 0, 0)
+    return bytes(out)
+
+
+def _lz4_sequence(out: bytearray, literals: bytes, offset: int, length: int) -> None:
+    match = length - _LZ4_MIN_MATCH if length else 0
+    out.append((min(len(literals), 15) << 4) | min(match, 15))
+    if len(literals) >= 15:
+        _lz4_length(out, len(literals) - 15)
+    out += literals
+    if length:  # the last sequence has literals only
+        out += offset.to_bytes(2, "little")
+        if match >= 15:
+            _lz4_length(out, match - 15)
+
+
+def _lz4_length(out: bytearray, rest: int) -> None:
+    while rest >= 255:
+        out.append(255)
+        rest -= 255
+    out.append(rest)
+
+
+def lz4_decompress_block(src: bytes, size: int) -> bytes:
+    """The `size` bytes an LZ4 block encodes (lz4/doc/lz4_Block_format.md)."""
+    out = bytearray()
+    i = 0
+    while i < len(src):
+        token = src[i]
+        i += 1
+        literal = token >> 4
+        if literal == 15:
+            while True:
+                literal += src[i]
+                i += 1
+                if src[i - 1] != 255:
+                    break
+        out += src[i : i + literal]
+        i += literal
+        if i >= len(src):
+            break
+        offset = src[i] | src[i + 1] << 8
+        i += 2
+        length = (token & 15) + _LZ4_MIN_MATCH
+        if token & 15 == 15:
+            while True:
+                length += src[i]
+                i += 1
+                if src[i - 1] != 255:
+                    break
+        if offset == 0 or offset > len(out):
+            raise ValueError("a corrupt LZ4 block (bad offset)")
+        start = len(out) - offset
+        for k in range(length):  # byte by byte: a match may overlap what it copies
+            out.append(out[start + k])
+    if len(out) != size:
+        raise ValueError(f"a corrupt LZ4 block ({len(out)} bytes, {size} expected)")
     return bytes(out)
 
 
