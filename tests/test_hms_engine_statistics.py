@@ -418,6 +418,24 @@ def test_hive_column_statistics_through_thrift(metastore: Metastore, lake: Lake)
 
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
+def test_timestamps_as_long_for_clients_without_timestamp_stats(
+    metastore: Metastore, lake: Lake
+) -> None:
+    objects = es.hive_table_column_statistics(
+        metastore.engine, "mix", {"ts": "timestamp", "i": "int"}, timestamps_as_long=True
+    )
+    ts, i = objects
+    assert _set_members(ts.statsData) == ["longStats"] == _set_members(i.statsData)
+    back, _ = _thrift_round_trip(ts)
+    _validate_all(back)
+    present = lake.present("ts")
+    longs = back.statsData.longStats
+    assert longs.lowValue == _micros(min(present)) // 10**6
+    assert longs.highValue == -(-_micros(max(present)) // 10**6)
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
 def test_written_statistics_json_round_trip(metastore: Metastore, lake: Lake) -> None:
     """(c) what an engine writes comes back unchanged from its JSON form, bit vectors and
     negative decimals included; unknown fields are refused."""

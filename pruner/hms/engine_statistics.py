@@ -572,19 +572,22 @@ _HIVE_DECIMAL = re.compile(r"decimal(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?")
 
 
 def hive_column_statistics_objects(
-    summary: TableSummary, hive_types: Mapping[str, str]
+    summary: TableSummary, hive_types: Mapping[str, str], timestamps_as_long: bool = False
 ) -> list[Any]:
     """One hive_metastore ColumnStatisticsObj per column of `hive_types` (name -> Hive type)
     that `summary` has, every required field set; the ColumnStatisticsData member follows
     the Hive type as Hive's ColumnStatisticsObjTranslator / StatObjectConverter do
     (ql/.../stats/ColumnStatisticsObjTranslator.java, standalone-metastore hive_metastore.thrift).
-    Types Hive keeps no statistics of (array, map, struct, union) are left out."""
+    Types Hive keeps no statistics of (array, map, struct, union) are left out.
+    `timestamps_as_long`: timestamp columns as longStats of the same seconds, for clients
+    without Hive 4's timestampStats (Trino's ThriftMetastoreUtil.fromMetastoreApiColumnStatistics
+    has no branch for it and fails the table's statistics with HIVE_INVALID_METADATA)."""
     objects = []
     for name, hive_type in hive_types.items():
         column = summary.columns.get(name) or summary.columns.get(name.lower())
         if column is None:
             continue
-        data = hive_statistics_data(column, hive_type, summary.row_count)
+        data = hive_statistics_data(column, hive_type, summary.row_count, timestamps_as_long)
         if data is not None:
             objects.append(
                 ttypes.ColumnStatisticsObj(colName=name, colType=hive_type, statsData=data)
@@ -592,7 +595,9 @@ def hive_column_statistics_objects(
     return objects
 
 
-def hive_statistics_data(column: ColumnSummary, hive_type: str, row_count: int) -> Any | None:
+def hive_statistics_data(
+    column: ColumnSummary, hive_type: str, row_count: int, timestamps_as_long: bool = False
+) -> Any | None:
     """The ColumnStatisticsData union of one column for its Hive type (None: no member).
     numDVs is 0 where statlas has no distinct-count sketch (Hive's "unknown")."""
     kind = hive_type.strip().lower()
@@ -625,7 +630,7 @@ def hive_statistics_data(column: ColumnSummary, hive_type: str, row_count: int) 
             stats.highValue = ttypes.Date(daysSinceEpoch=(_as_date(high) - EPOCH_DATE).days)
         return ttypes.ColumnStatisticsData(dateStats=stats)
     if kind == "timestamp":
-        return _hive_timestamp(column, nulls, dvs)
+        return _hive_timestamp(column, nulls, dvs, timestamps_as_long)
     if kind in ("string",) or _VARCHAR.fullmatch(kind):
         string_stats = ttypes.StringColumnStatsData(
             maxColLen=column.max_len or 0,
@@ -648,16 +653,16 @@ def hive_statistics_data(column: ColumnSummary, hive_type: str, row_count: int) 
     return None
 
 
-def _hive_timestamp(column: ColumnSummary, nulls: int, dvs: int) -> Any:
+def _hive_timestamp(column: ColumnSummary, nulls: int, dvs: int, as_long: bool) -> Any:
     """Hive 4's TimestampColumnStatsData (seconds since the epoch of the wall clock in UTC,
     TimestampColumnStatsData in hive_metastore.thrift); the low value is floored and the high
     value rounded up to whole seconds so that the range holds every value (Hive truncates
-    both). An IDL without it gets longStats of the same seconds."""
+    both). `as_long`, or an IDL without it, gives longStats of the same seconds."""
     low = high = None
     if column.min is not None and column.max is not None:
         low = math.floor(_epoch_seconds(_as_datetime(column.min)))
         high = math.ceil(_epoch_seconds(_as_datetime(column.max)))
-    if not hasattr(ttypes, "TimestampColumnStatsData"):
+    if as_long or not hasattr(ttypes, "TimestampColumnStatsData"):
         longs = ttypes.LongColumnStatsData(lowValue=low, highValue=high, numNulls=nulls, numDVs=dvs)
         return ttypes.ColumnStatisticsData(longStats=longs)
     stats = ttypes.TimestampColumnStatsData(numNulls=nulls, numDVs=dvs)
@@ -904,13 +909,14 @@ def hive_table_column_statistics(
     table: str,
     hive_types: Mapping[str, str],
     query: PartitionQuery | None = None,
+    timestamps_as_long: bool = False,
 ) -> list[Any]:
     """hive_column_statistics_objects of a table's (or the selected partitions') merged
     statistics, for the columns of `hive_types` statlas knows."""
     summary = table_statistics(
         engine, table, query, columns=_known_columns(engine, table, hive_types)
     )
-    return hive_column_statistics_objects(summary, hive_types)
+    return hive_column_statistics_objects(summary, hive_types, timestamps_as_long)
 
 
 def _known_columns(engine: Engine, table: str, hive_types: Mapping[str, str]) -> list[str]:
