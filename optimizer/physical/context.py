@@ -64,7 +64,8 @@ class PlanningContext:
                 rows, size, label, heavy_share=share, heavy_values=values, relation=relation
             )
         info = self.table(scan.table)
-        table_rows = max(info_rows(self, scan), rows)
+        # the whole table's rows serve only the big-table policies of bucketed joins
+        table_rows = max(info_rows(self, scan), rows) if info.bucketing is not None else 0.0
         return Side(
             rows,
             size,

@@ -421,6 +421,7 @@ class _Planner:
         self.best_of: dict[int, _Best] = {}
         self.rows_of: dict[int, float] = {}
         self.sides: dict[tuple[int, tuple[ColumnRef, ...]], Side] = {}  # leaves' sides
+        self.join_sides: dict[int, tuple[_Best, Side]] = {}  # parts' best plans' sides
         # each output column's bytes per row in the leaf that produces it: a join's row size
         # is theirs (its estimate carries its inputs' columns as they are)
         self.widths: dict[ColumnRef, float] = {}
@@ -517,7 +518,11 @@ class _Planner:
             if found is None:
                 found = self.sides[mask, keys] = self.context.side(best.node, keys, best.rows)
             return found
-        return Side(best.rows, self._row_size(best.node), describe(best.node), relation=False)
+        found_join = self.join_sides.get(id(best))
+        if found_join is None or found_join[0] is not best:  # a part's best is used often
+            side = Side(best.rows, self._row_size(best.node), describe(best.node), relation=False)
+            found_join = self.join_sides[id(best)] = (best, side)
+        return found_join[1]
 
     def _row_size(self, join: Node) -> float:
         """PlanningContext.row_size of a join of the group's leaves, without its estimate."""
