@@ -343,10 +343,10 @@ def plan(name: str, config: dict[str, str] | None = None) -> PhysicalPlan:
     return plan_query(None, QUERIES[name], config=config, source=SyntheticStatistics())
 
 
-def plan_fingerprint(name: str) -> str:
+def plan_fingerprint(name: str, config: dict[str, str] | None = None) -> str:
     """The chosen plan of a query: explain's JSON (join order, algorithms, shuffles, each
     node's rows and costs, unrounded) and the Spark SQL emitted."""
-    chosen = plan(name)
+    chosen = plan(name, config)
     return json.dumps(explain_json(chosen), indent=1, default=str) + "\n--\n" + emit(chosen)
 
 
