@@ -203,6 +203,37 @@ spark.sql("REFRESH TABLE shop.events")
 out["statistics"] = [r for r in q("DESCRIBE EXTENDED shop.events") if r[0] == "Statistics"]
 out["amount"] = q("DESCRIBE EXTENDED shop.events amount")
 out["explain_cost"] = q("EXPLAIN COST SELECT * FROM shop.events WHERE amount > 90")[0][0]
+
+# Hive's and Trino's column-statistics calls answer from statlas's statistics
+from hive_metastore import ThriftHiveMetastore, ttypes as hms
+from thrift.protocol import TBinaryProtocol
+from thrift.transport import TSocket, TTransport
+
+port = int(conf["spark.hadoop.hive.metastore.uris"].rsplit(":", 1)[1])
+transport = TTransport.TBufferedTransport(TSocket.TSocket("127.0.0.1", port))
+client = ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(transport))
+transport.open()
+table_stats = client.get_table_statistics_req(
+    hms.TableStatsRequest(dbName="shop", tblName="events", colNames=["id", "amount"])
+).tableStats
+out["hive_table_stats"] = {
+    o.colName: [
+        (o.statsData.longStats or o.statsData.doubleStats).numDVs,
+        (o.statsData.longStats or o.statsData.doubleStats).numNulls,
+        (o.statsData.longStats or o.statsData.doubleStats).lowValue,
+        (o.statsData.longStats or o.statsData.doubleStats).highValue,
+    ]
+    for o in table_stats
+}
+name = "dt=2024-01-01/region=eu/h=1"
+part_stats = client.get_partitions_statistics_req(
+    hms.PartitionsStatsRequest(dbName="shop", tblName="events", colNames=["id"], partNames=[name])
+).partStats
+out["hive_partition_stats"] = [
+    [o.statsData.longStats.lowValue, o.statsData.longStats.highValue] for o in part_stats[name]
+]
+out["partition_parameters"] = client.get_partition_by_name("shop", "events", name).parameters
+transport.close()
 spark.stop()
 print("RESULT " + json.dumps(out, default=str))
 """
@@ -288,6 +319,12 @@ def test_spark_uses_statlas_as_its_hive_metastore(db_url: str, tmp_path: Path) -
     assert "shop.events" in result["table_list"][1]
     assert json.loads(result["lookup"][1])["count"] == len(DAYS) * len(HOURS)
     assert result["estimate"][1].strip()
+    assert result["hive_table_stats"]["id"] == [total, 0, 0, total - 1]
+    assert result["hive_table_stats"]["amount"][:2] == [97, 0]
+    assert result["hive_table_stats"]["amount"][2:] == [0.5, 96.5]
+    first = (0 * len(REGIONS) + REGIONS.index("eu")) * len(HOURS) * ROWS_PER_PARTITION
+    assert result["hive_partition_stats"] == [[first, first + ROWS_PER_PARTITION - 1]]
+    assert result["partition_parameters"]["numRows"] == str(ROWS_PER_PARTITION)
     amount = {r[0]: r[1] for r in result["amount"]}
     assert amount["min"] == "0.5" and amount["max"] == "96.5", amount
     assert amount["distinct_count"] == "97", amount

@@ -37,6 +37,8 @@ from pruner.hms.engine_statistics import (
 SPARK_PREFIX = "spark.sql.statistics."
 BASIC = ("numRows", "numFiles", "totalSize", "rawDataSize", "COLUMN_STATS_ACCURATE")
 CACHED_SUMMARIES = 64
+# timestamps are served as longStats (seconds), as Hive 3 wrote them: Trino and Hive 2/3
+# clients fail a table's statistics on Hive 4's timestampStats, which they do not know
 
 
 @dataclass(frozen=True)
@@ -138,7 +140,9 @@ class ServedStatistics:
             summary = _only(built.summary, wanted)
             ours = {
                 o.colName: o
-                for o in hive_column_statistics_objects(summary, self._hive_types(stored))
+                for o in hive_column_statistics_objects(
+                    summary, self._hive_types(stored), timestamps_as_long=True
+                )
             }
         return _fresher(wanted, ours, stored.collected_at, written)
 
@@ -167,7 +171,9 @@ class ServedStatistics:
                 if summary is not None:
                     ours = {
                         o.colName: o
-                        for o in hive_column_statistics_objects(summary, self._hive_types(stored))
+                        for o in hive_column_statistics_objects(
+                            summary, self._hive_types(stored), timestamps_as_long=True
+                        )
                     }
             found = _fresher(wanted, ours, partition.collected_at, written.get(partition.id, {}))
             if found:
