@@ -806,6 +806,7 @@ def operation_cases(operation: Any, mode: GenerationMode) -> st.SearchStrategy[A
 SALES = {"name": "sales"}
 
 
+@pytest.mark.slow  # about 20 s in all: make test runs it, make check does not
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
 def test_fuzz_finds_no_server_error(sales: Metastore, db_url: str, mode: GenerationMode) -> None:
     """Every operation but /prune (it may start Spark), with data that fits the schema and
