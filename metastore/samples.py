@@ -205,6 +205,7 @@ class SampleColumns(Mapping[str, np.ndarray]):
         self._positions = positions  # per sampled row, its partition among the selected
         self._names = list(self._arrays) + [k for k in self._keys if k not in self._arrays]
         self._ready: dict[str, np.ndarray] = {}
+        self._grown: dict[str, int] = {}  # what each materialised column added
         self._lock = threading.Lock()
         self._watchers: list[Callable[[int], None]] = []
 
@@ -212,13 +213,17 @@ class SampleColumns(Mapping[str, np.ndarray]):
         found = self._ready.get(name)
         if found is not None:
             return found
-        if name in self._arrays:
-            values = _as_numpy(self._arrays[name])
+        stored = self._arrays.get(name)
+        if stored is not None and not pa.types.is_floating(stored.type):
+            values, grown = _strings(stored)
+        elif stored is not None:
+            values, grown = _as_numpy(stored), HEADER_BYTES  # a view of Arrow's buffer
         elif name in self._keys and self._positions is not None:
-            values = self._keys[name][self._positions]
+            # the partitions' values repeated: a pointer per row to objects `keys` holds
+            values, grown = self._keys[name][self._positions], self.materialised_bytes(name)
         else:
             raise KeyError(name)
-        return self._keep(name, values, self.materialised_bytes(name))
+        return self._keep(name, values, grown)
 
     def __contains__(self, name: object) -> bool:
         return name in self._arrays or name in self._keys
@@ -238,22 +243,20 @@ class SampleColumns(Mapping[str, np.ndarray]):
         return list(self._ready)
 
     def materialised_bytes(self, name: str) -> int:
-        """An upper bound of what turning column `name` into a numpy array adds: nothing
-        but a header for doubles read in place from Arrow's buffer; per string a pointer,
-        Python's string header and its characters (1 byte each when every string is ASCII,
-        else up to 4 bytes per UTF-8 byte); a partition key's copy per sampled row."""
+        """What turning column `name` into a numpy array adds (once read: what it added),
+        an upper bound: nothing but a header for doubles read in place from Arrow's
+        buffer; for strings a pointer per row and each distinct string once (its header
+        and characters, `_strings`); for a partition key a pointer per row."""
+        grown = self._grown.get(name)
+        if grown is not None:
+            return grown
         stored = self._arrays.get(name)
         if stored is None:
             rows = 0 if self._positions is None else int(self._positions.shape[0])
-            kept = self._keys.get(name)
-            per_row = 8 if kept is None or kept.dtype != object else 8 + STR_HEADER_BYTES
-            return HEADER_BYTES + rows * per_row + _text_bytes(kept)
+            return HEADER_BYTES + rows * 8
         if pa.types.is_floating(stored.type):
-            return HEADER_BYTES  # float64 without a validity bitmap: a view of its buffer
-        text = int(stored.nbytes) - 4 * (len(stored) + 1)  # the offsets are not copied
-        ascii_only = bool(pc.all(pc.string_is_ascii(stored)).as_py() is not False)
-        header = STR_HEADER_BYTES if ascii_only else WIDE_STR_HEADER_BYTES
-        return HEADER_BYTES + len(stored) * (8 + header) + max(0, text) * (1 if ascii_only else 4)
+            return HEADER_BYTES
+        return HEADER_BYTES + len(stored) * 8 + _string_bytes(stored)
 
     def _keep(self, name: str, values: np.ndarray, grown: int) -> np.ndarray:
         with self._lock:
@@ -261,6 +264,7 @@ class SampleColumns(Mapping[str, np.ndarray]):
             if found is not None:
                 return found
             self._ready[name] = values
+            self._grown[name] = grown
             watchers = list(self._watchers)
         for report in watchers:
             report(grown)
@@ -281,11 +285,27 @@ class SampleColumns(Mapping[str, np.ndarray]):
         return stored + keys + positions + sum(self.materialised_bytes(n) for n in self._ready)
 
 
-def _text_bytes(values: np.ndarray | None) -> int:
-    """Characters of an object array's strings, upper-bounded by 4 bytes each."""
-    if values is None or values.dtype != object:
-        return 0
-    return sum(4 * len(v) for v in values.tolist() if isinstance(v, str))
+def _strings(stored: pa.Array) -> tuple[np.ndarray, int]:
+    """A string column as an object array (None: NULL) whose equal values share one Python
+    string (decoded once per distinct value through Arrow's dictionary encoding: a
+    column of few values costs a pointer a row), and the bytes it holds."""
+    encoded = stored.dictionary_encode()
+    distinct = encoded.dictionary
+    table = np.empty(len(distinct) + 1, dtype=object)  # the last one: NULL
+    table[:-1] = distinct.to_numpy(zero_copy_only=False)
+    codes = encoded.indices.fill_null(len(distinct)).to_numpy(zero_copy_only=False)
+    values = table[np.asarray(codes, dtype=np.int64)]
+    return values, HEADER_BYTES * 2 + len(values) * 8 + table.size * 8 + _string_bytes(distinct)
+
+
+def _string_bytes(strings: pa.Array) -> int:
+    """An upper bound of the Python strings of an Arrow string array's values: Python's
+    string header and characters (1 byte each when every string is ASCII, else up to 4
+    bytes per UTF-8 byte) per value."""
+    text = max(0, int(strings.nbytes) - 4 * (len(strings) + 1))  # not the offsets
+    ascii_only = bool(pc.all(pc.string_is_ascii(strings)).as_py() is not False)
+    header = STR_HEADER_BYTES if ascii_only else WIDE_STR_HEADER_BYTES
+    return len(strings) * header + text * (1 if ascii_only else 4)
 
 
 HEADER_BYTES = 256  # an array's own object and its place in the sample
