@@ -202,6 +202,8 @@ out["estimate"] = statlas_cli(
 spark.sql("REFRESH TABLE shop.events")
 out["statistics"] = [r for r in q("DESCRIBE EXTENDED shop.events") if r[0] == "Statistics"]
 out["amount"] = q("DESCRIBE EXTENDED shop.events amount")
+out["dt"] = q("DESCRIBE EXTENDED shop.events dt")
+out["h"] = q("DESCRIBE EXTENDED shop.events h")
 out["explain_cost"] = q("EXPLAIN COST SELECT * FROM shop.events WHERE amount > 90")[0][0]
 
 # Hive's and Trino's column-statistics calls answer from statlas's statistics
@@ -329,6 +331,12 @@ def test_spark_uses_statlas_as_its_hive_metastore(db_url: str, tmp_path: Path) -
     assert amount["min"] == "0.5" and amount["max"] == "96.5", amount
     assert amount["distinct_count"] == "97", amount
     assert amount["histogram"] != "NULL", amount
+    # the partition keys' statistics come from the rows of each partition
+    dt = {r[0]: r[1] for r in result["dt"]}
+    assert (dt["min"], dt["max"], dt["distinct_count"]) == ("2024-01-01", "2024-01-04", "4"), dt
+    assert dt["num_nulls"] == "0" and dt["histogram"] != "NULL", dt
+    h = {r[0]: r[1] for r in result["h"]}
+    assert (h["min"], h["max"], h["distinct_count"]) == ("1", "4", "4"), h
     assert f"rowCount={total}" in result["explain_cost"] or f"rowCount={total}" in str(
         result["statistics"]
     ), result["explain_cost"]

@@ -16,16 +16,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+from datasketches import kll_doubles_sketch
 from hive_metastore import ttypes as hms
 from sqlalchemy import Engine, func, select
 
 from metastore import hive_catalog as hc
 from metastore.engine import run_read
 from metastore.errors import StatlasError
+from metastore.histograms import KLL_K
 from metastore.hive_catalog import StoredPartition, StoredTable, statlas_is_fresher
 from metastore.lookup import PartitionQuery, TupleList
 from metastore.models import PartitionStats
-from metastore.statistics import TableSummary, table_statistics
+from metastore.statistics import (
+    ColumnSummary,
+    PartitionRows,
+    TableSummary,
+    partition_rows,
+    table_statistics,
+)
 from pruner.hms.engine_statistics import (
     column_statistics_from_json,
     column_statistics_to_json,
@@ -46,6 +55,7 @@ class _Summary:
     summary: TableSummary
     files: int
     bytes: int
+    keys: dict[str, ColumnSummary]  # the partition keys' (key_column_summaries)
 
 
 class ServedStatistics:
@@ -80,7 +90,11 @@ class ServedStatistics:
             return int(files), int(size)
 
         files, size = run_read(self.engine, sizes)
-        built = _Summary(summary, files, size)
+        keys = key_column_summaries(
+            partition_rows(self.engine, stored.info.name),
+            [(k.name, k.type) for k in stored.definition.partition_keys],
+        )
+        built = _Summary(summary, files, size, keys)
         with self._lock:
             if len(self._summaries) >= CACHED_SUMMARIES:
                 self._summaries.clear()
@@ -99,7 +113,13 @@ class ServedStatistics:
         for key in list(parameters):
             if key.startswith(SPARK_PREFIX) or key in BASIC:
                 del parameters[key]
-        parameters.update(spark_statistics_parameters(built.summary, built.bytes))
+        with_keys = TableSummary(
+            built.summary.table,
+            built.summary.partitions,
+            built.summary.row_count,
+            {**built.summary.columns, **built.keys},
+        )
+        parameters.update(spark_statistics_parameters(with_keys, built.bytes))
         parameters.update(
             partition_basic_parameters(built.summary.row_count, built.files, built.bytes)
         )
@@ -182,6 +202,74 @@ class ServedStatistics:
 
     def document_of(self, obj: hms.ColumnStatisticsObj) -> dict[str, Any]:
         return column_statistics_to_json(obj)
+
+
+KEY_SKETCH_ROWS = 200_000  # weighted values a partition key's KLL sketch is fed
+_EPOCH = dt.date(1970, 1, 1)
+
+
+def key_column_summaries(
+    rows: Sequence[PartitionRows], keys: Sequence[tuple[str, str]]
+) -> dict[str, ColumnSummary]:
+    """Statistics of the partition keys from the collected rows of each partition, which
+    is their exact distribution: null count, distinct values, min and max, lengths, and a
+    KLL sketch fed every value in proportion to its rows (Spark's ANALYZE ... FOR ALL
+    COLUMNS keeps the same figures of its partition columns; docs/hive-metastore.md)."""
+    total = sum(r.rows for r in rows)
+    summaries: dict[str, ColumnSummary] = {}
+    for position, (name, type_) in enumerate(keys):
+        by_value: dict[Any, int] = {}
+        nulls = 0
+        for row in rows:
+            value = row.values[position]
+            if value is None:
+                nulls += row.rows
+            elif row.rows:
+                by_value[value] = by_value.get(value, 0) + row.rows
+        values = sorted(by_value)
+        lengths = [(len(str(v)), n) for v, n in by_value.items()]
+        counted = sum(n for _, n in lengths)
+        summaries[name] = ColumnSummary(
+            name=name,
+            type=type_,
+            null_count=nulls,
+            min=values[0] if values else None,
+            max=values[-1] if values else None,
+            ndv=float(len(values)),
+            ndv_source="partition listing",
+            avg_len=sum(length * n for length, n in lengths) / counted if counted else None,
+            max_len=max((length for length, _ in lengths), default=None),
+            mcv=[],
+            equi_depth=None,
+            equi_width=None,
+            uniform=None,
+            kll=_weighted_kll(by_value, total),
+        )
+    return summaries
+
+
+def _weighted_kll(by_value: Mapping[Any, int], total: int) -> Any:
+    """A KLL sketch of values weighted by their rows (scaled to KEY_SKETCH_ROWS), in the
+    encoding collect's sketches use: days for dates, microseconds for timestamps."""
+    if not by_value or total <= 0:
+        return None
+    first = next(iter(by_value))
+    if isinstance(first, bool | str):
+        return None
+    scale = min(1.0, KEY_SKETCH_ROWS / total)
+    numbers, weights = [], []
+    for value, rows in by_value.items():
+        if isinstance(value, dt.datetime):
+            number = (value - dt.datetime(1970, 1, 1)).total_seconds() * 1_000_000
+        elif isinstance(value, dt.date):
+            number = float((value - _EPOCH).days)
+        else:
+            number = float(value)
+        numbers.append(number)
+        weights.append(max(1, round(rows * scale)))
+    sketch = kll_doubles_sketch(KLL_K)
+    sketch.update(np.repeat(np.array(numbers, dtype=float), weights))
+    return sketch
 
 
 def _only(summary: TableSummary, columns: Sequence[str]) -> TableSummary:
