@@ -705,10 +705,12 @@ def _json_column(column: Sequence[Any], decoder: Callable[[Any], Any] | None) ->
 def summarise(
     service: Service, name: str, query: PartitionQuery, columns: list[str] | None, buckets: int
 ) -> Response:
+    from metastore.hive_catalog import served_statistics_source
     from metastore.statistics import table_statistics
 
     summary = table_statistics(service.engine(), name, query, columns or None, buckets)
-    return json_response(summary.as_json())
+    served = served_statistics_source(service.engine(), name)
+    return json_response({**summary.as_json(), "served_to_engines": served})
 
 
 def run_prune(service: Service, request: PruneRequest) -> dict[str, Any]:
