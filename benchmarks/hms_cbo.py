@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
 import qerror_truth as truth_
 from qerror import JOIN_GROUPS, Run, group_of, prepare, q_error
 from qerror_workload import QUERIES
