@@ -583,8 +583,7 @@ class HiveMetastoreHandler:
                 )
             else:
                 log.info(
-                    "get_partitions_by_filter %s.%s %r: answered from the index, "
-                    "a superset (%s)",
+                    "get_partitions_by_filter %s.%s %r: answered from the index, a superset (%s)",
                     db_name,
                     tbl_name,
                     _short(text),
