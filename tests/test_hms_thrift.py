@@ -404,3 +404,33 @@ def test_a_dropped_connection_writes_nothing(
     assert client.get_partition_names("default", "sales", -1) == []
     client.add_partitions([partition(["2024-03-01", "1"])])
     assert client.get_partition_names("default", "sales", -1) == ["dt=2024-03-01/h=1"]
+
+
+def test_views_and_partitions_by_expr(client: Client, tmp_path: Path) -> None:
+    """A view is kept with its text and listed by type; get_partitions_by_expr (a
+    serialised Java expression statlas cannot read) answers every partition, flagged."""
+    client.create_table(sales_table(str(tmp_path / "sales")))
+    client.add_partitions([partition(["2024-01-01", "1"]), partition(["2024-01-02", "2"])])
+    view = hms.Table(
+        tableName="recent",
+        dbName="default",
+        sd=hms.StorageDescriptor(cols=[hms.FieldSchema("id", "bigint")]),
+        partitionKeys=[],
+        parameters={},
+        viewOriginalText="SELECT id FROM sales",
+        viewExpandedText="SELECT `sales`.`id` FROM `default`.`sales`",
+        tableType="VIRTUAL_VIEW",
+    )
+    client.create_table(view)
+    assert client.get_tables_by_type("default", "*", "VIRTUAL_VIEW") == ["recent"]
+    assert client.get_tables_by_type("default", ".*", "EXTERNAL_TABLE") == ["sales"]
+    stored = client.get_table("default", "recent")
+    assert stored.viewOriginalText == "SELECT id FROM sales"
+    assert stored.tableType == "VIRTUAL_VIEW" and stored.sd.location is None
+    answer = client.get_partitions_by_expr(
+        hms.PartitionsByExprRequest(
+            dbName="default", tblName="sales", expr=b"\x01kryo", maxParts=-1
+        )
+    )
+    assert answer.hasUnknownPartitions is True
+    assert [p.values for p in answer.partitions] == [["2024-01-01", "1"], ["2024-01-02", "2"]]
