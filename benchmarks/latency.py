@@ -45,8 +45,9 @@ of the same directories (spark.read.parquet: files listed once, partitions prune
 no statistics): Spark's floor, given for information.
 
 statlas's times: per set and database, `statlas daemon --db URL` on a free port (no
-schedules, no token, its log under benchmarks/.data/), warmed by one request per route
-that fails before reading statistics (an unknown table: imports done, nothing cached).
+schedules, no token, no Thrift API, its log under benchmarks/.data/), warmed by one request
+per route that fails before reading statistics (an unknown table: imports done, nothing
+cached).
 Then per query, over one keep-alive connection, --requests `POST /estimate` (level sketch)
 and then --requests `POST /explain` (no config), each request timed from sending to the
 answer's last byte: p50, p95 (nearest rank) and max over all of them, and the first one
@@ -589,6 +590,12 @@ class Daemon:
         return self.process.pid
 
 
+def daemon_command(url: str) -> list[str]:
+    """`statlas daemon` on the loopback, without its Hive Metastore Thrift API (not measured
+    here; its port, 9083, may be taken by another process): the port is added."""
+    return [*statlas_command(), "--db", url, "daemon", "--host", "127.0.0.1", "--thrift-port", "0"]
+
+
 @contextlib.contextmanager
 def daemon(url: str, log: Path) -> Iterator[Daemon]:
     """`statlas daemon --db URL` on a free port, healthy, until the block ends (SIGTERM)."""
@@ -596,7 +603,7 @@ def daemon(url: str, log: Path) -> Iterator[Daemon]:
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [*statlas_command(), "--db", url, "daemon", "--host", "127.0.0.1", "--port", str(port)],
+            [*daemon_command(url), "--port", str(port)],
             env=child_env(),
             stdout=sink,
             stderr=subprocess.STDOUT,
