@@ -20,7 +20,7 @@ from typing import Any, TypeVar, cast
 
 from hive_metastore import ThriftHiveMetastore as thrift_api
 from hive_metastore import ttypes as hms
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection, Engine, create_engine
 
 from metastore import hive_catalog as hc
 from metastore.engine import run_write, with_reconnect
@@ -120,6 +120,13 @@ class HiveMetastoreHandler:
 
     def __init__(self, engine: Engine, warehouse: str) -> None:
         self.engine = engine
+        # single statements run on their own (PostgreSQL: connections kept in autocommit,
+        # no BEGIN and COMMIT round trips; SQLite: the same engine)
+        self.autocommit = (
+            create_engine(engine.url, isolation_level="AUTOCOMMIT", pool_size=8)
+            if engine.dialect.name == "postgresql"
+            else engine
+        )
         self.warehouse = os.path.abspath(warehouse)
         self.statistics = ServedStatistics(engine)
         self._encoders: dict[tuple[int, int, str], PartitionEncoder] = {}
@@ -327,8 +334,20 @@ class HiveMetastoreHandler:
 
     @thrift_errors
     def get_table(self, dbname: str, tbl_name: str) -> hms.Table:
+        """From the cache when the table's stamp is unchanged: one statement, on its own
+        (a statement is its own transaction), as Spark calls this a hundred times a query."""
+        key = ((dbname or hc.DEFAULT_DATABASE).lower(), (tbl_name or "").lower())
+        cached = self._tables.get(key)
+        if cached is not None:
+            stamp = with_reconnect(self.autocommit, lambda: self._stamp(*key))
+            if stamp == cached[0]:
+                return self._table_object(cached[1])
         stored = self._read(lambda conn: self._table(conn, dbname, tbl_name))
         return self._table_object(stored)
+
+    def _stamp(self, database: str, table: str) -> hc.TableStamp:
+        with self.autocommit.connect() as conn:
+            return hc.table_stamp(conn, database, table)
 
     @thrift_errors
     def get_table_req(self, req: hms.GetTableRequest) -> hms.GetTableResult:
