@@ -92,13 +92,23 @@ def worth_sampling(predicate: exp.Expr, independent: Estimate) -> bool:
 Truth = tuple[np.ndarray, np.ndarray]  # (rows where true, rows where unknown/NULL)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Operand:
-    values: Any  # ndarray per row, or one scalar
+    loaded: Any  # ndarray per row, or one scalar (a column's: read when first asked for)
     nulls: Any  # ndarray of bool, or one bool
     kind: str  # NUMBER or STRING
     type: str | None  # the column type it came from (None: an expression or literal)
     column: str | None = None  # the sample's column it is (None: anything else)
+    load: Callable[[], Any] | None = None  # reads a column's values (see values)
+
+    @property
+    def values(self) -> Any:
+        """The values; a sample column is read (boxed, for strings) only here, so that
+        predicates Arrow evaluates on the stored column (LIKE, IN, comparisons with a
+        literal) never box it."""
+        if self.load is not None:
+            self.loaded, self.load = self.load(), None
+        return self.loaded
 
 
 class _Evaluator:
@@ -167,13 +177,14 @@ class _Evaluator:
         if any(not np.isscalar(i.values) and i.values is not None for i in items):
             raise NotEstimable  # only literal lists
         wanted = [i.values for i in items if i.values is not None]
-        values, nulls = self._as_rows(operand.values), self._as_rows(operand.nulls)
+        nulls = self._as_rows(operand.nulls)
         if operand.kind == NUMBER:
-            true = np.isin(values, wanted) & ~nulls
+            true = np.isin(self._as_rows(operand.values), wanted) & ~nulls
         elif operand.column is not None and all(isinstance(w, str) for w in wanted):
             found = pc.is_in(self.sample.arrow(operand.column), value_set=pa.array(wanted))
             true = np.asarray(found.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
         else:
+            values = self._as_rows(operand.values)
             members = set(wanted)
             true = np.fromiter((v in members for v in values), dtype=bool, count=len(values))
         has_null_item = len(wanted) < len(items)
@@ -184,13 +195,14 @@ class _Evaluator:
         pattern = node.expression
         if operand.kind != NUMBER and isinstance(pattern, exp.Literal) and pattern.is_string:
             ignore_case = isinstance(node, exp.ILike)
-            values, nulls = self._as_rows(operand.values), self._as_rows(operand.nulls)
+            nulls = self._as_rows(operand.nulls)
             if operand.column is not None and operand.kind == STRING:
                 matched = pc.match_like(
                     self.sample.arrow(operand.column), pattern.this, ignore_case=ignore_case
                 )
                 return np.asarray(matched.fill_null(False).to_numpy(zero_copy_only=False)), nulls
             regex = _like_regex(pattern.this, ignore_case)
+            values = self._as_rows(operand.values)
             true = np.fromiter(
                 (
                     not null and regex.fullmatch(str(v)) is not None
@@ -254,11 +266,13 @@ class _Evaluator:
     def _column(self, node: exp.Column) -> _Operand:
         if node.table != self.alias or node.name not in self.sample.columns:
             raise NotEstimable
-        values = self.sample.columns[node.name]
-        type_ = self.types.get(node.name, "string")
+        name, columns = node.name, self.sample.columns
+        type_ = self.types.get(name, "string")
         kind = sample_kind(type_) or "other"
-        nulls = self.sample.nulls(node.name)
-        return _Operand(values, nulls, NUMBER if kind == NUMBER else kind, type_, node.name)
+        nulls = self.sample.nulls(name)
+        return _Operand(
+            None, nulls, NUMBER if kind == NUMBER else kind, type_, name, lambda: columns[name]
+        )
 
     def _arithmetic(self, node: exp.Binary) -> _Operand:
         left, right = self._pair(node)
