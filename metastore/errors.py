@@ -21,10 +21,6 @@ class UnknownColumn(StatlasError):
     http_status = 404
 
 
-class TableExists(StatlasError):
-    http_status = 409
-
-
 class InvalidValue(StatlasError):
     """A value that does not parse as the type of the key or column it is meant for."""
 
