@@ -17,9 +17,6 @@ Also: the seconds each took to get its statistics.
 from __future__ import annotations
 
 import argparse
-import os
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,13 +25,10 @@ import qerror_truth as truth_
 from qerror import JOIN_GROUPS, Run, group_of, prepare, q_error
 from qerror_workload import QUERIES
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.hms import daemon
+
 STATLAS = str(Path(sys.executable).parent / "statlas")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def spark_analyze(run: Run, variant: str) -> tuple[dict[str, float | None], float]:
@@ -73,27 +67,7 @@ def statlas_served(
     the session's start to the first estimate (its metastore reads)."""
     from collectors.spark_session import spark_session
 
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STATLAS_")}
-    env["STATLAS_DB_URL"] = f"sqlite:///{path}"
-    log = open(path.with_suffix(".daemon.log"), "wb")  # noqa: SIM115
-    daemon = subprocess.Popen(
-        [STATLAS, "daemon", "--port", str(free_port()), "--thrift-port", str(port)],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=path.parent,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if daemon.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"the daemon did not start: see {log.name}") from None
-                time.sleep(0.2)
+    with daemon(f"sqlite:///{path}", path.parent) as (port, _process):
         spark = spark_session(
             master,
             {
@@ -114,10 +88,6 @@ def statlas_served(
                 first = time.perf_counter() - started
         spark.stop()
         return estimates, first or 0.0
-    finally:
-        daemon.terminate()
-        daemon.wait(30)
-        log.close()
 
 
 def summary_table(results: dict[str, dict[str, float | None]], truths: dict[str, int]) -> list[str]:

@@ -273,17 +273,7 @@ def _register(
         raise RegistrationError(f"{name} is registered at {row.location}, not {dataset.location}")
     store = info.store()
     wanted_rows = {r.name: r for r in _partition_rows(dataset, keys)}
-    table = store.table
-    existing = conn.execute(
-        select(
-            table.c.id,
-            table.c.name,
-            table.c.location,
-            table.c.file_count,
-            table.c.total_bytes,
-            table.c.modified_ns,
-        )
-    ).all()
+    existing = partition_store.fingerprints(conn, store)
     removed, changed, unchanged = [], [], 0
     for pid, pname, location, files, size, modified in existing:
         new = wanted_rows.pop(pname, None)

@@ -1011,23 +1011,10 @@ def refresh_fingerprints(engine: Engine, info: TableInfo) -> catalog.Registratio
 
     from metastore.discovery import DirectoryStats, is_hidden
 
-    def listed(conn: Connection) -> list[tuple[int, str, str, int, int, int]]:
-        table = info.store().table
-        rows = conn.execute(
-            select(
-                table.c.id,
-                table.c.name,
-                table.c.location,
-                table.c.file_count,
-                table.c.total_bytes,
-                table.c.modified_ns,
-            )
-        ).all()
-        return [tuple(r) for r in rows]
-
     changed: list[tuple[int, PartitionRow]] = []
     unchanged = 0
-    for pid, name, location, files, size, modified in run_read(engine, listed):
+    listed = run_read(engine, lambda conn: partition_store.fingerprints(conn, info.store()))
+    for pid, name, location, files, size, modified in listed:
         stats = DirectoryStats()
         try:
             filesystem, root = (

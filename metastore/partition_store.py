@@ -274,6 +274,23 @@ def delete_ids(conn: Connection, store: PartitionStore, ids: Sequence[int]) -> N
         conn.execute(store.table.delete().where(id_in(conn, store.table.c.id, ids)))
 
 
+def fingerprints(conn: Connection, store: PartitionStore) -> list[Any]:
+    """Every partition's (id, name, location, file count, bytes, newest change)."""
+    table = store.table
+    return list(
+        conn.execute(
+            select(
+                table.c.id,
+                table.c.name,
+                table.c.location,
+                table.c.file_count,
+                table.c.total_bytes,
+                table.c.modified_ns,
+            )
+        ).all()
+    )
+
+
 def update_fingerprints(
     conn: Connection, store: PartitionStore, rows: Iterable[tuple[int, PartitionRow]]
 ) -> None:
