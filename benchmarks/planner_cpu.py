@@ -28,6 +28,7 @@ import numpy as np
 from datasketches import kll_doubles_sketch, update_theta_sketch
 
 from benchmarks.star_queries import QUERIES as STAR
+from benchmarks.tpch_queries import PARTITION_KEYS, ROWS, SCHEMA
 from benchmarks.tpch_queries import QUERIES as TPCH
 from metastore.catalog import PartitionKey, TableInfo
 from metastore.discovery import Column
@@ -47,86 +48,6 @@ from optimizer.physical.api import PhysicalPlan, emit, explain_json, plan_query
 
 QUERIES: dict[str, str] = {**TPCH, **STAR}
 
-_ID, _DEC = "bigint", "decimal(15,2)"
-SCHEMA: dict[str, dict[str, str]] = {
-    "lineitem": {
-        "l_orderkey": _ID,
-        "l_partkey": _ID,
-        "l_suppkey": _ID,
-        "l_linenumber": "int",
-        "l_quantity": _DEC,
-        "l_extendedprice": _DEC,
-        "l_discount": _DEC,
-        "l_tax": _DEC,
-        "l_returnflag": "string",
-        "l_linestatus": "string",
-        "l_commitdate": "date",
-        "l_receiptdate": "date",
-        "l_shipinstruct": "string",
-        "l_shipmode": "string",
-        "l_comment": "string",
-    },
-    "orders": {
-        "o_orderkey": _ID,
-        "o_custkey": _ID,
-        "o_orderstatus": "string",
-        "o_totalprice": _DEC,
-        "o_orderpriority": "string",
-        "o_clerk": "string",
-        "o_shippriority": "int",
-        "o_comment": "string",
-    },
-    "customer": {
-        "c_custkey": _ID,
-        "c_name": "string",
-        "c_address": "string",
-        "c_nationkey": _ID,
-        "c_phone": "string",
-        "c_acctbal": _DEC,
-        "c_mktsegment": "string",
-        "c_comment": "string",
-    },
-    "part": {
-        "p_partkey": _ID,
-        "p_name": "string",
-        "p_mfgr": "string",
-        "p_brand": "string",
-        "p_type": "string",
-        "p_size": "int",
-        "p_container": "string",
-        "p_retailprice": _DEC,
-        "p_comment": "string",
-    },
-    "supplier": {
-        "s_suppkey": _ID,
-        "s_name": "string",
-        "s_address": "string",
-        "s_nationkey": _ID,
-        "s_phone": "string",
-        "s_acctbal": _DEC,
-        "s_comment": "string",
-    },
-    "partsupp": {
-        "ps_partkey": _ID,
-        "ps_suppkey": _ID,
-        "ps_availqty": "int",
-        "ps_supplycost": _DEC,
-        "ps_comment": "string",
-    },
-    "nation": {"n_nationkey": _ID, "n_name": "string", "n_regionkey": _ID, "n_comment": "string"},
-    "region": {"r_regionkey": _ID, "r_name": "string", "r_comment": "string"},
-}
-PARTITION_KEYS = {"lineitem": "l_shipdate", "orders": "o_orderdate"}
-ROWS = {
-    "lineitem": 6_000_000,
-    "orders": 1_500_000,
-    "customer": 150_000,
-    "part": 200_000,
-    "supplier": 10_000,
-    "partsupp": 800_000,
-    "nation": 25,
-    "region": 5,
-}
 # the key domains (1..n) and the columns drawing from each
 DOMAINS = {"orderkey": 1_500_000, "partkey": 200_000, "suppkey": 10_000, "custkey": 150_000}
 DOMAINS |= {"nationkey": 25, "regionkey": 5}

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from sqlglot import exp
 
-from benchmarks.tpch_queries import QUERIES
+from benchmarks.tpch_queries import PARTITION_KEYS, QUERIES, ROWS, SCHEMA
 from metastore.catalog import PartitionKey, TableInfo
 from metastore.discovery import Column
 from metastore.errors import UnknownTable
@@ -55,89 +55,6 @@ EXPECTED_JOINS = {
     "q22": 2,
 }
 
-_ID = "bigint"
-_DEC = "decimal(15,2)"
-TPCH: dict[str, dict[str, str]] = {
-    "lineitem": {
-        "l_orderkey": _ID,
-        "l_partkey": _ID,
-        "l_suppkey": _ID,
-        "l_linenumber": "int",
-        "l_quantity": _DEC,
-        "l_extendedprice": _DEC,
-        "l_discount": _DEC,
-        "l_tax": _DEC,
-        "l_returnflag": "string",
-        "l_linestatus": "string",
-        "l_commitdate": "date",
-        "l_receiptdate": "date",
-        "l_shipinstruct": "string",
-        "l_shipmode": "string",
-        "l_comment": "string",
-    },
-    "orders": {
-        "o_orderkey": _ID,
-        "o_custkey": _ID,
-        "o_orderstatus": "string",
-        "o_totalprice": _DEC,
-        "o_orderpriority": "string",
-        "o_clerk": "string",
-        "o_shippriority": "int",
-        "o_comment": "string",
-    },
-    "customer": {
-        "c_custkey": _ID,
-        "c_name": "string",
-        "c_address": "string",
-        "c_nationkey": _ID,
-        "c_phone": "string",
-        "c_acctbal": _DEC,
-        "c_mktsegment": "string",
-        "c_comment": "string",
-    },
-    "part": {
-        "p_partkey": _ID,
-        "p_name": "string",
-        "p_mfgr": "string",
-        "p_brand": "string",
-        "p_type": "string",
-        "p_size": "int",
-        "p_container": "string",
-        "p_retailprice": _DEC,
-        "p_comment": "string",
-    },
-    "supplier": {
-        "s_suppkey": _ID,
-        "s_name": "string",
-        "s_address": "string",
-        "s_nationkey": _ID,
-        "s_phone": "string",
-        "s_acctbal": _DEC,
-        "s_comment": "string",
-    },
-    "partsupp": {
-        "ps_partkey": _ID,
-        "ps_suppkey": _ID,
-        "ps_availqty": "int",
-        "ps_supplycost": _DEC,
-        "ps_comment": "string",
-    },
-    "nation": {"n_nationkey": _ID, "n_name": "string", "n_regionkey": _ID, "n_comment": "string"},
-    "region": {"r_regionkey": _ID, "r_name": "string", "r_comment": "string"},
-}
-# as the benchmark lake keeps them (benchmarks/data.py)
-PARTITION_KEYS = {"lineitem": "l_shipdate", "orders": "o_orderdate"}
-ROWS = {
-    "lineitem": 6_000_000,
-    "orders": 1_500_000,
-    "customer": 150_000,
-    "part": 200_000,
-    "supplier": 10_000,
-    "partsupp": 800_000,
-    "nation": 25,
-    "region": 5,
-}
-
 
 def info(
     name: str, columns: dict[str, str], keys: dict[str, str] | None = None, table_id: int = 1
@@ -162,7 +79,7 @@ TPCH_INFO = {
         {PARTITION_KEYS[name]: "date"} if name in PARTITION_KEYS else None,
         900 + position,
     )
-    for position, (name, columns) in enumerate(TPCH.items())
+    for position, (name, columns) in enumerate(SCHEMA.items())
 }
 
 
@@ -196,7 +113,7 @@ class MadeUpStatistics(StatisticsSource):
                 None,
                 None,
             )
-            for column, type_ in TPCH[name].items()
+            for column, type_ in SCHEMA[name].items()
         }
         return TableSummary(name, 1, rows, columns)
 
