@@ -38,9 +38,8 @@ from sqlalchemy.orm import Session
 
 from metastore import catalog, partition_store
 from metastore.catalog import PartitionKey, TableInfo, get_table
-from metastore.discovery import Column
 from metastore.engine import run_read, run_write
-from metastore.errors import InvalidValue, RegistrationError, StatlasError, UnknownTable
+from metastore.errors import InvalidValue, StatlasError, UnknownTable
 from metastore.hive_paths import (
     DEFAULT_PARTITION_NAME,
     partition_name,
@@ -483,7 +482,7 @@ def create_table(conn: Connection, definition: TableDefinition) -> TableInfo:
     if exists is not None:
         raise AlreadyExists(f"table {database}.{definition.name.lower()} already exists")
     keys = [PartitionKey(k.name.lower(), key_type_of(k.type)) for k in definition.partition_keys]
-    _check_columns(definition)
+    _check_columns([*definition.columns, *definition.partition_keys])
     session = Session(conn)
     row = CatalogTable(
         name=name,
@@ -503,9 +502,9 @@ def create_table(conn: Connection, definition: TableDefinition) -> TableInfo:
     return info
 
 
-def _check_columns(definition: TableDefinition) -> None:
+def _check_columns(columns: Sequence[HiveColumn]) -> None:
     seen: set[str] = set()
-    for column in (*definition.columns, *definition.partition_keys):
+    for column in columns:
         lowered = column.name.lower()
         if not lowered or lowered in seen:
             raise InvalidObject(f"duplicate or empty column name {column.name!r}")
@@ -575,16 +574,7 @@ def alter_table(
             f"partition keys of {database}.{table} cannot change ({', '.join(old_keys) or 'none'} "
             f"to {', '.join(new_keys)})"
         )
-    _check_columns(
-        TableDefinition(
-            definition.database,
-            definition.name,
-            definition.columns,
-            stored.definition.partition_keys,
-            None,
-            {},
-        )
-    )
+    _check_columns([*definition.columns, *stored.definition.partition_keys])
     session = Session(conn)
     row = session.get(CatalogTable, info.id)
     assert row is not None
@@ -982,9 +972,6 @@ def _touch(conn: Connection, table_id: int) -> None:
     )
 
 
-STATISTICS_PARAMETERS = ("spark.sql.statistics.", "numRows", "rawDataSize", "COLUMN_STATS_ACCURATE")
-
-
 def _statistics_of(parameters: Mapping[str, str] | None) -> dict[str, str]:
     return {
         k: v
@@ -1171,14 +1158,12 @@ def _aware_or_none(moment: dt.datetime | None) -> dt.datetime | None:
 __all__ = [
     "DEFAULT_DATABASE",
     "AlreadyExists",
-    "Column",
     "Database",
     "HiveColumn",
     "InvalidObject",
     "InvalidOperation",
     "NoSuchObject",
     "PartitionDefinition",
-    "RegistrationError",
     "StoredPartition",
     "StoredTable",
     "TableDefinition",

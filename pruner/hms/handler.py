@@ -10,6 +10,7 @@ parameters Spark's optimizer and Hive's and Trino's read (pruner.hms.served_stat
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import os
@@ -413,9 +414,7 @@ class HiveMetastoreHandler:
 
         base = hc.local_location(self._read(read)) or self.warehouse
         location = f"{base.rstrip('/')}/{definition.name}"
-        return hc.TableDefinition(
-            **{**definition.__dict__, "location": location}  # frozen dataclass copy
-        )
+        return dataclasses.replace(definition, location=location)
 
     @thrift_errors
     def create_table_with_environment_context(

@@ -21,6 +21,7 @@ from metastore.hive_catalog import (
     StoredPartition,
     StoredTable,
     TableDefinition,
+    local_location,
 )
 
 CATALOG = "hive"
@@ -55,17 +56,11 @@ def database_of(obj: hms.Database) -> Database:
     return Database(
         (obj.name or "").lower(),
         obj.description,
-        _local(obj.locationUri),
+        local_location(obj.locationUri),
         obj.ownerName,
         owner_type,
         dict(obj.parameters or {}),
     )
-
-
-def _local(uri: str | None) -> str | None:
-    from metastore.hive_catalog import local_location
-
-    return local_location(uri)
 
 
 def _fields(columns: tuple[HiveColumn, ...]) -> list[hms.FieldSchema]:
