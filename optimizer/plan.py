@@ -76,6 +76,15 @@ class Project(Node):
 
 
 @dataclass(frozen=True, eq=False)
+class Window(Project):
+    """A projection whose outputs hold window functions (`rank() OVER (...)`, `SUM(x) OVER
+    (PARTITION BY ...)`): every input row is kept. `partition_by` is the first window's
+    PARTITION BY, the keys its rows are shuffled by (none: one partition)."""
+
+    partition_by: tuple[exp.Expr, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
 class Join(Node):
     """`kind` is one of JOIN_KINDS; `keys` are the equi-join pairs (left column, right
     column) of the condition, `residual` the rest of it."""
@@ -98,9 +107,13 @@ class Join(Node):
 
 @dataclass(frozen=True, eq=False)
 class Aggregate(Node):
+    """GROUP BY `group_by`; with `grouping_sets` (ROLLUP, CUBE, GROUPING SETS) one grouping
+    per set, each a subset of `group_by`, their groups' rows together."""
+
     child: Node
     group_by: tuple[exp.Expr, ...]
     outputs: tuple[tuple[ColumnRef, exp.Expr], ...]
+    grouping_sets: tuple[tuple[exp.Expr, ...], ...] = ()
 
     @property
     def children(self) -> tuple[Node, ...]:

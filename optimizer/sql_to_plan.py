@@ -51,6 +51,7 @@ from optimizer.plan import (
     Scan,
     Sort,
     Union,
+    Window,
     column_of,
     columns_in,
     conjunction,
@@ -331,9 +332,31 @@ def _query(node: exp.Expr, context: _Context, alias: str) -> Node:
         right = _query(node.right, context, context.fresh("_u"))
         names = tuple((alias, name) for _, name in left.output())
         return Union((left, right), bool(node.args.get("distinct")), names)
+    if isinstance(node, exp.Intersect | exp.Except):
+        return _intersect_or_except(node, context, alias)
     if isinstance(node, exp.Subquery):
         return _query(node.this, context, alias)
     raise InvalidQuery(f"unsupported query construct: {node.key.upper()}")
+
+
+def _intersect_or_except(node: exp.Intersect | exp.Except, context: _Context, alias: str) -> Node:
+    """INTERSECT and EXCEPT as Spark plans them (ReplaceIntersectWithSemiJoin,
+    ReplaceExceptWithAntiJoin): the left side's rows (distinct ones unless ALL) semi or anti
+    joined with the right side on every column. For ALL, Spark counts each row's copies on
+    both sides; the join keeps every copy of a matched row, an upper bound of that."""
+    left = _query(node.left, context, context.fresh("_u"))
+    right = _query(node.right, context, context.fresh("_u"))
+    if len(left.output()) != len(right.output()):
+        raise InvalidQuery(f"{node.key.upper()} needs the same number of columns on both sides")
+    outputs = tuple(((alias, name), exp.column(name, table=table)) for table, name in left.output())
+    names = tuple(ref for ref, _ in outputs)
+    base: Node
+    if node.args.get("distinct"):
+        base = Aggregate(left, tuple(e.copy() for _, e in outputs), outputs)
+    else:
+        base = Project(left, outputs)
+    kind = "semi" if isinstance(node, exp.Intersect) else "anti"
+    return Join(base, right, kind, tuple(zip(names, right.output(), strict=True)))
 
 
 def _select(select: exp.Select, context: _Context, alias: str) -> Node:
@@ -901,17 +924,30 @@ def _disjuncts(expression: exp.Expr) -> list[exp.Expr]:
 def _finish(select: exp.Select, plan: Node, alias: str, context: _Context) -> Node:
     projections = select.expressions
     group = select.args.get("group")
-    aggregated = group is not None or any(p.find(exp.AggFunc) for p in projections)
+    aggregated = group is not None or any(_has_aggregate(p) for p in projections)
     outputs = tuple(
         ((alias, (p.alias_or_name or context.fresh("_c")).lower()), _unalias(p))
         for p in projections
     )
+    windows = [w for p in projections for w in p.find_all(exp.Window)]
     if aggregated:
-        keys = tuple(group.expressions) if group is not None else ()
-        plan = Aggregate(plan, keys, outputs)
+        sets = grouping_sets(group) if group is not None else None
+        if sets is None:
+            keys = tuple(group.expressions) if group is not None else ()
+            plan = Aggregate(plan, keys, outputs)
+        else:
+            keys = tuple({k.sql(): k for keys in sets for k in keys}.values())
+            plan = Aggregate(plan, keys, outputs, sets)
         having = select.args.get("having")
         if having is not None:
             plan = _having(plan, having.this, outputs, context)
+        if windows:  # computed over the groups: the aggregate's outputs pass through
+            plan = Window(plan, _passed(outputs), _window_partition(windows[0]))
+    elif windows:
+        plan = Window(plan, outputs, _window_partition(windows[0]))
+        if select.args.get("distinct"):
+            passed = _passed(outputs)
+            plan = Aggregate(plan, tuple(e for _, e in passed), passed)
     elif select.args.get("distinct"):
         plan = Aggregate(plan, tuple(e for _, e in outputs), outputs)
     else:
@@ -926,6 +962,64 @@ def _finish(select: exp.Select, plan: Node, alias: str, context: _Context) -> No
             raise InvalidQuery("LIMIT must be an integer literal")
         plan = Limit(plan, int(count.this))
     return plan
+
+
+def _has_aggregate(projection: exp.Expr) -> bool:
+    """An aggregate function that is not itself a window function (`SUM(x) OVER (...)` is
+    not; `SUM(SUM(x)) OVER (...)` and `RANK() OVER (ORDER BY SUM(x))` hold one)."""
+    return any(
+        not (isinstance(f.parent, exp.Window) and f.parent.this is f)
+        for f in projection.find_all(exp.AggFunc)
+    )
+
+
+def _passed(
+    outputs: tuple[tuple[ColumnRef, exp.Expr], ...],
+) -> tuple[tuple[ColumnRef, exp.Expr], ...]:
+    """Outputs that read the same-named columns of the node below."""
+    return tuple((ref, exp.column(ref[1], table=ref[0])) for ref, _ in outputs)
+
+
+def _window_partition(window: exp.Window) -> tuple[exp.Expr, ...]:
+    return tuple(e.copy() for e in window.args.get("partition_by") or ())
+
+
+def grouping_sets(group: exp.Group) -> tuple[tuple[exp.Expr, ...], ...] | None:
+    """The grouping sets of GROUP BY ROLLUP / CUBE / GROUPING SETS (and `WITH ROLLUP`,
+    `WITH CUBE`), in Spark's order; None for a plain GROUP BY. Items combine as a cross
+    product: `a, ROLLUP(b, c)` is (a, b, c), (a, b), (a)."""
+    items = list(group.expressions)
+    if group.args.get("rollup"):
+        items = [exp.Rollup(expressions=items)]
+    elif group.args.get("cube"):
+        items = [exp.Cube(expressions=items)]
+    if not any(isinstance(i, exp.Rollup | exp.Cube | exp.GroupingSets) for i in items):
+        return None
+    sets: list[tuple[exp.Expr, ...]] = [()]
+    for item in items:
+        if isinstance(item, exp.Rollup):
+            parts = list(item.expressions)
+            choices = [tuple(parts[:n]) for n in range(len(parts), -1, -1)]
+        elif isinstance(item, exp.Cube):
+            parts = list(item.expressions)
+            choices = [
+                tuple(p for bit, p in enumerate(parts) if mask >> bit & 1)
+                for mask in range((1 << len(parts)) - 1, -1, -1)
+            ]
+        elif isinstance(item, exp.GroupingSets):
+            choices = [_set_items(s) for s in item.expressions]
+        else:
+            choices = [(item,)]
+        sets = [done + choice for done in sets for choice in choices]
+    return tuple(sets)
+
+
+def _set_items(item: exp.Expr) -> tuple[exp.Expr, ...]:
+    if isinstance(item, exp.Tuple):
+        return tuple(item.expressions)
+    if isinstance(item, exp.Paren):
+        return _set_items(item.this)
+    return (item,)
 
 
 def _having(

@@ -140,6 +140,9 @@ class ColumnEstimate:
     sampled: SampledColumn | None = field(default=None, compare=False, repr=False)
     key_set: KeySet | None = None  # the set of the scan's values (filters on the scan only)
     within: tuple[KeySet, ...] = ()  # sets known to hold every value (semi joins)
+    # (ScanSample, column name): the row sample of the scan the values come from, and which
+    # sampled rows its filter kept; kept through joins (group counts of correlated columns)
+    origin: Any = field(default=None, compare=False, repr=False)
 
     def containers(self) -> tuple[KeySet, ...]:
         """The key sets holding every value of the column: its own, and those semi joins

@@ -14,7 +14,18 @@ from sqlglot import exp
 from metastore.statistics import json_scalar
 from optimizer.estimate.column import ColumnEstimate
 from optimizer.estimate.stats_query import StatsQuery
-from optimizer.plan import Aggregate, Filter, Join, Limit, Node, Project, Scan, Sort, Union
+from optimizer.plan import (
+    Aggregate,
+    Filter,
+    Join,
+    Limit,
+    Node,
+    Project,
+    Scan,
+    Sort,
+    Union,
+    Window,
+)
 
 
 def estimate_json(plan: Node, stats: StatsQuery) -> dict[str, Any]:
@@ -52,8 +63,16 @@ def detail(node: Node) -> str:
         keys = " AND ".join(f"{a[0]}.{a[1]} = {b[0]}.{b[1]}" for a, b in node.keys)
         residual = node.residual.sql("spark") if node.residual is not None else ""
         return f"{node.kind} " + " AND ".join(p for p in (keys, residual) if p)
+    if isinstance(node, Aggregate) and node.grouping_sets:
+        sets = ", ".join(
+            "(" + ", ".join(k.sql("spark") for k in keys) + ")" for keys in node.grouping_sets
+        )
+        return f"group by grouping sets ({sets})"
     if isinstance(node, Aggregate):
         return "group by " + (", ".join(k.sql("spark") for k in node.group_by) or "()")
+    if isinstance(node, Window):
+        keys = ", ".join(k.sql("spark") for k in node.partition_by)
+        return f"window partition by ({keys}): " + ", ".join(f"{ref[1]}" for ref, _ in node.outputs)
     if isinstance(node, Project):
         return ", ".join(f"{ref[1]}" for ref, _ in node.outputs)
     if isinstance(node, Sort):

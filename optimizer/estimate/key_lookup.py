@@ -257,3 +257,105 @@ def _distinct(values: np.ndarray) -> np.ndarray:
     if values.dtype == object:
         values = values[np.array([v is not None for v in values], dtype=bool)]
     return np.unique(values)
+
+
+@dataclass(frozen=True)
+class ListedJoin:
+    """A partition key's join with a sampled column (`listed_key_join`): its rows, and
+    which sampled rows of the other side met a listed key (among those its filter kept)."""
+
+    rows: float
+    matched: np.ndarray
+
+
+def listed_key_join(
+    listed: tuple[tuple[Any, float], ...],
+    listed_rows: float,
+    other: ScanSample,
+    other_key: str,
+    other_rows: float,
+) -> ListedJoin | None:
+    """An equi-join of a partition key, whose rows per value the partition listing gives
+    exactly (`listed`: value, fraction of its side's `listed_rows`), with a scanned column
+    whose filtered row sample says which of its values survive: each sampled row of the
+    other side that passed its filter stands for its share of `other_rows` and meets the
+    listed rows of its key (None when the sample cannot say). Unlike a distinct-count
+    formula it sees which keys the two sides share: a fact table partitioned by day joined
+    with a year of a calendar dimension meets that year's partitions, not 1/365 of all."""
+    loaded = other.rows()
+    if loaded is None or not listed:
+        return None
+    sample, passed = loaded
+    keys = sample.columns.get(other_key)
+    if keys is None or keys.dtype != np.float64:
+        return None
+    numbers: list[float] = []
+    counts: list[float] = []
+    for value, fraction in listed:
+        try:
+            number = as_number(value)
+        except TypeError:
+            return None
+        if number is not None:
+            numbers.append(number)
+            counts.append(fraction * listed_rows)
+    weights = np.where(passed, sample.weights, 0.0)
+    total = float(weights.sum())
+    if not numbers or total <= 0:
+        return ListedJoin(0.0, np.zeros(sample.size, dtype=bool)) if numbers else None
+    wanted, rows = np.asarray(numbers), np.asarray(counts)
+    order = np.argsort(wanted)
+    wanted, rows = wanted[order], rows[order]
+    at = np.clip(np.searchsorted(wanted, keys), 0, len(wanted) - 1)
+    meets = np.where(wanted[at] == keys, rows[at], 0.0)
+    joined = float((weights * meets).sum()) * other_rows / total
+    return ListedJoin(joined, passed & (meets > 0))
+
+
+def distinct_left(side: ScanSample, matched: np.ndarray, name: str) -> tuple[int, int] | None:
+    """Distinct non-NULL values of the sampled column `name` among the rows the side's
+    filter kept, and among the `matched` ones of those (None: the sample lacks the column)."""
+    loaded = side.rows()
+    if loaded is None:
+        return None
+    sample, passed = loaded
+    before = distinct_in(sample, passed, name)
+    return None if before is None else (before, distinct_in(sample, matched, name) or 0)
+
+
+def distinct_in(sample: Sample, rows: np.ndarray, name: str) -> int | None:
+    """Distinct non-NULL values of the sampled column `name` among `rows` (a bool mask);
+    None when the sample lacks the column."""
+    if name not in sample.columns:
+        return None
+    values = sample.columns[name]
+    array = sample.arrow(name) if values.dtype == object else pa.array(values, from_pandas=True)
+    return int(pc.count_distinct(array.filter(pa.array(rows)), mode="only_valid").as_py())
+
+
+def distinct_tuple_share(side: ScanSample, names: tuple[str, ...]) -> float | None:
+    """Among the sampled rows the side's filter kept: the distinct combinations of the
+    columns `names` over the product of each column's distinct values (1 for independent
+    columns, 1/10 for a category and its id). None when the sample lacks a column or kept
+    no row. A ratio of two counts on the same rows: the sample's under-count of distinct
+    values largely cancels."""
+    loaded = side.rows()
+    if loaded is None:
+        return None
+    sample, passed = loaded
+    if not passed.any() or any(name not in sample.columns for name in names):
+        return None
+    mask = pa.array(passed)
+    arrays = {}
+    for name in names:
+        values = sample.columns[name]
+        if values.dtype == object:
+            arrays[name] = sample.arrow(name).filter(mask)
+        else:
+            arrays[name] = pa.array(values[passed])
+    table = pa.table(arrays)
+    combinations = int(table.group_by(list(names)).aggregate([]).num_rows)
+    product = 1.0
+    for name in names:
+        product *= max(1, int(pc.count_distinct(table[name], mode="all").as_py()))
+    return min(1.0, combinations / product)

@@ -82,6 +82,13 @@ def combine_with_sample(independent: Estimate, count: SampleCount, rows: float) 
     return Estimate(clamp_fraction(middle), ESTIMATED, "sample bounds")
 
 
+def holds_every_row(sample: Sample) -> bool:
+    """The sample kept every row of its partitions (each sampled row stands for itself)."""
+    return sample.derived(
+        "holds every row", lambda: bool(sample.size and np.all(sample.weights <= 1.0 + 1e-9))
+    )
+
+
 def worth_sampling(predicate: exp.Expr, independent: Estimate) -> bool:
     """Whether a sample could know better: two or more columns, or a predicate the
     statistics had no figure for."""

@@ -34,8 +34,13 @@ from optimizer.estimate.column import (
     unknown_column,
 )
 from optimizer.estimate.key_lookup import (
+    ListedJoin,
     ScanSample,
     carried_mcvs,
+    distinct_in,
+    distinct_left,
+    distinct_tuple_share,
+    listed_key_join,
     surviving_mcvs,
 )
 from optimizer.estimate.predicates import (
@@ -51,6 +56,7 @@ from optimizer.estimate.sample_filter import (
     SampleCount,
     combine_with_sample,
     count_on_sample,
+    holds_every_row,
     worth_sampling,
 )
 from optimizer.estimate.selectivity import (
@@ -305,6 +311,8 @@ class StatsQuery:
                 lambda: self.source.sample(node.table, selected),
                 every_partition=not usable and not rest,
             )
+        if sample is not None:
+            columns = {ref: replace(c, origin=(sample, ref[1])) for ref, c in columns.items()}
         stats = NodeStats(Estimate(rows, precision, source), row_size, columns, sample)
         if rest:  # partition conjuncts the metastore cannot evaluate: estimated instead
             estimate, after = selectivity(conjunction(rest), columns, self.level)  # type: ignore[arg-type]
@@ -356,7 +364,11 @@ class StatsQuery:
         if self.level == SKETCH and isinstance(node.child, Scan):
             alias = node.child.alias
             count, sample = self._on_sample(node.child, node.condition)
-            if count is not None and worth_sampling(node.condition, estimate):
+            if count is not None and sample is not None and holds_every_row(sample):
+                # the sample is the table: its count is the filter's
+                precision = EXACT if child.rows.precision == EXACT else ESTIMATED
+                estimate = Estimate(count.fraction, precision, "sample: every row")
+            elif count is not None and worth_sampling(node.condition, estimate):
                 estimate = combine_with_sample(estimate, count, child.rows.value)
         rows = child.rows.scaled(estimate)
         columns = self._after_filter(child, columns, rows.value)
@@ -367,6 +379,11 @@ class StatsQuery:
             columns = _with_sampled_keys(alias, columns, child, sample, count)
             every = child.sample is not None and child.sample.every_partition
             scan_sample = ScanSample(alias, lambda: sample, count.passed, every)
+            complete = holds_every_row(sample)
+            columns = {
+                ref: _counted_on(c, scan_sample, sample, ref[1], complete) if ref[0] == alias else c
+                for ref, c in columns.items()
+            }
         return NodeStats(rows, child.row_size, columns, scan_sample)
 
     def _on_sample(
@@ -431,22 +448,15 @@ class StatsQuery:
     @_derive.register
     def _aggregate(self, node: Aggregate) -> NodeStats:
         child = self.of(node.child)
-        keys = [_expression_column(k, child) for k in node.group_by]
-        ndvs = [k.ndv.value for k in keys]
-        if not node.group_by:
-            rows = Estimate(1.0, EXACT, "no grouping keys")
-        elif self.level == BASIC:
+        if node.grouping_sets:  # ROLLUP, CUBE, GROUPING SETS: the sets' groups together
+            counts = [self._groups(child, keys) for keys in node.grouping_sets]
             rows = Estimate(
-                min(seed_group_by_rows(ndvs), child.rows.value),
-                weakest(ESTIMATED, *(k.ndv.precision for k in keys)),
-                "seed:max(V)",
+                sum(c.value for c in counts),
+                weakest(*(c.precision for c in counts)),
+                f"grouping sets: sum of {len(counts)} groupings",
             )
         else:
-            rows = Estimate(
-                group_by_rows(ndvs, child.rows.value),
-                weakest(ESTIMATED, *(k.ndv.precision for k in keys)),
-                "product(V) capped",
-            )
+            rows = self._groups(child, node.group_by)
         columns = {}
         for ref, expression in node.outputs:
             if expression.find(exp.AggFunc) is not None:
@@ -454,6 +464,26 @@ class StatsQuery:
             else:
                 columns[ref] = _expression_column(expression, child)
         return NodeStats(rows, sum(c.width for c in columns.values()), columns)
+
+    def _groups(self, child: NodeStats, group_by: tuple[exp.Expr, ...]) -> Estimate:
+        """The number of groups of GROUP BY `group_by` over the child's rows."""
+        keys = [_expression_column(k, child) for k in group_by]
+        ndvs = [k.ndv.value for k in keys]
+        if self.level == SKETCH and len(keys) > 1:
+            ndvs = _correlated_group_ndvs(keys, ndvs)
+        if not group_by:
+            return Estimate(1.0, EXACT, "no grouping keys")
+        if self.level == BASIC:
+            return Estimate(
+                min(seed_group_by_rows(ndvs), child.rows.value),
+                weakest(ESTIMATED, *(k.ndv.precision for k in keys)),
+                "seed:max(V)",
+            )
+        return Estimate(
+            group_by_rows(ndvs, child.rows.value),
+            weakest(ESTIMATED, *(k.ndv.precision for k in keys)),
+            "product(V) capped",
+        )
 
     # ---- union --------------------------------------------------------------------------
     @_derive.register
@@ -489,9 +519,10 @@ class StatsQuery:
     @_derive.register
     def _join(self, node: Join) -> NodeStats:
         left, right = self.of(node.left), self.of(node.right)
+        written = (left, right)  # the sides as their nodes estimate them
         if self.level != BASIC and node.kind in ("inner", "semi"):
             left, right = _transfer_ranges(node, left, right)
-        inner, source = self._inner_join_rows(node, left, right)
+        inner, source = self._inner_join_rows(node, left, right, written)
         precision = weakest(left.rows.precision, right.rows.precision, ESTIMATED)
         if node.residual is not None:
             combined = {**left.columns, **right.columns}
@@ -510,12 +541,25 @@ class StatsQuery:
             rows = left.rows.value * fraction
             source = f"{node.kind}:{source}"
         columns = self._join_columns(node, left, right, rows)
+        if node.kind == "inner":
+            for a, b in node.keys:
+                found = self._listed_join(written, a, b)
+                if found is not None:
+                    columns = _matched_by_listing(columns, *found)
         if self.level == SKETCH and node.kind == "inner":
             columns = _carry_heavy_keys(node, left, right, columns, rows)
         size = left.row_size + (0.0 if node.kind in ("semi", "anti") else right.row_size)
         return NodeStats(Estimate(max(rows, 0.0), precision, source), size, columns)
 
-    def _inner_join_rows(self, node: Join, left: NodeStats, right: NodeStats) -> tuple[float, str]:
+    def _inner_join_rows(
+        self,
+        node: Join,
+        left: NodeStats,
+        right: NodeStats,
+        written: tuple[NodeStats, NodeStats] | None = None,
+    ) -> tuple[float, str]:
+        """Rows of the inner join of the sides (after the transfer of ranges between their
+        keys); `written`: the sides before it, whose samples and listings it does not keep."""
         l_rows, r_rows = left.rows.value, right.rows.value
         if not node.keys:
             return l_rows * r_rows, "cross product"
@@ -525,7 +569,7 @@ class StatsQuery:
             sel = seed_join_selectivity([(a.ndv.value, b.ndv.value) for a, b in known])
             return seed_inner_join_rows([l_rows, r_rows], sel), "seed:1/max(V1,V2)"
         per_key = [
-            (*self._key_selectivity(left.columns[a], right.columns[b], l_rows, r_rows), a, b)
+            (*self._pair_selectivity(left, right, a, b, written or (left, right)), a, b)
             for a, b in node.keys
             if a in left.columns and b in right.columns
         ]
@@ -547,6 +591,46 @@ class StatsQuery:
             if completing is not None and per_key[0][0] * completing > sel:
                 sel, source = per_key[0][0] * completing, f"{source}+composite key"
         return seed_inner_join_rows([l_rows, r_rows], sel), source
+
+    def _pair_selectivity(
+        self,
+        left: NodeStats,
+        right: NodeStats,
+        a: ColumnRef,
+        b: ColumnRef,
+        written: tuple[NodeStats, NodeStats],
+    ) -> tuple[float, str]:
+        """The selectivity of the join key pair a = b: a partition key's listed rows per
+        value met by the other side's filtered row sample where they can say it (level
+        sketch; on the `written` sides), else the columns' sketches and statistics."""
+        l_rows, r_rows = left.rows.value, right.rows.value
+        product = l_rows * r_rows
+        found = self._listed_join(written, a, b)
+        if found is not None and product > 0:
+            return found[1].rows / product, "partition listing x sample"
+        return self._key_selectivity(left.columns[a], right.columns[b], l_rows, r_rows)
+
+    def _listed_join(
+        self, sides: tuple[NodeStats, NodeStats], a: ColumnRef, b: ColumnRef
+    ) -> tuple[NodeStats, ListedJoin] | None:
+        """The join of a = b through a partition key's listing and the other side's filtered
+        row sample (key_lookup.listed_key_join), with that other side; None where they cannot
+        say it (level sketch only)."""
+        if self.level != SKETCH:
+            return None
+        first, second = sides
+        for listed, own, other, key in ((first, a, second, b), (second, b, first, a)):
+            column = listed.columns.get(own)
+            if column is None or column.ndv.source != LISTING or other.sample is None:
+                continue
+            if other.sample.alias != key[0]:
+                continue
+            found = listed_key_join(
+                column.mcv, listed.rows.value, other.sample, key[1], other.rows.value
+            )
+            if found is not None:
+                return other, found
+        return None
 
     def _key_selectivity(
         self, a: ColumnEstimate, b: ColumnEstimate, l_rows: float, r_rows: float
@@ -633,6 +717,76 @@ class StatsQuery:
                 within = _merged(columns[a].within, right.columns[b].containers())
                 columns[a] = replace(columns[a], within=within)
         return columns
+
+
+def _counted_on(
+    column: ColumnEstimate, scan: ScanSample, sample: Sample, name: str, complete: bool
+) -> ColumnEstimate:
+    """A filtered scan's column with the filtered sample as its origin; where the sample
+    holds every row of the scan, its distinct values are those the sample's kept rows show."""
+    column = replace(column, origin=(scan, name))
+    if not complete or scan.passed is None:
+        return column
+    distinct = distinct_in(sample, scan.passed, name)
+    if distinct is None or distinct >= column.ndv.value:
+        return column
+    share = distinct / column.ndv.value if column.ndv.value else 1.0
+    return replace(
+        column,
+        ndv=Estimate(max(float(distinct), 1.0), column.ndv.precision, "sample: every row"),
+        theta_share=column.theta_share * share,
+    )
+
+
+def _matched_by_listing(
+    columns: dict[ColumnRef, ColumnEstimate], other: NodeStats, found: ListedJoin
+) -> dict[ColumnRef, ColumnEstimate]:
+    """After a join through a partition listing: the other side's columns keep the distinct
+    values of its sampled rows that met a listed key (a calendar's years narrowed to those
+    the fact table's partitions cover), counted exactly where the sample holds every row,
+    else scaled by the share of the sample's distinct values they keep."""
+    assert other.sample is not None
+    scan = other.sample
+    narrowed = ScanSample(scan.alias, scan.load, found.matched, scan.every_partition)
+    loaded = scan.load()
+    complete = loaded is not None and holds_every_row(loaded)
+    result = dict(columns)
+    for ref, column in columns.items():
+        if column.origin is None or column.origin[0] is not scan:
+            continue
+        counted = distinct_left(scan, found.matched, column.origin[1])
+        if counted is None:
+            continue
+        before, after = counted
+        ndv = float(after) if complete else column.ndv.value * after / max(before, 1)
+        if ndv < column.ndv.value:
+            column = replace(column, ndv=Estimate(max(ndv, 1.0), ESTIMATED, "listing x sample"))
+        result[ref] = replace(column, origin=(narrowed, column.origin[1]))
+    return result
+
+
+def _correlated_group_ndvs(keys: list[ColumnEstimate], ndvs: list[float]) -> list[float]:
+    """Grouping columns read from one scan's row sample count as one key: the product of
+    their distinct values times the share of that product the sample shows as combinations
+    (key_lookup.distinct_tuple_share), never fewer than the largest of them. Not a seed
+    rule: the seed multiplies the columns' distinct values."""
+    by_sample: dict[int, list[int]] = {}
+    for position, key in enumerate(keys):
+        if key.origin is not None:
+            by_sample.setdefault(id(key.origin[0]), []).append(position)
+    result = list(ndvs)
+    for members in by_sample.values():
+        names = tuple(dict.fromkeys(keys[i].origin[1] for i in members))
+        if len(names) < 2:
+            continue
+        share = distinct_tuple_share(keys[members[0]].origin[0], names)
+        if share is None:
+            continue
+        values = [ndvs[i] for i in members]
+        result[members[0]] = max(max(values), math.prod(max(v, 1.0) for v in values) * share)
+        for i in members[1:]:
+            result[i] = 1.0
+    return result
 
 
 def _transfer_ranges(node: Join, left: NodeStats, right: NodeStats) -> tuple[NodeStats, NodeStats]:
@@ -1043,6 +1197,9 @@ def _expression_column(expression: exp.Expr, child: NodeStats) -> ColumnEstimate
     return unknown_column(child.rows.value)
 
 
+LISTING = "partition listing"
+
+
 def _key_column(type_: str, values: list[tuple[Any, int]], rows: float) -> ColumnEstimate:
     """A partition key, described exactly by the selected partitions' row counts: every
     value with its frequency, and its exact distribution."""
@@ -1063,7 +1220,7 @@ def _key_column(type_: str, values: list[tuple[Any, int]], rows: float) -> Colum
     points = (tuple(codes), tuple(cumulative)) if len(codes) == len(present) and present else None
     return ColumnEstimate(
         type_,
-        Estimate(float(len(present)), EXACT, "partition listing"),
+        Estimate(float(len(present)), EXACT, LISTING),
         null_fraction=(nulls / rows) if rows else 0.0,
         low=present[0] if present else None,
         high=present[-1] if present else None,

@@ -23,6 +23,7 @@ from optimizer.plan import (
     Scan,
     Sort,
     Union,
+    Window,
     column_of,
 )
 
@@ -107,12 +108,33 @@ def _join(node: Join, children: list[PhysicalNode], context: PlanningContext) ->
 def _aggregate(
     node: Aggregate, children: list[PhysicalNode], context: PlanningContext
 ) -> PhysicalNode:
+    """GROUP BY; with grouping sets, Spark's Expand first copies each input row once per
+    set (and the shuffle carries the grouping id beside the keys)."""
+    rows, size, text = _base(node, context)
+    child = children[0]
+    copies = max(len(node.grouping_sets), 1)
+    expanded = f.Input(child.rows * copies, child.row_size)
+    cost = f.group_by(expanded, rows, context.params)
+    keys = tuple(column_of(k) or k.sql("spark") for k in node.group_by)
+    if node.grouping_sets:
+        keys += ("spark_grouping_id",)
+    shuffle = (
+        Shuffle(keys, reducers(expanded.bytes, context)) if keys else Shuffle((), 1, fixed=True)
+    )
+    return PhysicalNode(node, "aggregate", children, rows, size, cost, text, shuffles=[shuffle])
+
+
+@_convert.register
+def _window(node: Window, children: list[PhysicalNode], context: PlanningContext) -> PhysicalNode:
+    """Window functions: Spark shuffles the rows by the PARTITION BY keys (all to one
+    partition without them) and sorts each partition. Not in the seed: costed as a Group By
+    of its input (a sort and a shuffle), every row kept."""
     rows, size, text = _base(node, context)
     child = children[0]
     cost = f.group_by(f.Input(child.rows, child.row_size), rows, context.params)
-    keys = tuple(column_of(k) or k.sql("spark") for k in node.group_by)
+    keys = tuple(column_of(k) or k.sql("spark") for k in node.partition_by)
     shuffle = Shuffle(keys, reducers(child.bytes, context)) if keys else Shuffle((), 1, fixed=True)
-    return PhysicalNode(node, "aggregate", children, rows, size, cost, text, shuffles=[shuffle])
+    return PhysicalNode(node, "window", children, rows, size, cost, text, shuffles=[shuffle])
 
 
 @_convert.register

@@ -1,0 +1,66 @@
+"""statlas over the TPC-DS lake of `benchmarks/data.py --set tpcds`: a metastore with the 24
+tables registered and collected (incrementally: a second run scans nothing).
+
+    python benchmarks/tpcds_statlas.py [--scale 1] [--db URL] [--master local[2]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from tpcds_queries import TABLES
+
+from collectors.collect import collect
+from metastore import Metastore
+
+DATA = Path(__file__).resolve().parent / ".data"
+
+
+def lake(root: Path, scale: str) -> Path:
+    directory = root / f"tpcds-sf{scale}" / "lake"
+    if not directory.is_dir():
+        raise SystemExit(f"{directory} is missing: run benchmarks/data.py --set tpcds first")
+    return directory
+
+
+def default_url(root: Path, scale: str) -> str:
+    return f"sqlite:///{root / f'tpcds-statlas-sf{scale}.db'}"
+
+
+def metastore_for(root: Path, scale: str, spark: Any, url: str | None = None) -> Metastore:
+    """The TPC-DS metastore at `url` (a SQLite file under `root` by default), every table
+    registered and collected."""
+    directory = lake(root, scale)
+    metastore = Metastore(url or default_url(root, scale))
+    metastore.upgrade()
+    inference = spark.conf.get("spark.sql.sources.partitionColumnTypeInference.enabled")
+    spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+    try:
+        for table in TABLES:
+            started = time.perf_counter()
+            metastore.register_table(table, str(directory / table))
+            report = collect(metastore.engine, table, spark=spark)
+            seconds = time.perf_counter() - started
+            print(f"{table}: {report.partitions_scanned} partitions scanned in {seconds:.1f} s")
+    finally:
+        spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", inference)
+    return metastore
+
+
+def main() -> None:
+    from collectors.spark_session import spark_session
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", default="1")
+    parser.add_argument("--db", default=None)
+    parser.add_argument("--master", default="local[2]")
+    args = parser.parse_args()
+    spark = spark_session(args.master, {"spark.app.name": "statlas-tpcds"})
+    metastore_for(DATA, args.scale, spark, args.db)
+
+
+if __name__ == "__main__":
+    main()
