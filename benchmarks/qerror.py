@@ -1,4 +1,5 @@
-"""Cardinality-estimation accuracy (issue 4): q-error of each estimator on the TPC-H workload.
+"""Cardinality-estimation accuracy (issue 4): q-error of each estimator on the TPC-H workload
+(on TPC-DS's 99 queries with --set tpcds: benchmarks/qerror_tpcds.py).
 
     python benchmarks/qerror.py [--scale 1] [--variants uniform,zipf-1.5]
                                 [--systems spark,postgres,statlas] [--check]
@@ -262,6 +263,7 @@ def prepare(run: Run, variant: str) -> dict[str, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", choices=("tpch", "tpcds"), default="tpch", dest="which")
     parser.add_argument("--scale", default="1")
     parser.add_argument("--variants", default="uniform,zipf-1.5")
     parser.add_argument("--systems", default="spark,postgres,statlas")
@@ -273,7 +275,14 @@ def main() -> None:
         action="store_true",
         help="also every connected sub-join of the join queries (benchmarks/qerror_subplans.py)",
     )
+    parser.add_argument("--queries", default="", help="--set tpcds: these queries only")
+    parser.add_argument("--json", default="", help="--set tpcds: every figure to this file")
     args = parser.parse_args()
+    if args.which == "tpcds":
+        import qerror_tpcds
+
+        qerror_tpcds.run(args)
+        return
     variants = [v for v in args.variants.split(",") if v]
     wanted = {s for s in args.systems.split(",") if s}
     scale = truth_.scale_name(args.scale)

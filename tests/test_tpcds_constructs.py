@@ -1,0 +1,237 @@
+"""The constructs TPC-DS's queries use beyond TPC-H (issue 24): window functions, GROUP BY
+ROLLUP / CUBE / GROUPING SETS, INTERSECT and EXCEPT, each with its cardinality rule and its
+cost in the physical plan; and the sample-based rules TPC-DS's star joins need (a partition
+key joined through its listing, correlated grouping columns, filters on a sample that holds
+every row). Over TPC-H's schema with made-up statistics (no Spark)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sqlglot
+
+from metastore.samples import Sample
+from optimizer.estimate.column import ColumnEstimate
+from optimizer.estimate.key_lookup import ScanSample, distinct_tuple_share, listed_key_join
+from optimizer.estimate.sample_filter import holds_every_row
+from optimizer.estimate.stats_query import StatsQuery
+from optimizer.estimate.values import EXACT, Estimate
+from optimizer.physical.api import explain, plan_query
+from optimizer.plan import Aggregate, Join, Node, Window, walk
+from optimizer.sql_to_plan import build_plan, grouping_sets
+from tests.test_tpch_planning import ROWS, MadeUpStatistics
+
+SOURCE = MadeUpStatistics()
+
+
+def plan_of(sql: str) -> Node:
+    return build_plan(sql, SOURCE.table)
+
+
+def rows_of(sql: str) -> float:
+    return StatsQuery(SOURCE).of(plan_of(sql)).rows.value
+
+
+# ------------------------------------------------------------------------ window functions
+
+
+def test_a_window_function_keeps_every_input_row() -> None:
+    sql = (
+        "SELECT l_orderkey, RANK() OVER (PARTITION BY l_suppkey ORDER BY l_extendedprice) AS r "
+        "FROM lineitem"
+    )
+    plan = plan_of(sql)
+    assert isinstance(plan, Window)
+    stats = StatsQuery(SOURCE).of(plan)
+    assert stats.rows.value == ROWS["lineitem"]
+    assert stats.rows.precision != EXACT or stats.rows.value != 1.0
+
+
+def test_a_windowed_aggregate_without_group_by_is_not_a_global_aggregate() -> None:
+    sql = "SELECT o_custkey, SUM(o_totalprice) OVER (PARTITION BY o_custkey) AS total FROM orders"
+    assert not any(isinstance(n, Aggregate) for n in walk(plan_of(sql)))
+    assert rows_of(sql) == ROWS["orders"]
+
+
+def test_a_window_over_groups_keeps_the_groups() -> None:
+    sql = (
+        "SELECT n_regionkey, SUM(n_nationkey) AS s, "
+        "SUM(SUM(n_nationkey)) OVER (PARTITION BY n_regionkey) AS share "
+        "FROM nation GROUP BY n_regionkey"
+    )
+    plan = plan_of(sql)
+    assert isinstance(plan, Window)
+    assert isinstance(plan.child, Aggregate)
+    assert rows_of(sql) == StatsQuery(SOURCE).of(plan.child).rows.value
+
+
+def test_a_window_shuffles_by_its_partition_keys() -> None:
+    sql = (
+        "SELECT o_custkey, RANK() OVER (PARTITION BY o_custkey ORDER BY o_orderdate) AS r "
+        "FROM orders"
+    )
+    document = explain(None, sql, source=SOURCE)
+    window = _find(document["plan"], "window")
+    assert window is not None
+    assert window["inputs"][0]["shuffle"].startswith("shuffle by (orders.o_custkey)")
+    assert window["cost"]["cpu"] > 0
+
+
+# ---------------------------------------------------------------------------- grouping sets
+
+
+def _sets(sql: str) -> list[list[str]]:
+    group = sqlglot.parse_one(sql, read="spark").args["group"]
+    found = grouping_sets(group)
+    assert found is not None
+    return [[k.sql() for k in keys] for keys in found]
+
+
+def test_grouping_sets_of_rollup_cube_and_lists() -> None:
+    assert _sets("SELECT 1 FROM t GROUP BY ROLLUP (a, b)") == [["a", "b"], ["a"], []]
+    assert _sets("SELECT 1 FROM t GROUP BY a, b WITH ROLLUP") == [["a", "b"], ["a"], []]
+    assert _sets("SELECT 1 FROM t GROUP BY a, ROLLUP (b, c)") == [
+        ["a", "b", "c"],
+        ["a", "b"],
+        ["a"],
+    ]
+    assert _sets("SELECT 1 FROM t GROUP BY CUBE (a, b)") == [["a", "b"], ["b"], ["a"], []]
+    assert _sets("SELECT 1 FROM t GROUP BY GROUPING SETS ((a, b), (a), ())") == [
+        ["a", "b"],
+        ["a"],
+        [],
+    ]
+    assert (
+        grouping_sets(sqlglot.parse_one("SELECT 1 FROM t GROUP BY a", read="spark").args["group"])
+        is None
+    )
+
+
+def test_rollup_counts_the_groups_of_every_grouping_set() -> None:
+    # nation: 25 rows, every column 25 distinct values in the made-up statistics
+    sql = "SELECT n_regionkey, n_name, COUNT(*) FROM nation GROUP BY ROLLUP (n_regionkey, n_name)"
+    plan = plan_of(sql)
+    assert isinstance(plan, Aggregate)
+    assert len(plan.grouping_sets) == 3
+    assert rows_of(sql) == 25 + 25 + 1  # (regionkey, name), (regionkey), ()
+
+
+def test_grouping_sets_cost_their_copies_of_the_input() -> None:
+    plain = plan_query(
+        None, "SELECT o_custkey, COUNT(*) FROM orders GROUP BY o_custkey", source=SOURCE
+    )
+    cube = plan_query(
+        None,
+        "SELECT o_custkey, o_orderstatus, COUNT(*) FROM orders "
+        "GROUP BY CUBE (o_custkey, o_orderstatus)",
+        source=SOURCE,
+    )
+    assert cube.root.cost.cpu > 3 * plain.root.cost.cpu  # four copies of every row
+
+
+# ------------------------------------------------------------------------ INTERSECT, EXCEPT
+
+
+def test_intersect_is_a_semi_join_of_the_distinct_left_rows() -> None:
+    sql = "SELECT c_custkey FROM customer INTERSECT SELECT o_custkey FROM orders"
+    plan = plan_of(sql)
+    assert isinstance(plan, Join)
+    assert plan.kind == "semi"
+    assert isinstance(plan.left, Aggregate)
+    rows = rows_of(sql)
+    left = StatsQuery(SOURCE).of(plan.left).rows.value
+    assert 0 < rows <= left  # bounded by the left side's distinct rows
+
+
+def test_except_is_an_anti_join_and_except_all_keeps_duplicates() -> None:
+    distinct = plan_of("SELECT o_custkey FROM orders EXCEPT SELECT c_custkey FROM customer")
+    assert isinstance(distinct, Join)
+    assert distinct.kind == "anti"
+    assert isinstance(distinct.left, Aggregate)
+    every = plan_of("SELECT o_custkey FROM orders EXCEPT ALL SELECT c_custkey FROM customer")
+    assert isinstance(every, Join)
+    assert not isinstance(every.left, Aggregate)
+
+
+def test_intersect_and_except_are_planned_and_explained() -> None:
+    sql = (
+        "SELECT c_name FROM customer WHERE c_acctbal > 0 "
+        "INTERSECT SELECT c_name FROM customer WHERE c_nationkey = 3 "
+        "EXCEPT SELECT s_name FROM supplier"
+    )
+    document = explain(None, sql, source=SOURCE)
+    assert _find(document["plan"], "join") is not None
+
+
+def test_set_operations_need_as_many_columns_on_both_sides() -> None:
+    from optimizer.sql_to_plan import InvalidQuery
+
+    with pytest.raises(InvalidQuery, match="same number of columns"):
+        plan_of("SELECT c_custkey, c_name FROM customer INTERSECT SELECT o_custkey FROM orders")
+
+
+# ------------------------------------------------------------------- sample-based rules
+
+
+def _sample(columns: dict[str, np.ndarray], weights: list[float] | None = None) -> Sample:
+    size = len(next(iter(columns.values())))
+    return Sample(columns, np.asarray(weights or [1.0] * size, dtype=np.float64), 1)
+
+
+def test_a_partition_key_joins_the_sampled_rows_its_listing_holds() -> None:
+    # the fact side: 100 rows in partitions 1 (50), 2 (30) and 3 (20)
+    listed = ((1, 0.5), (2, 0.3), (3, 0.2))
+    sample = _sample({"k": np.array([1.0, 2.0, 4.0, 5.0, 1.0])})
+    passed = np.array([True, True, True, False, False])  # the other side's filter
+    found = listed_key_join(listed, 100.0, ScanSample("d", lambda: sample, passed), "k", 3.0)
+    assert found is not None
+    assert found.rows == pytest.approx(50 + 30)  # key 4 has no partition, row 4 and 5 failed
+    assert found.matched.tolist() == [True, True, False, False, False]
+
+
+def test_a_sampled_row_stands_for_its_share_of_the_other_sides_rows() -> None:
+    listed = ((1, 1.0),)
+    sample = _sample({"k": np.array([1.0, 2.0])}, weights=[10.0, 10.0])
+    found = listed_key_join(listed, 7.0, ScanSample("d", lambda: sample), "k", 20.0)
+    assert found is not None
+    assert found.rows == pytest.approx(7.0 * 10.0)
+
+
+def test_correlated_grouping_columns_share_their_combinations() -> None:
+    category = np.array(["a", "a", "b", "b", "c", "c"], dtype=object)
+    category_id = np.array([1.0, 1.0, 2.0, 2.0, 3.0, 3.0])
+    color = np.array([1.0, 2.0, 1.0, 2.0, 1.0, 2.0])
+    sample = _sample({"category": category, "category_id": category_id, "color": color})
+    side = ScanSample("i", lambda: sample)
+    assert distinct_tuple_share(side, ("category", "category_id")) == pytest.approx(3 / 9)
+    assert distinct_tuple_share(side, ("category", "color")) == pytest.approx(1.0)
+    assert distinct_tuple_share(side, ("category", "missing")) is None
+
+
+def test_a_grouping_of_correlated_columns_counts_them_as_one_key() -> None:
+    from optimizer.estimate.stats_query import _correlated_group_ndvs
+
+    category = np.array(["a", "a", "b", "b"], dtype=object)
+    category_id = np.array([1.0, 1.0, 2.0, 2.0])
+    side = ScanSample("i", lambda: _sample({"category": category, "category_id": category_id}))
+    keys = [
+        ColumnEstimate("string", Estimate(2.0, EXACT, "test"), origin=(side, "category")),
+        ColumnEstimate("bigint", Estimate(2.0, EXACT, "test"), origin=(side, "category_id")),
+        ColumnEstimate("bigint", Estimate(5.0, EXACT, "test")),
+    ]
+    assert _correlated_group_ndvs(keys, [2.0, 2.0, 5.0]) == [2.0, 1.0, 5.0]
+
+
+def test_a_sample_holds_every_row_only_when_no_row_stands_for_others() -> None:
+    assert holds_every_row(_sample({"k": np.array([1.0, 2.0])}))
+    assert not holds_every_row(_sample({"k": np.array([1.0, 2.0])}, weights=[1.0, 3.0]))
+
+
+def _find(node: dict, op: str) -> dict | None:  # type: ignore[type-arg]
+    if node.get("op") == op:
+        return node
+    for child in node.get("children", []):
+        found = _find(child, op)
+        if found is not None:
+            return found
+    return None
