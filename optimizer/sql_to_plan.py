@@ -1032,11 +1032,6 @@ def _having(
     join them (their residual reads the aggregate's output columns where it can)."""
     available = {a for a, _ in plan.output()}
     found = [(c, _scalar_subqueries(c, available)) for c in conjuncts(condition)]
-    if not any(scalars for _, scalars in found):
-        return Filter(plan, condition)
-    rest = conjunction([c.copy() for c, scalars in found if not scalars])
-    if rest is not None:
-        plan = Filter(plan, rest)
     by_text = {e.sql(): ref for ref, e in outputs if e.find(exp.AggFunc) is not None}
 
     def to_outputs(predicate: exp.Expr) -> exp.Expr:
@@ -1045,6 +1040,12 @@ def _having(
             return node if ref is None else exp.column(ref[1], table=ref[0])
 
         return predicate.transform(swap, copy=False)
+
+    if not any(scalars for _, scalars in found):
+        return Filter(plan, to_outputs(condition.copy()))
+    rest = conjunction([c.copy() for c, scalars in found if not scalars])
+    if rest is not None:
+        plan = Filter(plan, to_outputs(rest))
 
     for predicate, scalars in found:
         if scalars:

@@ -12,8 +12,14 @@ import sqlglot
 
 from metastore.samples import Sample
 from optimizer.estimate.column import ColumnEstimate
-from optimizer.estimate.key_lookup import ScanSample, distinct_tuple_share, listed_key_join
+from optimizer.estimate.key_lookup import (
+    ScanSample,
+    distinct_tuple_share,
+    key_in_sample,
+    listed_key_join,
+)
 from optimizer.estimate.sample_filter import holds_every_row
+from optimizer.estimate.selectivity import composite_key_completion
 from optimizer.estimate.stats_query import StatsQuery
 from optimizer.estimate.values import EXACT, Estimate
 from optimizer.physical.api import explain, plan_query
@@ -220,6 +226,27 @@ def test_a_grouping_of_correlated_columns_counts_them_as_one_key() -> None:
         ColumnEstimate("bigint", Estimate(5.0, EXACT, "test")),
     ]
     assert _correlated_group_ndvs(keys, [2.0, 2.0, 5.0]) == [2.0, 1.0, 5.0]
+
+
+def test_a_column_pair_is_a_key_when_the_sample_repeats_no_combination() -> None:
+    ticket = np.array([1.0, 1.0, 2.0, 2.0, np.nan])
+    item = np.array([5.0, 6.0, 5.0, 6.0, 5.0])
+    side = ScanSample("s", lambda: _sample({"ticket": ticket, "item": item}))
+    assert key_in_sample(side, ("ticket", "item")) is True
+    assert key_in_sample(side, ("ticket",)) is False
+    assert key_in_sample(side, ("ticket", "missing")) is None
+
+
+def test_when_both_sides_are_composite_keys_the_smaller_chance_wins() -> None:
+    # a sale's (ticket, item) and its return's: 12 items per sold ticket, 1.7 per returned
+    sales = (2_880_000.0, [240_000.0, 18_000.0])
+    returns = (288_000.0, [170_000.0, 18_000.0])
+    assert composite_key_completion([sales, returns], [True, True]) == pytest.approx(1 / 12)
+    # lineitem's (part, supplier) repeats in its sample; partsupp's is its key
+    lineitem = (6_000_000.0, [200_000.0, 10_000.0])
+    partsupp = (800_000.0, [200_000.0, 10_000.0])
+    assert composite_key_completion([lineitem, partsupp], [False, True]) == pytest.approx(1 / 4)
+    assert composite_key_completion([lineitem, partsupp]) == pytest.approx(1 / 4)
 
 
 def test_a_sample_holds_every_row_only_when_no_row_stands_for_others() -> None:

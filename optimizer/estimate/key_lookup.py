@@ -20,6 +20,7 @@ dropped by a brand filter takes its suppliers' rows with it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -328,34 +329,93 @@ def distinct_in(sample: Sample, rows: np.ndarray, name: str) -> int | None:
     None when the sample lacks the column."""
     if name not in sample.columns:
         return None
-    values = sample.columns[name]
-    array = sample.arrow(name) if values.dtype == object else pa.array(values, from_pandas=True)
-    return int(pc.count_distinct(array.filter(pa.array(rows)), mode="only_valid").as_py())
+    column = sample_table(sample, (name,), rows)[name]
+    return int(pc.count_distinct(column, mode="only_valid").as_py())
 
 
-def distinct_tuple_share(side: ScanSample, names: tuple[str, ...]) -> float | None:
+def sample_table(
+    sample: Sample, names: tuple[str, ...], rows: np.ndarray | None = None
+) -> pa.Table:
+    """The sampled columns `names` as an Arrow table (NULLs as nulls: a string column's
+    None, a number's NaN), of the `rows` of a bool mask if given."""
+    arrays = {}
+    for name in names:
+        values = sample.columns[name]
+        if values.dtype == object:
+            arrays[name] = sample.arrow(name)
+        else:
+            arrays[name] = pa.array(values, from_pandas=True)
+    table = pa.table(arrays)
+    return table if rows is None else table.filter(pa.array(rows))
+
+
+def distinct_tuples(side: ScanSample, names: tuple[str, ...]) -> tuple[int, list[int]] | None:
     """Among the sampled rows the side's filter kept: the distinct combinations of the
-    columns `names` over the product of each column's distinct values (1 for independent
-    columns, 1/10 for a category and its id). None when the sample lacks a column or kept
-    no row. A ratio of two counts on the same rows: the sample's under-count of distinct
-    values largely cancels."""
+    columns `names`, and each column's distinct values (NULL counting as a value). None
+    when the sample lacks a column or kept no row."""
     loaded = side.rows()
     if loaded is None:
         return None
     sample, passed = loaded
     if not passed.any() or any(name not in sample.columns for name in names):
         return None
-    mask = pa.array(passed)
+    table = sample_table(sample, names, passed)
+    combinations = int(table.group_by(list(names)).aggregate([]).num_rows)
+    singles = [int(pc.count_distinct(table[name], mode="all").as_py()) for name in names]
+    return combinations, singles
+
+
+def distinct_tuple_share(side: ScanSample, names: tuple[str, ...]) -> float | None:
+    """distinct_tuples' combinations over the product of each column's distinct values (1
+    for independent columns, 1/10 for a category and its id). A ratio of two counts on the
+    same rows: the sample's under-count of distinct values largely cancels."""
+    counted = distinct_tuples(side, names)
+    if counted is None:
+        return None
+    combinations, singles = counted
+    return min(1.0, combinations / math.prod(max(1, d) for d in singles))
+
+
+def key_in_sample(side: ScanSample, names: tuple[str, ...]) -> bool | None:
+    """Whether the columns `names` hold no combination twice among the sampled rows whose
+    values are all non-NULL (every row of the table's sample, filtered or not: being a key
+    is the table's property); None when the sample lacks a column or is empty. A uniform
+    sample of n rows from a column pair with D combinations repeats one about n^2 / 2D
+    times: lineitem's (part, supplier) shows thousands, partsupp's none."""
+    sample = side.load()
+    if sample is None or sample.size == 0 or any(n not in sample.columns for n in names):
+        return None
     arrays = {}
     for name in names:
         values = sample.columns[name]
-        if values.dtype == object:
-            arrays[name] = sample.arrow(name).filter(mask)
-        else:
-            arrays[name] = pa.array(values[passed])
-    table = pa.table(arrays)
-    combinations = int(table.group_by(list(names)).aggregate([]).num_rows)
-    product = 1.0
-    for name in names:
-        product *= max(1, int(pc.count_distinct(table[name], mode="all").as_py()))
-    return min(1.0, combinations / product)
+        arrays[name] = (
+            sample.arrow(name) if values.dtype == object else pa.array(values, from_pandas=True)
+        )
+    table = pa.table(arrays).drop_null()
+    if table.num_rows == 0:
+        return None
+    return bool(table.group_by(list(names)).aggregate([]).num_rows == table.num_rows)
+
+
+MIN_REPEATED_GROUPS = 20  # sampled values seen twice or more before a dependency is trusted
+
+
+def determines(side: ScanSample, column: str, key: str) -> bool:
+    """Whether the sampled rows sharing a value of `column` share one value of `key` (a
+    functional dependency, as a sale's ticket number determines its date), on the values
+    the table's row sample holds at least twice (at least MIN_REPEATED_GROUPS of them;
+    else False). Kept with the sample."""
+    sample = side.load()
+    if sample is None or column not in sample.columns or key not in sample.columns:
+        return False
+    return sample.derived(("determines", column, key), partial(_determines, sample, column, key))
+
+
+def _determines(sample: Sample, column: str, key: str) -> bool:
+    table = sample_table(sample, (column, key)).drop_null()
+    grouped = table.group_by(column).aggregate([(key, "count_distinct"), (key, "count")])
+    repeated = pc.greater(grouped[f"{key}_count"], 1)
+    if pc.sum(repeated).as_py() is None or pc.sum(repeated).as_py() < MIN_REPEATED_GROUPS:
+        return False
+    distinct = pc.filter(grouped[f"{key}_count_distinct"], repeated)
+    return bool(pc.max(distinct).as_py() == 1)

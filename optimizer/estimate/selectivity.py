@@ -147,7 +147,9 @@ def sketch_join_rows(
     return heavy_rows + shared_rest * per_key1 * per_key2
 
 
-def composite_key_completion(sides: Sequence[tuple[float, Sequence[float]]]) -> float | None:
+def composite_key_completion(
+    sides: Sequence[tuple[float, Sequence[float]]], keys: Sequence[bool | None] = ()
+) -> float | None:
     """Given that the first key pair of a multi-key join matches, the chance the others do
     too when together they are a composite key of one side's table (lineitem-partsupp on
     part and supplier): one of that table's rows per first-key value matches, V(first) /
@@ -155,14 +157,25 @@ def composite_key_completion(sides: Sequence[tuple[float, Sequence[float]]]) -> 
     alone is not unique and the keys' distinct values together can cover the rows. statlas's
     rule for foreign-key-to-foreign-key joins (the independent product 1/V(part) x
     1/V(supplier) counts 800,000 partsupp keys as two billion); None: no side has such a
-    key."""
-    best = None
-    for rows, distinct in sides:
+    key. `keys`, per side where known: whether its row sample shows the columns as a key
+    (no combination twice). Where one side or more is, only those count, and the smaller
+    chance wins: a sale's (item, ticket) and its return's are both keys, the return's
+    pair is one of the ticket's dozen sold items, so 1/12, not the return's 1/1.7."""
+    eligible: list[tuple[float, bool | None]] = []
+    for position, (rows, distinct) in enumerate(sides):
         if rows <= 0 or len(distinct) < 2:
             continue
         first = max(distinct[0], 1.0)
         if first >= NEARLY_UNIQUE * rows or math.prod(max(d, 1.0) for d in distinct) < rows:
             continue
-        chance = first / rows
-        best = chance if best is None else max(best, chance)
-    return best
+        eligible.append((first / rows, keys[position] if position < len(keys) else None))
+    if not eligible:
+        return None
+    proven = [chance for chance, is_key in eligible if is_key]
+    if proven:
+        return min(proven)
+    return (
+        max(chance for chance, is_key in eligible if is_key is not False)
+        if any(is_key is not False for _, is_key in eligible)
+        else None
+    )

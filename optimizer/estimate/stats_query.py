@@ -14,6 +14,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from decimal import Decimal, InvalidOperation
 from functools import partial, singledispatchmethod
 from typing import Any
 
@@ -33,13 +34,16 @@ from optimizer.estimate.column import (
     encode,
     unknown_column,
 )
+from optimizer.estimate.group_sizes import group_size_points
 from optimizer.estimate.key_lookup import (
     ListedJoin,
     ScanSample,
     carried_mcvs,
+    determines,
     distinct_in,
     distinct_left,
-    distinct_tuple_share,
+    distinct_tuples,
+    key_in_sample,
     listed_key_join,
     surviving_mcvs,
 )
@@ -459,7 +463,9 @@ class StatsQuery:
             rows = self._groups(child, node.group_by)
         columns = {}
         for ref, expression in node.outputs:
-            if expression.find(exp.AggFunc) is not None:
+            if isinstance(expression, exp.Count) and node.group_by and self.level != BASIC:
+                columns[ref] = _count_column(child.rows.value, rows.value)
+            elif expression.find(exp.AggFunc) is not None:
                 columns[ref] = unknown_column(rows.value, "aggregate")
             else:
                 columns[ref] = _expression_column(expression, child)
@@ -497,17 +503,36 @@ class StatsQuery:
                 for p, child in zip(parts, node.inputs, strict=True)
             ]
             known = [s for s in sides if s is not None]
-            ndv = max((s.ndv.value for s in known), default=total)  # seed: max(V1, V2)
+            ndv = Estimate(
+                max((s.ndv.value for s in known), default=total), ESTIMATED, "seed:max(V)"
+            )
             base = known[0] if known else unknown_column(total)
+            values = None
+            if known and len(known) == len(sides) and all(s.values is not None for s in known):
+                values = tuple(dict.fromkeys(v for s in known for v in s.values or ()))
+                ndv = Estimate(float(max(len(values), 1)), ESTIMATED, "union of values")
             columns[ref] = replace(
                 base,
-                ndv=Estimate(ndv, ESTIMATED, "seed:max(V)"),
-                mcv=(),
+                ndv=ndv,
+                mcv=_union_mcvs(sides, [p.rows.value for p in parts], total),
+                values=values,
+                low=None if values is None else base.low,
+                high=None if values is None else base.high,
                 kll=None,
                 theta=None,
                 key_set=None,  # the union's values are those of every input
                 within=(),
+                # every input reads the same column (of its own scan): the first input's
+                # sample stands for them in counts of correlated grouping columns
+                origin=base.origin if _same_origin_name(known, len(sides)) else None,
+                sampled=None,
             )
+            if values is not None:
+                codes = [c for c in (encode(v) for v in values) if c is not None]
+                if len(codes) == len(values) and codes:
+                    low = min(values, key=lambda v: encode(v) or 0.0)
+                    high = max(values, key=lambda v: encode(v) or 0.0)
+                    columns[ref] = replace(columns[ref], low=low, high=high, restrict=(None, None))
         rows = Estimate(total, weakest(*(p.rows.precision for p in parts)), "union all: sum")
         if node.distinct:
             distinct = min(total, math.prod(max(c.ndv.value, 1.0) for c in columns.values()))
@@ -681,8 +706,15 @@ class StatsQuery:
         else:
             sides = [left, right]
         columns: dict[ColumnRef, ColumnEstimate] = {}
-        for side in sides:
+        for position, side in enumerate(sides):
+            keys = [pair[position] for pair in node.keys]
+            thinned = (
+                _thinned_with_keys(side, keys, rows)
+                if self.level == SKETCH and node.kind in ("inner", "semi")
+                else {}
+            )
             for ref, column in side.columns.items():
+                column = thinned.get(ref, column)
                 if column.sampled is not None:  # the sample shows the scan's rows, not these
                     column = replace(column, sampled=None)
                 if self.level != BASIC and column.ndv.value > rows:
@@ -717,6 +749,38 @@ class StatsQuery:
                 within = _merged(columns[a].within, right.columns[b].containers())
                 columns[a] = replace(columns[a], within=within)
         return columns
+
+
+def _thinned_with_keys(
+    side: NodeStats, keys: list[ColumnRef], rows: float
+) -> dict[ColumnRef, ColumnEstimate]:
+    """A join keeping `rows` of a side's rows through its key columns `keys`: a column of
+    the side that determines a key (its rows with one value share one key value, as a
+    ticket's items share its date, store and customer; key_lookup.determines, on the row
+    sample) loses its values in proportion to the rows, not as rows drawn at random would
+    (Cardenas): a ticket is joined whole or not at all."""
+    before = side.rows.value
+    if rows >= before or before <= 0 or not keys:
+        return {}
+    key_origins = [side.columns[k].origin for k in keys if k in side.columns]
+    key_origins = [o for o in key_origins if o is not None]
+    if not key_origins:
+        return {}
+    result = {}
+    for ref, column in side.columns.items():
+        if column.origin is None or ref in keys:
+            continue
+        scan, name = column.origin
+        if not any(o[0] is scan and determines(scan, name, o[1]) for o in key_origins):
+            continue
+        ndv = max(1.0, column.ndv.value * rows / before)
+        if ndv < column.ndv.value:
+            result[ref] = replace(
+                column,
+                ndv=Estimate(ndv, ESTIMATED, "determines the join key"),
+                theta_share=column.theta_share * ndv / column.ndv.value,
+            )
+    return result
 
 
 def _counted_on(
@@ -765,11 +829,34 @@ def _matched_by_listing(
     return result
 
 
+def _same_origin_name(known: list[ColumnEstimate], inputs: int) -> bool:
+    names = {c.origin[1] if c.origin is not None else None for c in known}
+    return len(known) == inputs and len(names) == 1 and None not in names
+
+
+def _union_mcvs(
+    sides: list[ColumnEstimate | None], rows: list[float], total: float
+) -> tuple[tuple[Any, float], ...]:
+    """A UNION ALL column's most-common values: each input's, weighted by its share of the
+    rows (a constant column such as `'store' AS channel` is one value per input)."""
+    if total <= 0 or any(s is None for s in sides):
+        return ()
+    merged: dict[Any, float] = {}
+    for side, count in zip(sides, rows, strict=True):
+        assert side is not None
+        for value, fraction in side.mcv:
+            merged[value] = merged.get(value, 0.0) + fraction * count / total
+    ordered = sorted(merged.items(), key=lambda item: -item[1])
+    return tuple(ordered[:MCV_LIMIT])
+
+
 def _correlated_group_ndvs(keys: list[ColumnEstimate], ndvs: list[float]) -> list[float]:
-    """Grouping columns read from one scan's row sample count as one key: the product of
-    their distinct values times the share of that product the sample shows as combinations
-    (key_lookup.distinct_tuple_share), never fewer than the largest of them. Not a seed
-    rule: the seed multiplies the columns' distinct values."""
+    """Grouping columns read from one scan's row sample count as one key. Where the
+    sample shows one of them determining the rest (as many combinations as its own
+    values: a ticket number and its customer), the groups are that column's values;
+    otherwise the product of their distinct values times the share of that product the
+    sample shows as combinations (key_lookup.distinct_tuples), never fewer than the largest
+    of them. Not a seed rule: the seed multiplies the columns' distinct values."""
     by_sample: dict[int, list[int]] = {}
     for position, key in enumerate(keys):
         if key.origin is not None:
@@ -779,11 +866,23 @@ def _correlated_group_ndvs(keys: list[ColumnEstimate], ndvs: list[float]) -> lis
         names = tuple(dict.fromkeys(keys[i].origin[1] for i in members))
         if len(names) < 2:
             continue
-        share = distinct_tuple_share(keys[members[0]].origin[0], names)
-        if share is None:
+        counted = distinct_tuples(keys[members[0]].origin[0], names)
+        if counted is None:
             continue
-        values = [ndvs[i] for i in members]
-        result[members[0]] = max(max(values), math.prod(max(v, 1.0) for v in values) * share)
+        combinations, singles = counted
+        values = {keys[i].origin[1]: ndvs[i] for i in members}
+        determining = [
+            values[name]
+            for name, single in zip(names, singles, strict=True)
+            if single >= combinations * (1.0 - DETERMINES_TOLERANCE)
+        ]
+        if determining:
+            combined = min(determining)
+        else:
+            share = min(1.0, combinations / math.prod(max(1, d) for d in singles))
+            product = math.prod(max(v, 1.0) for v in values.values())
+            combined = max(max(values.values()), product * share)
+        result[members[0]] = combined
         for i in members[1:]:
             result[i] = 1.0
     return result
@@ -954,7 +1053,7 @@ def _composite_completion(
 ) -> float | None:
     """composite_key_completion over the sides whose key columns all come from one table
     read by one scan, with their source rows and Theta distinct counts."""
-    sides = []
+    sides, is_key = [], []
     for position in (0, 1):
         refs = [pair[position] for pair in keys]
         found = [columns.get(ref) for ref in refs]
@@ -964,7 +1063,11 @@ def _composite_completion(
         rows = known[0].source_rows
         if rows > 0:
             sides.append((rows, [float(c.theta.get_estimate()) for c in known]))
-    return composite_key_completion(sides)
+            origins = {id(c.origin[0]) for c in known if c.origin is not None}
+            sampled = known[0].origin if len(origins) == 1 and known[0].origin else None
+            names = tuple(c.origin[1] for c in known) if sampled is not None else ()
+            is_key.append(key_in_sample(sampled[0], names) if sampled is not None else None)
+    return composite_key_completion(sides, is_key)
 
 
 def _bounds(column: ColumnEstimate) -> tuple[float | None, float | None]:
@@ -1186,6 +1289,9 @@ def _expression_column(expression: exp.Expr, child: NodeStats) -> ColumnEstimate
     ref = column_of(expression)
     if ref is not None and ref in child.columns:
         return child.columns[ref]
+    constant = _constant_column(expression)
+    if constant is not None:
+        return constant
     refs = [column_of(c) for c in expression.find_all(exp.Column)]
     inputs = [child.columns[r] for r in refs if r is not None and r in child.columns]
     if len(inputs) == 1:  # a function of one column has at most its distinct values
@@ -1198,6 +1304,51 @@ def _expression_column(expression: exp.Expr, child: NodeStats) -> ColumnEstimate
 
 
 LISTING = "partition listing"
+DETERMINES_TOLERANCE = 0.01  # a column with 99% of the combinations' count determines them
+
+
+def _count_column(input_rows: float, groups: float) -> ColumnEstimate:
+    """COUNT(...) per group: at least one, input rows / groups on average, spread as
+    optimizer.estimate.group_sizes says."""
+    mean = input_rows / groups if groups > 0 else 1.0
+    points = group_size_points(mean)
+    if points is None:
+        return ColumnEstimate("bigint", Estimate(1.0, ESTIMATED, "group sizes"), low=1, high=1)
+    counts, _ = points
+    return ColumnEstimate(
+        "bigint",
+        Estimate(float(min(len(counts), max(groups, 1.0))), ESTIMATED, "group sizes"),
+        low=1,
+        high=int(counts[-1]),
+        points=points,
+    )
+
+
+def _constant_column(expression: exp.Expr) -> ColumnEstimate | None:
+    """A literal (or a CAST of one) projected as a column: one value in every row."""
+    inner = expression
+    while isinstance(inner, exp.Cast | exp.Paren):
+        inner = inner.this
+    if isinstance(inner, exp.Null):
+        return ColumnEstimate("unknown", Estimate(0.0, EXACT, "NULL"), null_fraction=1.0)
+    if not isinstance(inner, exp.Literal):
+        return None
+    value: Any = inner.this
+    if not inner.is_string:
+        try:
+            number = Decimal(inner.this)
+        except InvalidOperation:
+            return None
+        value = int(number) if number == number.to_integral_value() else number
+    return ColumnEstimate(
+        "string" if inner.is_string else "decimal",
+        Estimate(1.0, EXACT, "constant"),
+        low=value,
+        high=value,
+        mcv=((value, 1.0),),
+        values=(value,),
+        width=float(len(str(value))),
+    )
 
 
 def _key_column(type_: str, values: list[tuple[Any, int]], rows: float) -> ColumnEstimate:
