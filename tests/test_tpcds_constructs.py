@@ -14,6 +14,7 @@ from metastore.samples import Sample
 from optimizer.estimate.column import ColumnEstimate
 from optimizer.estimate.key_lookup import (
     ScanSample,
+    determines,
     distinct_tuple_share,
     key_in_sample,
     listed_key_join,
@@ -247,6 +248,59 @@ def test_when_both_sides_are_composite_keys_the_smaller_chance_wins() -> None:
     partsupp = (800_000.0, [200_000.0, 10_000.0])
     assert composite_key_completion([lineitem, partsupp], [False, True]) == pytest.approx(1 / 4)
     assert composite_key_completion([lineitem, partsupp]) == pytest.approx(1 / 4)
+
+
+def test_a_ticket_determines_its_date_in_the_sample() -> None:
+    tickets = np.repeat(np.arange(30.0), 2)
+    dates = np.repeat(np.arange(30.0) % 7, 2)  # each ticket's two rows share a date
+    items = np.tile([1.0, 2.0], 30)
+    side = ScanSample("s", lambda: _sample({"t": tickets, "d": dates, "i": items}))
+    assert determines(side, "t", "d")
+    assert not determines(side, "t", "i")
+    few = ScanSample("s", lambda: _sample({"t": tickets[:10], "d": dates[:10]}))
+    assert not determines(few, "t", "d")  # five repeated tickets prove nothing
+
+
+def test_grouping_by_a_column_and_what_it_determines_counts_the_column() -> None:
+    from optimizer.estimate.stats_query import _correlated_group_ndvs
+
+    tickets = np.arange(40.0)
+    customers = np.arange(40.0) % 8  # a ticket has one customer
+    side = ScanSample("s", lambda: _sample({"t": tickets, "c": customers}))
+    keys = [
+        ColumnEstimate("bigint", Estimate(600.0, EXACT, "test"), origin=(side, "t")),
+        ColumnEstimate("bigint", Estimate(7000.0, EXACT, "test"), origin=(side, "c")),
+    ]
+    assert _correlated_group_ndvs(keys, [600.0, 7000.0]) == [600.0, 1.0]
+
+
+def test_count_per_group_follows_a_truncated_poisson_law() -> None:
+    from optimizer.estimate.group_sizes import group_size_points
+
+    assert group_size_points(1.0) is None  # a row per group: the count is 1
+    points = group_size_points(2.0)
+    assert points is not None
+    counts, cumulative = points
+    assert counts[0] == 1.0
+    mean = sum(c * (p - q) for c, p, q in zip(counts, cumulative, (0.0, *cumulative), strict=False))
+    assert mean == pytest.approx(2.0, rel=1e-3)
+    assert cumulative[-1] == 1.0
+
+
+def test_having_count_above_the_mean_keeps_few_groups() -> None:
+    # orders: 1,500,000 rows, o_custkey 1,000 distinct values: 1,500 orders per customer
+    grouped = "SELECT o_custkey, COUNT(*) AS n FROM orders GROUP BY o_custkey"
+    few = rows_of(grouped + " HAVING COUNT(*) > 1700")
+    most = rows_of(grouped + " HAVING COUNT(*) > 1300")
+    assert few < 0.01 * 1000 < 0.99 * 1000 < most
+
+
+def test_a_constant_of_each_union_input_is_filtered_by_its_share() -> None:
+    sql = (
+        "SELECT * FROM (SELECT 's' AS channel, o_custkey AS k FROM orders "
+        "UNION ALL SELECT 'w' AS channel, c_custkey AS k FROM customer) u WHERE channel = 's'"
+    )
+    assert rows_of(sql) == pytest.approx(ROWS["orders"])
 
 
 def test_a_sample_holds_every_row_only_when_no_row_stands_for_others() -> None:
