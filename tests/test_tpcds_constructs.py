@@ -72,6 +72,15 @@ def test_a_window_over_groups_keeps_the_groups() -> None:
     assert rows_of(sql) == StatsQuery(SOURCE).of(plan.child).rows.value
 
 
+def test_the_top_ranks_of_each_partition_are_kept() -> None:
+    # orders: 1,500,000 rows over 1,000 customers (made-up statistics)
+    sql = (
+        "SELECT * FROM (SELECT o_custkey, RANK() OVER (PARTITION BY o_custkey "
+        "ORDER BY o_totalprice DESC) AS rk FROM orders) t WHERE rk <= 10"
+    )
+    assert rows_of(sql) == pytest.approx(10 * 1000, rel=0.01)
+
+
 def test_a_window_shuffles_by_its_partition_keys() -> None:
     sql = (
         "SELECT o_custkey, RANK() OVER (PARTITION BY o_custkey ORDER BY o_orderdate) AS r "

@@ -385,13 +385,11 @@ def key_in_sample(side: ScanSample, names: tuple[str, ...]) -> bool | None:
     sample = side.load()
     if sample is None or sample.size == 0 or any(n not in sample.columns for n in names):
         return None
-    arrays = {}
-    for name in names:
-        values = sample.columns[name]
-        arrays[name] = (
-            sample.arrow(name) if values.dtype == object else pa.array(values, from_pandas=True)
-        )
-    table = pa.table(arrays).drop_null()
+    return sample.derived(("key", names), partial(_key_in_sample, sample, names))
+
+
+def _key_in_sample(sample: Sample, names: tuple[str, ...]) -> bool | None:
+    table = sample_table(sample, names).drop_null()
     if table.num_rows == 0:
         return None
     return bool(table.group_by(list(names)).aggregate([]).num_rows == table.num_rows)

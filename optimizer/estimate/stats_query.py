@@ -96,6 +96,7 @@ from optimizer.plan import (
     Scan,
     Sort,
     Union,
+    Window,
     column_of,
     conjunction,
     conjuncts,
@@ -435,6 +436,26 @@ class StatsQuery:
         child = self.of(node.child)
         columns = {ref: _expression_column(expression, child) for ref, expression in node.outputs}
         return NodeStats(child.rows, sum(c.width for c in columns.values()), columns)
+
+    @_derive.register
+    def _window(self, node: Window) -> NodeStats:
+        """Every input row kept; a rank (RANK, DENSE_RANK, ROW_NUMBER) runs from 1 to its
+        partition's rows: spread evenly over 1 .. input rows / partitions, so that `rk <=
+        100` keeps about 100 rows per partition. Not a seed rule."""
+        stats = self._project(node)
+        partitions = self._groups(self.of(node.child), node.partition_by).value
+        per_partition = max(1.0, stats.rows.value / max(partitions, 1.0))
+        columns = dict(stats.columns)
+        for ref, expression in node.outputs:
+            window = expression if isinstance(expression, exp.Window) else None
+            if window is not None and isinstance(
+                window.this, exp.Rank | exp.DenseRank | exp.RowNumber
+            ):
+                top = max(1, round(per_partition))
+                columns[ref] = ColumnEstimate(
+                    "int", Estimate(float(top), ESTIMATED, "ranks per partition"), low=1, high=top
+                )
+        return replace(stats, columns=columns)
 
     @_derive.register
     def _sort(self, node: Sort) -> NodeStats:
