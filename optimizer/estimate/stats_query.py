@@ -452,8 +452,14 @@ class StatsQuery:
                 window.this, exp.Rank | exp.DenseRank | exp.RowNumber
             ):
                 top = max(1, round(per_partition))
+                step = max(1, math.ceil(top / RANK_POINTS))
+                codes = tuple(float(k) for k in (*range(step, top, step), top))
                 columns[ref] = ColumnEstimate(
-                    "int", Estimate(float(top), ESTIMATED, "ranks per partition"), low=1, high=top
+                    "int",
+                    Estimate(float(top), ESTIMATED, "ranks per partition"),
+                    low=1,
+                    high=top,
+                    points=(codes, tuple(c / top for c in codes)),
                 )
         return replace(stats, columns=columns)
 
@@ -1325,6 +1331,7 @@ def _expression_column(expression: exp.Expr, child: NodeStats) -> ColumnEstimate
 
 
 LISTING = "partition listing"
+RANK_POINTS = 400  # points of a rank's (even) distribution
 DETERMINES_TOLERANCE = 0.01  # a column with 99% of the combinations' count determines them
 
 
