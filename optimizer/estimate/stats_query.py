@@ -452,8 +452,13 @@ class StatsQuery:
                 window.this, exp.Rank | exp.DenseRank | exp.RowNumber
             ):
                 top = max(1, round(per_partition))
+                # every rank up to RANK_POINTS (top-k filters), a coarser grid above
                 step = max(1, math.ceil(top / RANK_POINTS))
-                codes = tuple(float(k) for k in (*range(step, top, step), top))
+                dense = range(1, min(top, RANK_POINTS) + 1)
+                coarse = range(RANK_POINTS + step, top, step)
+                codes = tuple(
+                    float(k) for k in (*dense, *coarse, *([top] if top > RANK_POINTS else []))
+                )
                 columns[ref] = ColumnEstimate(
                     "int",
                     Estimate(float(top), ESTIMATED, "ranks per partition"),
@@ -1331,7 +1336,7 @@ def _expression_column(expression: exp.Expr, child: NodeStats) -> ColumnEstimate
 
 
 LISTING = "partition listing"
-RANK_POINTS = 400  # points of a rank's (even) distribution
+RANK_POINTS = 1000  # ranks kept one by one in a rank's (even) distribution
 DETERMINES_TOLERANCE = 0.01  # a column with 99% of the combinations' count determines them
 
 
