@@ -299,7 +299,7 @@ class _FromWriter:
             on = " AND ".join(f"({self._text(c)})" for c in written)
             text = f"{left} JOIN {right} ON {on}"
         else:
-            text = f"{left} CROSS JOIN {right}"
+            text = f"{left} JOIN {right}"
         return f"({text})" if nested else text
 
     def _needed(self, conditions: list[exp.Expr]) -> list[exp.Expr]:
