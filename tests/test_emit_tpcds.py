@@ -23,3 +23,21 @@ def test_a_join_without_on_is_an_inner_join_not_a_cross_join() -> None:
     (join,) = list(tree.find_all(exp.Join))
     assert not join.kind  # Spark parses it as an Inner join
     assert not join.side
+
+
+def test_the_from_lists_commas_stay_inner_joins() -> None:
+    """TPC-DS q6's shape (its FROM list kept, a correlated scalar subquery joined to it):
+    sqlglot reads the commas of Spark SQL as CROSS JOIN, which Spark would plan as Cross."""
+    sql = (
+        "SELECT n.n_name, COUNT(*) FROM nation n, supplier s, partsupp ps, part p "
+        "WHERE s.s_nationkey = n.n_nationkey AND ps.ps_suppkey = s.s_suppkey "
+        "AND ps.ps_partkey = p.p_partkey AND p.p_size = (SELECT MAX(p_size) FROM part) "
+        "AND p.p_retailprice > 1.2 * (SELECT AVG(p2.p_retailprice) FROM part p2 "
+        "WHERE p2.p_brand = p.p_brand) GROUP BY n.n_name"
+    )
+    emitted = emit(plan_query(None, sql, source=SOURCE))
+    assert "CROSS" not in emitted.upper()
+    tree = sqlglot.parse_one(emitted, read="spark")
+    kinds = [str(j.args.get("kind") or "") for j in tree.find_all(exp.Join)]
+    assert "CROSS" not in kinds
+    assert "_sq" in emitted  # the subquery became a join, the FROM list stayed

@@ -91,7 +91,19 @@ def emit_spark(
         changed = True
     if not changed and original is not None:
         return original
+    for join in copy.find_all(exp.Join):
+        _inner_not_cross(join)
     return copy.sql(dialect="spark")
+
+
+def _inner_not_cross(join: exp.Join) -> None:
+    """A comma of the FROM list (which sqlglot reads from Spark SQL as CROSS JOIN) written as
+    INNER JOIN: Spark keeps a CROSS JOIN's Cross type after it moves the WHERE's equalities
+    into the join, and its dynamic partition pruning skips Cross joins (the same rows)."""
+    args = join.args
+    plain = not args.get("side") and args.get("on") is None and not args.get("using")
+    if plain and str(args.get("kind") or "").upper() == "CROSS":
+        join.set("kind", "INNER")
 
 
 def _write_scalar_join(
