@@ -151,7 +151,7 @@ def _leaf(predicate: exp.Expr, state: dict[ColumnRef, ColumnEstimate], level: st
 def _comparison(
     predicate: exp.Binary, state: dict[ColumnRef, ColumnEstimate], level: str
 ) -> Estimate:
-    left, right = predicate.left, predicate.right
+    left, right = _without_failing_default(predicate.left, predicate), predicate.right
     left_ref, right_ref = _maybe_column(left, state), _maybe_column(right, state)
     op: type[exp.Binary] = type(predicate)
     if left_ref and right_ref:  # column op column
@@ -193,6 +193,26 @@ def _comparison(
     if op is exp.GT:
         return _range(left_ref, state, level, value, False, None, False, "range")
     return _range(left_ref, state, level, value, True, None, False, "range")
+
+
+def _without_failing_default(left: exp.Expr, predicate: exp.Binary) -> exp.Expr:
+    """`COALESCE(x, d) op c` is `x op c` when `d op c` is false (a NULL x fails either
+    way): `COALESCE(ws_qty, 0) > 0` after an outer join keeps the matched rows."""
+    if not isinstance(left, exp.Coalesce) or len(left.expressions) != 1:
+        return left
+    default, bound = left.expressions[0], predicate.right
+    if not all(isinstance(e, exp.Literal) and not e.is_string for e in (default, bound)):
+        return left
+    d, c = float(default.this), float(bound.this)
+    holds = {
+        exp.EQ: d == c,
+        exp.NEQ: d != c,
+        exp.LT: d < c,
+        exp.LTE: d <= c,
+        exp.GT: d > c,
+        exp.GTE: d >= c,
+    }.get(type(predicate), True)
+    return left if holds else left.this
 
 
 def _equality(
@@ -316,8 +336,8 @@ def _range(
     non_null = 1.0 - column.null_fraction
     below_high = 1.0 if hi is None else _cdf(column, hi, high_inclusive)
     below_low = 0.0 if lo is None else _cdf(column, lo, not low_inclusive)
-    if below_high is None or below_low is None:
-        return Estimate(SEED_INEQUALITY, DEFAULT, "default:1/3")
+    if below_high is None or below_low is None:  # (of the non-NULL rows: NULL fails)
+        return Estimate(SEED_INEQUALITY * non_null, DEFAULT, "default:1/3")
     within = clamp_fraction(below_high - below_low)
     if column.kll is not None and column.points is None and within < 2 * KLL_RANK_ERROR:
         within = narrow_range(column, lo, hi, within)

@@ -598,6 +598,8 @@ class StatsQuery:
             rows = left.rows.value * fraction
             source = f"{node.kind}:{source}"
         columns = self._join_columns(node, left, right, rows)
+        if node.kind in ("left", "right", "full") and self.level != BASIC:
+            columns = _outer_nulls(node, left, right, columns, inner, rows)
         if node.kind == "inner":
             for a, b in node.keys:
                 found = self._listed_join(written, a, b)
@@ -637,7 +639,16 @@ class StatsQuery:
         for extra, *_ in per_key[1:]:
             sel *= extra
         floor = 1.0 / max(l_rows, r_rows, 1.0)
-        if len(per_key) > 1:
+        # (unless one key alone is unique on a side: then each row meets at most one row by
+        # it, and the other keys only filter those matches)
+        unique = any(_unique_on(left, a) or _unique_on(right, b) for _, _, a, b in per_key)
+        # (nor when each side is grouped by its join keys: then the two sides' groups meet
+        # as independent combinations, each at most once)
+        unique = unique or (
+            _grouped_by(node.left, {a for a, _ in node.keys})
+            and _grouped_by(node.right, {b for _, b in node.keys})
+        )
+        if len(per_key) > 1 and not unique:
             sel = max(sel, floor)
             ordered = [(a, b) for _, _, a, b in per_key]
             completing = (
@@ -880,6 +891,64 @@ def _union_mcvs(
             merged[value] = merged.get(value, 0.0) + fraction * count / total
     ordered = sorted(merged.items(), key=lambda item: -item[1])
     return tuple(ordered[:MCV_LIMIT])
+
+
+def _outer_nulls(
+    node: Join,
+    left: NodeStats,
+    right: NodeStats,
+    columns: dict[ColumnRef, ColumnEstimate],
+    inner: float,
+    rows: float,
+) -> dict[ColumnRef, ColumnEstimate]:
+    """An outer join's null-supplying side is NULL in the rows the inner join did not
+    produce: (rows - inner) / rows of them (a LEFT JOIN ... WHERE right.key IS NULL keeps
+    the unmatched rows, not the right table's own NULLs)."""
+    if rows <= 0:
+        return columns
+    unmatched = clamp_fraction((rows - inner) / rows)
+    padded = []
+    if node.kind in ("left", "full"):
+        padded.append(right)
+    if node.kind in ("right", "full"):
+        padded.append(left)
+    result = dict(columns)
+    for side in padded:
+        for ref in side.columns:
+            column = result.get(ref)
+            if column is not None:
+                nulls = unmatched + (1.0 - unmatched) * column.null_fraction
+                result[ref] = replace(column, null_fraction=nulls)
+    return result
+
+
+def _grouped_by(node: Node, refs: set[ColumnRef]) -> bool:
+    """The node's rows are groups of an aggregate whose grouping columns are among `refs`
+    (so no two of its rows agree on them)."""
+    while True:
+        if isinstance(node, Project) and not isinstance(node, Window):
+            refs = {column_of(e) or ref for ref, e in node.outputs if ref in refs}
+        elif isinstance(node, Join) and node.kind in ("inner", "left"):
+            # each left row meets at most one right row when the right side is unique on
+            # the join keys
+            if not _grouped_by(node.right, {b for _, b in node.keys}):
+                return False
+        elif not isinstance(node, Filter | Sort | Limit) and not (
+            isinstance(node, Join) and node.kind in ("semi", "anti")  # some left rows
+        ):
+            break
+        node = node.children[0]
+    if not isinstance(node, Aggregate) or not node.group_by or node.grouping_sets:
+        return False
+    grouped = {ref for ref, e in node.outputs if any(e.sql() == g.sql() for g in node.group_by)}
+    return len(grouped) >= len(node.group_by) and grouped <= refs
+
+
+def _unique_on(side: NodeStats, ref: ColumnRef) -> bool:
+    """The column's values are (nearly) all distinct among the side's rows."""
+    column = side.columns.get(ref)
+    rows = side.rows.value
+    return column is not None and rows > 0 and column.ndv.value >= NEARLY_UNIQUE * rows
 
 
 def _correlated_group_ndvs(keys: list[ColumnEstimate], ndvs: list[float]) -> list[float]:
