@@ -410,10 +410,31 @@ def determines(side: ScanSample, column: str, key: str) -> bool:
 
 
 def _determines(sample: Sample, column: str, key: str) -> bool:
-    table = sample_table(sample, (column, key)).drop_null()
-    grouped = table.group_by(column).aggregate([(key, "count_distinct"), (key, "count")])
-    repeated = pc.greater(grouped[f"{key}_count"], 1)
-    if pc.sum(repeated).as_py() is None or pc.sum(repeated).as_py() < MIN_REPEATED_GROUPS:
+    """Sorted by the column (once per column), neighbours with one column value must have
+    one key value: O(n) per key after the sort, not a grouping per pair."""
+    values = _codes(sample, column)[_order(sample, column)]
+    keys = _codes(sample, key)[_order(sample, column)]
+    same = (values[1:] == values[:-1]) & (values[1:] >= 0) & (keys[1:] >= 0) & (keys[:-1] >= 0)
+    if int(same.sum()) < MIN_REPEATED_GROUPS:
         return False
-    distinct = pc.filter(grouped[f"{key}_count_distinct"], repeated)
-    return bool(pc.max(distinct).as_py() == 1)
+    return not bool(np.any(keys[1:][same] != keys[:-1][same]))
+
+
+def _codes(sample: Sample, name: str) -> np.ndarray:
+    """Per sampled row, an integer standing for its value of `name` (-1: NULL); kept."""
+
+    def compute() -> np.ndarray:
+        values = sample.columns[name]
+        if values.dtype == object:
+            array = sample.arrow(name)
+            if isinstance(array, pa.ChunkedArray):
+                array = array.combine_chunks()
+            indices = pc.dictionary_encode(array).indices.fill_null(-1)
+            return np.asarray(indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        return value_codes(values)[1].astype(np.int64)
+
+    return sample.derived(("codes", name), compute)
+
+
+def _order(sample: Sample, name: str) -> np.ndarray:
+    return sample.derived(("order", name), lambda: np.argsort(_codes(sample, name), kind="stable"))
