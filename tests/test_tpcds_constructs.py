@@ -312,6 +312,40 @@ def test_a_constant_of_each_union_input_is_filtered_by_its_share() -> None:
     assert rows_of(sql) == pytest.approx(ROWS["orders"])
 
 
+def test_the_unmatched_rows_of_a_left_join_are_null_on_the_right() -> None:
+    # 150,000 customers, 25 nations; a customer key meets a nation key 1/1,000 of the time
+    sql = "SELECT c_custkey, n_name FROM customer LEFT JOIN nation ON c_custkey = n_nationkey"
+    join = plan_of(sql).children[0]
+    assert isinstance(join, Join)
+    stats = StatsQuery(SOURCE)
+    inner = stats.of(Join(join.left, join.right, "inner", join.keys)).rows.value
+    rows = stats.of(join).rows.value
+    assert rows > inner  # unmatched customers are kept, padded with NULLs
+    padded = stats.of(join).columns[("nation", "n_name")].null_fraction
+    assert padded == pytest.approx((rows - inner) / rows)
+
+
+def test_coalesce_with_a_failing_default_is_its_column() -> None:
+    plain = rows_of("SELECT * FROM orders WHERE o_shippriority = 5")
+    coalesced = rows_of("SELECT * FROM orders WHERE COALESCE(o_shippriority, 0) = 5")
+    assert coalesced == pytest.approx(plain)
+    assert coalesced == pytest.approx(ROWS["orders"] / 1000)
+
+
+def test_a_key_unique_on_one_side_drops_the_composite_floor() -> None:
+    # nation's key is unique: each supplier meets one nation, the second key only filters
+    sql = (
+        "SELECT * FROM supplier, nation WHERE s_nationkey = n_nationkey AND s_suppkey = n_regionkey"
+    )
+    assert rows_of(sql) < 25  # 10,000 x 25 / 25 / 1,000, not the floor's 25
+
+
+def test_groups_joined_on_their_grouping_keys_meet_as_combinations() -> None:
+    grouped = "SELECT n_regionkey AS r, n_nationkey AS k, COUNT(*) AS c FROM nation GROUP BY 1, 2"
+    sql = f"SELECT * FROM ({grouped}) a JOIN ({grouped}) b ON a.r = b.r AND a.k = b.k"
+    assert rows_of(sql) < 25  # 25 x 25 / 25 / 25, not the floor's 25
+
+
 def test_a_sample_holds_every_row_only_when_no_row_stands_for_others() -> None:
     assert holds_every_row(_sample({"k": np.array([1.0, 2.0])}))
     assert not holds_every_row(_sample({"k": np.array([1.0, 2.0])}, weights=[1.0, 3.0]))
