@@ -1,22 +1,26 @@
 """Join planning (issue 6): statlas's emitted Spark SQL beside Spark's own plans.
 
-    python benchmarks/plans.py [--set tpch|star|all] [--scale 1] [--variant uniform]
+    python benchmarks/plans.py [--set tpch|star|tpcds|all] [--scale 1] [--variant uniform]
                                [--repeat 3] [--warmup 1] [--short-warmup 2]
                                [--min-seconds 6] [--max-repeat 25]
                                [--queries q1,q5] [--json FILE] [--config key=value ...]
+                               [--plans default,cbo,statlas]
                                [--master local[2]] [--driver-memory 10g] [--timeout 900]
 
 TPC-H's 22 queries (benchmarks/tpch_queries.py; --set tpch, on the uniform data unless
 --variant says otherwise) and a star-join set written in a naive join order
 (benchmarks/star_queries.py; --set star, on zipf-1 unless --variant says otherwise), over
-the Parquet lake of `make data`. In one run and one SparkSession, per query, after
---warmup untimed runs of each plan (Spark compiles each plan's generated code once; up to
---short-warmup more rounds for a short query, whose first run overstates its length),
-medians of --repeat wall times of `spark.sql(q).collect()` (more for a short query: until
-each plan has about --min-seconds timed, at most --max-repeat), the plans taking turns
-(their order rotated per repetition and query, and reversed on every other repetition, so
-that each plan runs after each other plan equally often), each run after a full garbage
-collection of the driver JVM (untimed: one plan's garbage is not paid for by the next):
+the Parquet lake of `make data`; TPC-DS's 99 queries (benchmarks/tpcds_queries.py; --set
+tpcds, not part of --set all) over the lake of `benchmarks/data.py --set tpcds`, its catalog
+tables and statlas metastore set up by benchmarks/plans_tpcds.py. In one run and one
+SparkSession, per query, after --warmup untimed runs of each plan (Spark compiles each plan's
+generated code once; up to --short-warmup more rounds for a short query, whose first run
+overstates its length), medians of --repeat wall times of `spark.sql(q).collect()` (more for
+a short query: until each plan has about --min-seconds timed, at most --max-repeat), the
+plans taking turns (their order rotated per repetition and query, and reversed on every other
+repetition, so that each plan runs after each other plan equally often), each run after a
+full garbage collection of the driver JVM (untimed: one plan's garbage is not paid for by the
+next):
 
   default   Spark's own plan: CBO off, adaptive execution on (Spark's defaults)
   cbo       Spark with spark.sql.cbo.enabled, joinReorder.enabled and planStats.enabled, over
@@ -38,7 +42,10 @@ its shuffle elimination (optimizer.physical.api.explain), statlas's planning tim
 Spark executed statlas's SQL with its default plan's very operators (plan_shape: operator
 names, join types and build sides, scanned tables), and whether
 the three plans returned the same rows (sorted; floats to 1e-6 relative); a difference is
-printed loudly and makes the exit status 1. A query statlas cannot plan (a StatlasError) says
+printed loudly and makes the exit status 1, unless the query ends in a LIMIT and the two
+plans' texts without it (tpcds_queries.without_final_limit) return the same rows: then the
+plans cut a tie differently, which the table says ("ties"). --plans runs fewer plans (e.g.
+default,statlas for a check of statlas's rows). A query statlas cannot plan (a StatlasError) says
 "not planned: <message>" and is left out of statlas's figures, as are a statlas plan that
 fails, times out (--timeout seconds, per run) or returns other rows. Summary per set: geometric
 means, the queries more than 10% slower than the better Spark plan (and which of them statlas
@@ -59,17 +66,21 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import plans_tpcds
 import qerror_statlas
 import qerror_truth
 import star_queries
 import tpch_queries
 from hive_catalog import hive_catalog_settings
+from tpcds_queries import TABLES as TPCDS_TABLES
+from tpcds_queries import without_final_limit
 
 from collectors.spark_session import spark_session
 from metastore import Metastore
@@ -86,9 +97,11 @@ CBO_SETTINGS = (
     "spark.sql.cbo.joinReorder.enabled",
     "spark.sql.cbo.planStats.enabled",
 )
-SETS: dict[str, tuple[dict[str, str], str]] = {
-    "tpch": (tpch_queries.QUERIES, "uniform"),
-    "star": (star_queries.QUERIES, "zipf-1"),
+# {set: (its queries, read when the set runs; its data variant)}
+SETS: dict[str, tuple[Callable[[], dict[str, str]], str]] = {
+    "tpch": (lambda: tpch_queries.QUERIES, "uniform"),
+    "star": (lambda: star_queries.QUERIES, "zipf-1"),
+    "tpcds": (plans_tpcds.queries, plans_tpcds.VARIANT),
 }
 FINGERPRINT_KEY = "statlas_plans_analyzed"
 TOLERANCE = 1e-6
@@ -120,7 +133,7 @@ def fingerprint(directory: Path) -> str:
     return hashlib.sha256(f"{directory}|{complete}|histograms".encode()).hexdigest()[:16]
 
 
-def analyzed(spark: Any, database: str, expected: str) -> bool:
+def analyzed(spark: Any, database: str, expected: str, tables: tuple[str, ...]) -> bool:
     """Whether `database` holds every table, ANALYZEd over the data of `expected`."""
     if not spark.catalog.databaseExists(database):
         return False
@@ -128,7 +141,11 @@ def analyzed(spark: Any, database: str, expected: str) -> bool:
     properties = " ".join(str(r[1]) for r in rows if str(r[0]).lower() == "properties")
     if f"({FINGERPRINT_KEY},{expected})" not in properties:
         return False
-    return all(spark.catalog.tableExists(f"{database}.{t}") for t in qerror_truth.TABLES)
+    return all(spark.catalog.tableExists(f"{database}.{t}") for t in tables)
+
+
+def tables_of(variant: str) -> tuple[str, ...]:
+    return TPCDS_TABLES if variant == plans_tpcds.VARIANT else qerror_truth.TABLES
 
 
 def catalog_database(spark: Any, directory: Path, scale: str, variant: str) -> str:
@@ -136,22 +153,25 @@ def catalog_database(spark: Any, directory: Path, scale: str, variant: str) -> s
     unless a run before did it over the same data."""
     database = f"plans_sf{qerror_truth.safe_name(scale)}_{qerror_truth.safe_name(variant)}"
     expected = fingerprint(directory)
-    if analyzed(spark, database, expected):
+    if analyzed(spark, database, expected, tables_of(variant)):
         print(f"{database}: ANALYZEd by an earlier run", flush=True)
         return database
     started = time.perf_counter()
-    qerror_truth.analyze_catalog(spark, directory, database, histograms=True)
+    if variant == plans_tpcds.VARIANT:
+        plans_tpcds.analyze_catalog(spark, directory / "lake", database)
+    else:
+        qerror_truth.analyze_catalog(spark, directory, database, histograms=True)
     spark.sql(f"ALTER DATABASE {database} SET DBPROPERTIES ('{FINGERPRINT_KEY}' = '{expected}')")
     print(f"{database}: created and ANALYZEd in {time.perf_counter() - started:.0f} s", flush=True)
     return database
 
 
-def warm(spark: Any, database: str) -> None:
+def warm(spark: Any, database: str, tables: tuple[str, ...]) -> None:
     """Count every table twice: the files of every partition are listed (and cached by the
     session) and the JVM warmed up before any plan is timed (a first count of lineitem takes
     ten times a second)."""
     for _ in range(2):
-        for table in qerror_truth.TABLES:
+        for table in tables:
             spark.sql(f"SELECT COUNT(*) FROM {database}.{table}").collect()
 
 
@@ -383,6 +403,18 @@ def plan_statlas(metastore: Metastore, sql: str, config: dict[str, str] | None =
     return Planned(emitted, explanation, seconds)
 
 
+def cut_tie(spark: Any, texts: dict[str, str], plan: str, reference: str, timeout: float) -> bool:
+    """Whether `plan` and the `reference` plan, whose rows differ, return the same rows
+    without the query's final LIMIT (ORDER BY ... LIMIT cuts ties as the plan has them)."""
+    unlimited = {p: without_final_limit(texts[p]) for p in (plan, reference)}
+    if unlimited[plan] == texts[plan] or unlimited[reference] == texts[reference]:
+        return False  # no final LIMIT: the rows differ
+    found = {p: run_once(spark, sql, p, timeout) for p, sql in unlimited.items()}
+    rows = [found[p].rows for p in (plan, reference)]
+    configure(spark, "default")
+    return rows[0] is not None and rows[1] is not None and difference(rows[0], rows[1]) is None
+
+
 def predicted(explanation: dict[str, Any] | None, key: str = "shuffles") -> dict[str, Any]:
     """{"before": n, "after": n} of the explanation's `key`, empty without one."""
     found = (explanation or {}).get(key)
@@ -396,7 +428,7 @@ def measure(
     texts = {"default": sql, "cbo": sql}
     if planned.sql is not None:
         texts["statlas"] = planned.sql
-    plans = [p for p in PLANS if p in texts]
+    plans = [p for p in PLANS if p in texts and p in args.plans]
     times: dict[str, list[float]] = {p: [] for p in plans}
     rows: dict[str, list[tuple[Any, ...]]] = {}
     executed: dict[str, dict[str, int]] = {}
@@ -418,10 +450,15 @@ def measure(
     configure(spark, "default")
     median = {p: statistics.median(t) if t and p not in errors else None for p, t in times.items()}
     differs: dict[str, str] = {}
-    reference = rows["default"] if "default" in rows else rows.get("cbo")
+    ties: dict[str, str] = {}
+    first = "default" if "default" in rows else "cbo"
+    reference = rows.get(first)
     for plan, result in rows.items():
         why = None if reference is None else difference(result, reference)
-        if why is not None:
+        if why is not None and cut_tie(spark, texts, plan, first, args.timeout):
+            ties[plan] = why
+            print(f"{name}: {plan} cut a tie of the final LIMIT otherwise ({why})", flush=True)
+        elif why is not None:
             differs[plan] = why
             print(
                 f"\n!!!!!!!! RESULT MISMATCH {name}: {plan} differs from Spark's default: {why}\n",
@@ -459,6 +496,8 @@ def measure(
         "explain": planned.explanation,
         "errors": errors,
         "mismatch": differs,
+        # other rows under the final LIMIT, the same rows without it
+        "ties": ties,
         "same": not differs and reference is not None,
     }
 
@@ -501,6 +540,8 @@ def table_row(record: dict[str, Any]) -> str:
         if record["same"]
         else "NO: " + "; ".join(f"{p} {why}" for p, why in record["mismatch"].items())
     )
+    if record["same"] and record.get("ties"):
+        same += " (ties under LIMIT: " + ", ".join(record["ties"]) + ")"
     return (
         f"| {record['query']} | {_seconds(median.get('default'))} | "
         f"{_seconds(median.get('cbo'))} | {ours} | {_ratio(record['ratio_best'])} | "
@@ -533,12 +574,16 @@ def summarize(records: list[dict[str, Any]], variant: str) -> dict[str, Any]:
             continue
         if not r["planned"]:
             left_out[r["query"]] = str(r["message"])
+        elif "statlas" not in r["median"]:
+            left_out[r["query"]] = "not run (--plans)"
         elif "statlas" in r["errors"]:
             left_out[r["query"]] = r["errors"]["statlas"]
+        elif "statlas" in r["mismatch"]:
+            left_out[r["query"]] = "result differs: " + r["mismatch"]["statlas"]
         else:
-            left_out[r["query"]] = "result differs: " + r["mismatch"].get("statlas", "")
+            left_out[r["query"]] = "no Spark plan's time to compare with"
     # a statlas plan that failed, timed out or returned other rows misses the target too
-    failed = [q for q, why in left_out.items() if not why.startswith("not planned")]
+    failed = [q for q, why in left_out.items() if not why.startswith(("not planned", "not run"))]
     geo_best = _geomean([r["ratio_best"] for r in timed])
     summary: dict[str, Any] = {
         "variant": variant,
@@ -616,13 +661,14 @@ def chosen_sets(args: argparse.Namespace) -> list[tuple[str, dict[str, str], str
     """(set, {query: sql}, variant) for each set of the run, limited to --queries."""
     names = ("tpch", "star") if args.set == "all" else (args.set,)
     wanted = [q for q in (args.queries or "").split(",") if q]
-    known = {q for n in names for q in SETS[n][0]}
+    every = {n: SETS[n][0]() for n in names}
+    known = {q for n in names for q in every[n]}
     unknown = [q for q in wanted if q not in known]
     if unknown:
         raise SystemExit(f"unknown queries {unknown}: the sets {names} hold {sorted(known)}")
     chosen = []
     for name in names:
-        queries, variant = SETS[name]
+        queries, variant = every[name], SETS[name][1]
         picked = {q: s for q, s in queries.items() if not wanted or q in wanted}
         if picked:
             chosen.append((name, picked, args.variant or variant))
@@ -631,7 +677,7 @@ def chosen_sets(args: argparse.Namespace) -> list[tuple[str, dict[str, str], str
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", choices=("tpch", "star", "all"), default="tpch")
+    parser.add_argument("--set", choices=("tpch", "star", "tpcds", "all"), default="tpch")
     parser.add_argument("--scale", default="1")
     parser.add_argument(
         "--variant", help="uniform | zipf-1 | zipf-1.5 (default: tpch uniform, star zipf-1)"
@@ -654,6 +700,12 @@ def main() -> None:
         help="more untimed rounds for a query that repeats more than --repeat times",
     )
     parser.add_argument("--queries", help="comma-separated names, e.g. q1,q5 or s2")
+    parser.add_argument(
+        "--plans",
+        default=",".join(PLANS),
+        type=lambda text: [p for p in text.split(",") if p],
+        help="the plans to run, of default,cbo,statlas (rows compare with default's, or cbo's)",
+    )
     parser.add_argument("--json", type=Path, help="write every figure to this file")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--driver-memory", default="10g")
@@ -668,7 +720,15 @@ def main() -> None:
     config = parse_settings(args.config)
     scale = qerror_truth.scale_name(args.scale)
     sets = chosen_sets(args)
-    directories = {v: qerror_truth.variant_dir(DATA, scale, v) for _, _, v in sets}
+    unknown = [p for p in args.plans if p not in PLANS]
+    if unknown or not set(args.plans) & {"default", "cbo"}:
+        raise SystemExit(f"--plans {args.plans}: of {PLANS}, with default or cbo")
+    directories = {
+        v: plans_tpcds.directory(DATA, scale)
+        if v == plans_tpcds.VARIANT
+        else qerror_truth.variant_dir(DATA, scale, v)
+        for _, _, v in sets
+    }
 
     started = time.perf_counter()
     spark = session(args.master, args.driver_memory)
@@ -677,6 +737,7 @@ def main() -> None:
         "scale": scale,
         "master": args.master,
         "repeat": args.repeat,
+        "plans": args.plans,
         "statlas_config": config,
         "spark": spark.version,
         "setup_seconds": {},
@@ -689,11 +750,16 @@ def main() -> None:
         databases[variant] = catalog_database(spark, directory, scale, variant)
         report["setup_seconds"][f"catalog {variant}"] = time.perf_counter() - began
         began = time.perf_counter()
-        metastores[variant] = qerror_statlas.metastore_for(DATA, scale, variant, directory, spark)
+        if variant == plans_tpcds.VARIANT:
+            metastores[variant] = plans_tpcds.metastore(DATA, scale, spark)
+        else:
+            metastores[variant] = qerror_statlas.metastore_for(
+                DATA, scale, variant, directory, spark
+            )
         report["setup_seconds"][f"statlas collect {variant}"] = time.perf_counter() - began
         print(f"statlas metastore {variant}: ready in {time.perf_counter() - began:.0f} s")
         began = time.perf_counter()
-        warm(spark, databases[variant])
+        warm(spark, databases[variant], tables_of(variant))
         report["setup_seconds"][f"warm {variant}"] = time.perf_counter() - began
     print(f"set up in {time.perf_counter() - started:.0f} s", flush=True)
 
