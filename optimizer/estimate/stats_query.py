@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
-from functools import partial, singledispatchmethod
+from functools import lru_cache, partial, singledispatchmethod
 from typing import Any
 
 from sqlglot import exp
@@ -1271,17 +1271,12 @@ def _theta_overlap(a: ColumnEstimate, b: ColumnEstimate) -> float:
     the share of each side's distinct values its filters kept: independently, except when
     both were narrowed to the same range (then the smaller share), or a semi join restricted
     one side to a key set holding the other's values (then independently within that set)."""
-    from datasketches import theta_intersection
-
     if a.values is not None and b.values is not None:  # both known value sets
         return float(min(len(set(a.values) & set(b.values)), a.ndv.value, b.ndv.value))
     common = _common_key_set(a, b)
     if common is not None:
         return _overlap_within(a.ndv.value, b.ndv.value, common.ndv)
-    intersection = theta_intersection()
-    intersection.update(a.theta)
-    intersection.update(b.theta)
-    shared = float(intersection.get_result().get_estimate())
+    shared = _theta_intersection(a.theta, b.theta)
     if a.restrict == b.restrict and a.restrict != (None, None):
         # both narrowed to one range
         # the range's keys of the smaller side are contained in the other's as much as the
@@ -1292,6 +1287,19 @@ def _theta_overlap(a: ColumnEstimate, b: ColumnEstimate) -> float:
         return float(in_range * min(1.0, containment) * other_a * other_b)
     # never more shared keys than either side has distinct values
     return min(shared * a.theta_share * b.theta_share, a.ndv.value, b.ndv.value)
+
+
+@lru_cache(maxsize=4096)
+def _theta_intersection(a: Any, b: Any) -> float:
+    """The estimated distinct values two Theta sketches share. Kept per pair of sketches
+    (the process's cache holds the sketches themselves): a join order search asks for the
+    same pair many times."""
+    from datasketches import theta_intersection
+
+    intersection = theta_intersection()
+    intersection.update(a)
+    intersection.update(b)
+    return float(intersection.get_result().get_estimate())
 
 
 def _common_key_set(a: ColumnEstimate, b: ColumnEstimate) -> KeySet | None:
