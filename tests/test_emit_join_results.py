@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from benchmarks.tpch_queries import QUERIES
 from optimizer.physical.api import PhysicalPlan, emit, plan_query
-from tests.test_tpch_planning import MadeUpStatistics
+from tests.support.tpch import MadeUpStatistics
 
 SOURCE = MadeUpStatistics()
 ON = {"broadcast_join_results": "1"}

@@ -14,7 +14,7 @@ from sqlglot import exp
 from benchmarks.tpch_queries import QUERIES
 from optimizer.physical.api import PhysicalPlan, emit, plan_query
 from optimizer.plan import conjuncts
-from tests.test_tpch_planning import MadeUpStatistics
+from tests.support.tpch import MadeUpStatistics
 
 SOURCE = MadeUpStatistics()
 

@@ -10,7 +10,7 @@ import sqlglot
 from sqlglot import exp
 
 from optimizer.physical.api import emit, plan_query
-from tests.test_tpch_planning import MadeUpStatistics
+from tests.support.tpch import MadeUpStatistics
 
 SOURCE = MadeUpStatistics()
 

@@ -17,7 +17,7 @@ from sqlglot import exp
 from metastore.statistics import TableSummary
 from optimizer.estimate.stats_query import PartitionQuery
 from optimizer.physical.api import PhysicalPlan, emit, plan_query
-from tests.test_tpch_planning import ROWS, MadeUpStatistics
+from tests.support.tpch import ROWS, MadeUpStatistics
 
 
 class KeyedStatistics(MadeUpStatistics):

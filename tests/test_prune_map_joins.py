@@ -18,7 +18,8 @@ from optimizer.physical.api import explain_json, plan_query
 from optimizer.plan import Node, Scan, walk
 from pruner.candidates import Analysis
 from pruner.prune import plan_pruning
-from tests.test_tpch_planning import Lake, MadeUpStatistics, tpch_lake  # noqa: F401 (tpch_lake: a fixture)
+from tests.support.tpch import MadeUpStatistics
+from tests.test_tpch_planning import Lake, tpch_lake  # noqa: F401 (tpch_lake: a fixture)
 
 QUERIES = {**TPCH_QUERIES, **STAR_QUERIES}
 

@@ -18,7 +18,7 @@ from optimizer.estimate.predicates import SKETCH
 from optimizer.estimate.stats_query import StatsQuery
 from optimizer.plan import Union, walk
 from optimizer.sql_to_plan import build_plan
-from tests.test_tpch_planning import MadeUpStatistics
+from tests.support.tpch import MadeUpStatistics
 
 PARTS = 200_000
 SIZES = 50  # p_size = 15 keeps a fiftieth of the parts: 4,000 of them

@@ -26,7 +26,7 @@ from optimizer.estimate.values import EXACT, Estimate
 from optimizer.physical.api import explain, plan_query
 from optimizer.plan import Aggregate, Join, Node, Window, walk
 from optimizer.sql_to_plan import build_plan, grouping_sets
-from tests.test_tpch_planning import ROWS, MadeUpStatistics
+from tests.support.tpch import ROWS, MadeUpStatistics
 
 SOURCE = MadeUpStatistics()
 

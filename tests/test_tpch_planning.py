@@ -16,17 +16,16 @@ from typing import Any
 import pytest
 from sqlglot import exp
 
-from benchmarks.tpch_queries import PARTITION_KEYS, QUERIES, ROWS, SCHEMA
-from metastore.catalog import PartitionKey, TableInfo
-from metastore.discovery import Column
+from benchmarks.tpch_queries import QUERIES
+from metastore.catalog import TableInfo
 from metastore.errors import UnknownTable
 from metastore.lookup import PartitionQuery
 from metastore.statistics import ColumnSummary, PartitionRows, TableSummary
-from metastore.types import parse_key_type
 from optimizer.estimate.predicates import LEVELS
 from optimizer.estimate.stats_query import StatisticsSource, StatsQuery
 from optimizer.plan import Aggregate, Filter, Join, Node, Scan, walk
 from optimizer.sql_to_plan import build_plan, build_qualified_plan
+from tests.support.tpch import MadeUpStatistics, info, tpch_lookup
 
 # Join nodes of each query's plan: FROM-list joins, IN/EXISTS semi and anti joins, and
 # one join per decorrelated scalar subquery (plus the joins of the subquery's own FROM)
@@ -54,71 +53,6 @@ EXPECTED_JOINS = {
     "q21": 5,
     "q22": 2,
 }
-
-
-def info(
-    name: str, columns: dict[str, str], keys: dict[str, str] | None = None, table_id: int = 1
-) -> TableInfo:
-    return TableInfo(
-        table_id,
-        name,
-        "/data/" + name,
-        "parquet",
-        tuple(Column(c, t, True) for c, t in columns.items()),
-        tuple(PartitionKey(k, parse_key_type(t)) for k, t in (keys or {}).items()),
-        None,
-        {},
-        1,
-    )
-
-
-TPCH_INFO = {
-    name: info(
-        name,
-        columns,
-        {PARTITION_KEYS[name]: "date"} if name in PARTITION_KEYS else None,
-        900 + position,
-    )
-    for position, (name, columns) in enumerate(SCHEMA.items())
-}
-
-
-def tpch_lookup(name: str) -> TableInfo:
-    if name not in TPCH_INFO:
-        raise UnknownTable(f"unknown table {name}")
-    return TPCH_INFO[name]
-
-
-class MadeUpStatistics(StatisticsSource):
-    """TPC-H SF 1 row counts, every column with an NDV and no range (no Spark needed)."""
-
-    def table(self, name: str) -> TableInfo:
-        return tpch_lookup(name)
-
-    def summary(self, name: str, query: PartitionQuery) -> TableSummary:
-        rows = ROWS[name]
-        columns = {
-            column: ColumnSummary(
-                column,
-                type_,
-                0,
-                None,
-                None,
-                float(min(rows, 1000)),
-                "hll",
-                8.0,
-                8,
-                [],
-                None,
-                None,
-                None,
-            )
-            for column, type_ in SCHEMA[name].items()
-        }
-        return TableSummary(name, 1, rows, columns)
-
-    def partitions(self, name: str, query: PartitionQuery) -> list[PartitionRows]:
-        return []
 
 
 def joins(node: Node) -> list[Join]:

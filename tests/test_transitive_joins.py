@@ -17,7 +17,7 @@ from metastore.statistics import TableSummary
 from optimizer.physical.api import PhysicalPlan, emit, plan_query
 from optimizer.physical.equivalence import ColumnClasses, column_equality, implied_equalities
 from optimizer.plan import Join, Node, conjuncts
-from tests.test_tpch_planning import MadeUpStatistics
+from tests.support.tpch import MadeUpStatistics
 
 KEY_NDV = {
     "p_partkey": 200_000,
