@@ -12,7 +12,6 @@ signal abandons the running jobs at once.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import os
 import signal
@@ -30,7 +29,7 @@ from metastore import Metastore
 from metastore.errors import StatlasError
 from pruner.leader import LeaderElector, leader_lock
 from pruner.scheduler import CANCEL_WAIT_SECONDS, JobRuntime, LeaderScheduler, install_runtime
-from pruner.schedules import Schedules, schedules_router
+from pruner.schedules import Schedules, schedules_router, utc_seconds
 
 log = logging.getLogger("statlas.daemon")
 
@@ -143,16 +142,12 @@ def scheduler_router(node: str, elector: LeaderElector, runtime: JobRuntime) -> 
             {
                 "node": node,
                 "leader": elector.leading,
-                "leader_since": None if since is None else _iso(since),
+                "leader_since": None if since is None else utc_seconds(since),
                 "running": runtime.running(),
             }
         )
 
     return router
-
-
-def _iso(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 class OneLineFormatter(logging.Formatter):

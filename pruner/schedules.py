@@ -66,15 +66,16 @@ class Schedule:
             "table": self.table,
             "cron": self.expression if self.kind == "cron" else None,
             "every": self.expression if self.kind == "every" else None,
-            "next_run": None if self.next_run is None else _iso(self.next_run),
+            "next_run": None if self.next_run is None else utc_seconds(self.next_run),
         }
 
     def describe(self) -> str:
-        when = "never (paused)" if self.next_run is None else _iso(self.next_run)
+        when = "never (paused)" if self.next_run is None else utc_seconds(self.next_run)
         return f"{self.table}\t{self.kind} {self.expression}\tnext run {when}"
 
 
-def _iso(moment: dt.datetime) -> str:
+def utc_seconds(moment: dt.datetime) -> str:
+    """ISO 8601 in UTC to the second, `Z` for the zone (the daemon's times of day)."""
     return moment.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
