@@ -6,26 +6,11 @@ from __future__ import annotations
 import pytest
 from sqlglot import exp
 
-from metastore.catalog import Column, PartitionKey, TableInfo
+from metastore.catalog import TableInfo
 from metastore.errors import UnknownColumn, UnknownTable
-from metastore.types import parse_key_type
 from optimizer.plan import Aggregate, Filter, Join, Limit, Project, Scan, Sort, Union, walk
 from optimizer.sql_to_plan import InvalidQuery, build_plan
-
-
-def info(name: str, columns: dict[str, str], keys: dict[str, str] | None = None) -> TableInfo:
-    return TableInfo(
-        1,
-        name,
-        "/data/" + name,
-        "parquet",
-        tuple(Column(c, t, True) for c, t in columns.items()),
-        tuple(PartitionKey(k, parse_key_type(t)) for k, t in (keys or {}).items()),
-        None,
-        {},
-        1,
-    )
-
+from tests.support.tpch import info
 
 TABLES = {
     "sales": info("sales", {"id": "bigint", "cust": "bigint", "amount": "double"}, {"dt": "date"}),

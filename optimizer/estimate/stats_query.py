@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache, partial, singledispatchmethod
@@ -576,10 +576,12 @@ class StatsQuery:
     @_derive.register
     def _join(self, node: Join) -> NodeStats:
         left, right = self.of(node.left), self.of(node.right)
-        written = (left, right)  # the sides as their nodes estimate them
+        # partition-key joins through the listing, on the sides as their nodes estimate
+        # them (the transfer of ranges below keeps neither samples nor listings)
+        listed = {(a, b): self._listed_join((left, right), a, b) for a, b in node.keys}
         if self.level != BASIC and node.kind in ("inner", "semi"):
             left, right = _transfer_ranges(node, left, right)
-        inner, source = self._inner_join_rows(node, left, right, written)
+        inner, source = self._inner_join_rows(node, left, right, listed)
         precision = weakest(left.rows.precision, right.rows.precision, ESTIMATED)
         if node.residual is not None:
             combined = {**left.columns, **right.columns}
@@ -601,8 +603,7 @@ class StatsQuery:
         if node.kind in ("left", "right", "full") and self.level != BASIC:
             columns = _outer_nulls(node, left, right, columns, inner, rows)
         if node.kind == "inner":
-            for a, b in node.keys:
-                found = self._listed_join(written, a, b)
+            for found in listed.values():
                 if found is not None:
                     columns = _matched_by_listing(columns, *found)
         if self.level == SKETCH and node.kind == "inner":
@@ -615,10 +616,11 @@ class StatsQuery:
         node: Join,
         left: NodeStats,
         right: NodeStats,
-        written: tuple[NodeStats, NodeStats] | None = None,
+        listed: Mapping[tuple[ColumnRef, ColumnRef], tuple[NodeStats, ListedJoin] | None]
+        | None = None,
     ) -> tuple[float, str]:
         """Rows of the inner join of the sides (after the transfer of ranges between their
-        keys); `written`: the sides before it, whose samples and listings it does not keep."""
+        keys); `listed`: per key pair, its join through a partition listing (_listed_join)."""
         l_rows, r_rows = left.rows.value, right.rows.value
         if not node.keys:
             return l_rows * r_rows, "cross product"
@@ -628,7 +630,7 @@ class StatsQuery:
             sel = seed_join_selectivity([(a.ndv.value, b.ndv.value) for a, b in known])
             return seed_inner_join_rows([l_rows, r_rows], sel), "seed:1/max(V1,V2)"
         per_key = [
-            (*self._pair_selectivity(left, right, a, b, written or (left, right)), a, b)
+            (*self._pair_selectivity(left, right, a, b, (listed or {}).get((a, b))), a, b)
             for a, b in node.keys
             if a in left.columns and b in right.columns
         ]
@@ -666,14 +668,13 @@ class StatsQuery:
         right: NodeStats,
         a: ColumnRef,
         b: ColumnRef,
-        written: tuple[NodeStats, NodeStats],
+        found: tuple[NodeStats, ListedJoin] | None,
     ) -> tuple[float, str]:
-        """The selectivity of the join key pair a = b: a partition key's listed rows per
-        value met by the other side's filtered row sample where they can say it (level
-        sketch; on the `written` sides), else the columns' sketches and statistics."""
+        """The selectivity of the join key pair a = b: its join through a partition listing
+        where there is one (`found`: _listed_join), else the columns' sketches and
+        statistics."""
         l_rows, r_rows = left.rows.value, right.rows.value
         product = l_rows * r_rows
-        found = self._listed_join(written, a, b)
         if found is not None and product > 0:
             return found[1].rows / product, "partition listing x sample"
         return self._key_selectivity(left.columns[a], right.columns[b], l_rows, r_rows)
