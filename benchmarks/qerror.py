@@ -273,7 +273,8 @@ def main() -> None:
     parser.add_argument(
         "--subplans",
         action="store_true",
-        help="also every connected sub-join of the join queries (benchmarks/qerror_subplans.py)",
+        help="also every connected sub-join of the join queries (benchmarks/qerror_subplans.py;"
+        " with --set tpcds: of the 99 queries' SELECT blocks, benchmarks/qerror_tpcds_subplans.py)",
     )
     parser.add_argument("--queries", default="", help="--set tpcds: these queries only")
     parser.add_argument("--json", default="", help="--set tpcds: every figure to this file")

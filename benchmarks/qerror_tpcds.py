@@ -20,6 +20,10 @@ Over the data of `benchmarks/data.py --set tpcds` (run it first), per query of t
 q-error = max(est/true, true/est), both clamped to at least one row. Printed: per system the
 queries it estimated, q-error median, p90, p95, max and the count over 10 and over 100; then
 per query every system's estimate. --json writes every figure.
+
+--subplans also judges every system on the connected key-join sub-plans of the queries
+(benchmarks/qerror_tpcds_subplans.py: a COUNT(*) per sub-join, truth by DuckDB, cached in
+DATA/qerror-tpcds-subplans-truth-sf<scale>.json) and prints their summary table too.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import qerror_tpcds_subplans as subplans_
 import sqlglot
 from qerror_truth import PG_DSN, _pg_type, _row_count, pg_connect
 from tpcds_queries import TABLES, duckdb_connection, duckdb_queries, queries, without_final_limit
@@ -246,6 +251,19 @@ def run(args: argparse.Namespace) -> None:
             seconds[phase] = seconds.get(phase, 0.0) + time.perf_counter() - started
 
     truths = timed("truth", lambda: truth(root, scale, names))
+    plans: list[subplans_.SubPlan] = []
+    sub_truths: dict[str, int | None] = {}
+    sub_estimates: dict[str, dict[str, float | None]] = {s: {} for s in systems}
+    if args.subplans:
+        database_file = str(root / f"tpcds-sf{scale}" / "tpcds.duckdb")
+        plans, per_query, capped = subplans_.subplans(names, database_file)
+        print(
+            f"sub-plans: {len(plans)} distinct ({sum(per_query.values())} before deduplication)"
+            f" of {len(names)} queries; blocks cut at {subplans_.MAX_PER_BLOCK} sub-plans "
+            f"(smallest first): {', '.join(capped) or 'none'}",
+            flush=True,
+        )
+        sub_truths = timed("truth sub-plans", lambda: subplans_.truth(root, scale, plans))
     spark = timed("spark start", lambda: spark_session(args.master))
     estimates: dict[str, dict[str, float | None]] = {s: {} for s in systems}
     statlas_details: dict[str, dict[str, Any]] = {}
@@ -255,6 +273,12 @@ def run(args: argparse.Namespace) -> None:
         for name in names:
             statlas_details[name] = timed("statlas estimate", lambda n=name: estimate(n))
             estimates["statlas"][name] = statlas_details[name].get("estimate")
+        if plans:
+            sub = subplans_.statlas_estimator(metastore)
+            for plan in plans:
+                sub_estimates["statlas"][plan.key] = timed(
+                    "statlas sub-plans", lambda p=plan: sub(p)
+                )
     if "spark" in systems:
         database = f"tpcds_sf{scale}".replace(".", "_")
         lake = root / f"tpcds-sf{scale}" / "lake"
@@ -263,12 +287,22 @@ def run(args: argparse.Namespace) -> None:
             estimates["spark"][name] = timed(
                 "spark estimate", lambda n=name: spark_estimate(spark, database, n)
             )
+        if plans:
+            sub = subplans_.spark_estimator(spark, database)
+            for plan in plans:
+                sub_estimates["spark"][plan.key] = timed("spark sub-plans", lambda p=plan: sub(p))
     if "postgres" in systems:
         schema = f"tpcds_sf{scale}".replace(".", "_")
         timed("postgres load", lambda: postgres_load(root, scale, schema))
         pg = postgres_estimator(schema)
         for name in names:
             estimates["postgres"][name] = timed("postgres estimate", lambda n=name: pg(n))
+        if plans:
+            sub = subplans_.postgres_estimator(schema)
+            for plan in plans:
+                sub_estimates["postgres"][plan.key] = timed(
+                    "postgres sub-plans", lambda p=plan: sub(p)
+                )
 
     print(f"\n### TPC-DS SF {scale}: q-error of the output rows ({len(names)} queries)\n")
     print("| system | estimated | median | p90 | p95 | max | > 10 | > 100 |")
@@ -278,6 +312,24 @@ def run(args: argparse.Namespace) -> None:
             q_error(value, truths[n]) for n, value in estimates[system].items() if value is not None
         ]
         print(summary_line(system, errors, len(names)))
+    if plans:
+        counted = [p for p in plans if sub_truths[p.key] is not None]
+        print(
+            f"\n### TPC-DS SF {scale}: q-error of the sub-plans ({len(counted)} connected "
+            f"key-join sub-plans of the {len(names)} queries)\n"
+        )
+        print("| system | estimated | median | p90 | p95 | max | > 10 | > 100 |")
+        print("|---|---|---|---|---|---|---|---|")
+        for system in systems:
+            errors = [
+                q_error(value, sub_truths[p.key])
+                for p in counted
+                if (value := sub_estimates[system].get(p.key)) is not None
+            ]
+            print(summary_line(system, errors, len(counted)))
+        uncounted = [p.name for p in plans if sub_truths[p.key] is None]
+        if uncounted:
+            print(f"\nno DuckDB count (timed out): {', '.join(uncounted)}")
     if statlas_details:
         emitted = sum(bool(d.get("emit")) for d in statlas_details.values())
         times = [d["ms"] for d in statlas_details.values()]
@@ -303,4 +355,15 @@ def run(args: argparse.Namespace) -> None:
     print("\nseconds: " + ", ".join(f"{k} {v:.1f}" for k, v in seconds.items()))
     if args.json:
         document = {"truth": truths, "estimates": estimates, "statlas": statlas_details}
+        if plans:
+            document["subplans"] = [
+                {
+                    "name": p.name,
+                    "relations": p.relations,
+                    "sql": p.sql,
+                    "truth": sub_truths[p.key],
+                    **{s: sub_estimates[s].get(p.key) for s in systems},
+                }
+                for p in plans
+            ]
         Path(args.json).write_text(json.dumps(document, indent=1, default=str))
