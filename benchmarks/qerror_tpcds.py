@@ -39,7 +39,7 @@ from typing import Any
 
 import qerror_tpcds_subplans as subplans_
 import sqlglot
-from qerror_truth import PG_DSN, _pg_type, _row_count, pg_connect
+from qerror_truth import PG_DSN, _pg_type, _row_count, pg_connect, pg_plan, pg_serial_cursor
 from tpcds_queries import TABLES, duckdb_connection, duckdb_queries, queries, without_final_limit
 from tpcds_statlas import metastore_for
 
@@ -193,23 +193,13 @@ def postgres_load(root: Path, scale: str, schema: str, dsn: str = PG_DSN) -> Non
 
 
 def postgres_estimator(schema: str, dsn: str = PG_DSN) -> Callable[[str], float | None]:
-    connection = pg_connect(dsn)
-    cursor = connection.cursor()
-    cursor.execute(f"SET search_path = {schema}")
-    cursor.execute("SET max_parallel_workers_per_gather = 0")
+    """PostgreSQL's 'Plan Rows' of the plan's root, per query name."""
+    cursor = pg_serial_cursor(schema, dsn)
 
     def estimate(name: str) -> float | None:
         sql = without_final_limit(duckdb_queries()[name], "duckdb")
-        text = sqlglot.transpile(sql, read="duckdb", write="postgres")[0]
-        try:
-            cursor.execute(f"EXPLAIN (FORMAT JSON) {text}")
-        except Exception as error:  # a query PostgreSQL does not take: reported, not fatal
-            print(f"postgres {name}: {str(error).splitlines()[0]}")
-            return None
-        document = cursor.fetchone()[0]
-        if isinstance(document, str):
-            document = json.loads(document)
-        return float(document[0]["Plan"]["Plan Rows"])
+        plan = pg_plan(cursor, sqlglot.transpile(sql, read="duckdb", write="postgres")[0], name)
+        return None if plan is None else float(plan["Plan Rows"])
 
     return estimate
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import sqlglot
 from qerror_statlas import count_input
-from qerror_truth import PG_DSN, pg_connect, spark_plan_rows
+from qerror_truth import PG_DSN, pg_plan, pg_serial_cursor, spark_plan_rows
 from sqlglot import exp
 from tpcds_queries import TABLES, duckdb_connection, duckdb_queries
 
@@ -345,22 +345,13 @@ def spark_estimator(spark: Any, database: str) -> Callable[[SubPlan], float | No
 
 def postgres_estimator(schema_name: str, dsn: str = PG_DSN) -> Callable[[SubPlan], float | None]:
     """PostgreSQL's 'Plan Rows' of the top Aggregate's input (serial plans)."""
-    connection = pg_connect(dsn)
-    cursor = connection.cursor()
-    cursor.execute(f"SET search_path = {schema_name}")
-    cursor.execute("SET max_parallel_workers_per_gather = 0")
+    cursor = pg_serial_cursor(schema_name, dsn)
 
     def estimate(plan: SubPlan) -> float | None:
         text = sqlglot.transpile(plan.sql, read="duckdb", write="postgres")[0]
-        try:
-            cursor.execute(f"EXPLAIN (FORMAT JSON) {text}")
-        except Exception as error:  # a sub-plan PostgreSQL does not take: reported
-            print(f"postgres {plan.name}: {str(error).splitlines()[0][:200]}", flush=True)
+        node = pg_plan(cursor, text, plan.name)
+        if node is None:
             return None
-        document = cursor.fetchone()[0]
-        if isinstance(document, str):
-            document = json.loads(document)
-        node = document[0]["Plan"]
         while node["Node Type"] != "Aggregate":
             node = node["Plans"][0]
         return float(node["Plans"][0]["Plan Rows"])

@@ -234,6 +234,28 @@ def pg_connect(dsn: str = PG_DSN) -> Any:
     return connection
 
 
+def pg_serial_cursor(schema: str, dsn: str = PG_DSN) -> Any:
+    """A cursor on `schema` whose plans stay serial (a Gather's input is one worker's share)."""
+    cursor = pg_connect(dsn).cursor()
+    cursor.execute(f"SET search_path = {schema}")
+    cursor.execute("SET max_parallel_workers_per_gather = 0")
+    return cursor
+
+
+def pg_plan(cursor: Any, sql: str, label: str) -> dict[str, Any] | None:
+    """The root node of PostgreSQL's plan of `sql` (EXPLAIN FORMAT JSON); None, reported
+    with `label`, for a query PostgreSQL does not take."""
+    try:
+        cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}")
+    except Exception as error:
+        print(f"postgres {label}: {str(error).splitlines()[0][:200]}", flush=True)
+        return None
+    document = cursor.fetchone()[0]
+    if isinstance(document, str):
+        document = json.loads(document)
+    return document[0]["Plan"]  # type: ignore[no-any-return]
+
+
 def pg_schema(variant: str) -> str:
     return f"qerr_{safe_name(variant)}"
 
