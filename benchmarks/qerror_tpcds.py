@@ -37,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import plans_tpcds
 import qerror_tpcds_subplans as subplans_
 import sqlglot
 from qerror_truth import PG_DSN, _pg_type, _row_count, pg_connect, pg_plan, pg_serial_cursor
@@ -124,17 +125,10 @@ def spark_session(master: str) -> Any:
 
 
 def analyze_catalog(spark: Any, lake: Path, database: str) -> None:
-    """The 24 tables as catalog tables of `database`, partitions recovered, each ANALYZEd
-    FOR ALL COLUMNS (equi-height histograms on)."""
+    """The 24 tables as catalog tables of `database`, ANALYZEd with histograms, as the plan
+    benchmark builds them (plans_tpcds.analyze_catalog), partition keys typed."""
     spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "true")
-    spark.sql(f"CREATE DATABASE IF NOT EXISTS {database}")
-    for table in TABLES:
-        name = f"{database}.{table}"
-        location = str(lake / table).replace("'", "\\'")
-        spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING parquet LOCATION '{location}'")
-        if (lake / table).is_dir() and any(p.name.count("=") for p in (lake / table).iterdir()):
-            spark.sql(f"ALTER TABLE {name} RECOVER PARTITIONS")
-        spark.sql(f"ANALYZE TABLE {name} COMPUTE STATISTICS FOR ALL COLUMNS")
+    plans_tpcds.analyze_catalog(spark, lake, database)
 
 
 def spark_estimate(spark: Any, database: str, name: str) -> float | None:

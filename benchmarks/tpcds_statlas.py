@@ -7,13 +7,12 @@ tables registered and collected (incrementally: a second run scans nothing).
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 from typing import Any
 
+from qerror_statlas import register_and_collect
 from tpcds_queries import TABLES
 
-from collectors.collect import collect
 from metastore import Metastore
 
 DATA = Path(__file__).resolve().parent / ".data"
@@ -36,17 +35,7 @@ def metastore_for(root: Path, scale: str, spark: Any, url: str | None = None) ->
     directory = lake(root, scale)
     metastore = Metastore(url or default_url(root, scale))
     metastore.upgrade()
-    inference = spark.conf.get("spark.sql.sources.partitionColumnTypeInference.enabled")
-    spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
-    try:
-        for table in TABLES:
-            started = time.perf_counter()
-            metastore.register_table(table, str(directory / table))
-            report = collect(metastore.engine, table, spark=spark)
-            seconds = time.perf_counter() - started
-            print(f"{table}: {report.partitions_scanned} partitions scanned in {seconds:.1f} s")
-    finally:
-        spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", inference)
+    register_and_collect(metastore, directory, TABLES, spark)
     return metastore
 
 
