@@ -43,7 +43,7 @@ from metastore.samples import (
 )
 from metastore.statistics import ColumnSummary, PartitionRows, TableSummary
 from metastore.types import parse_key_type
-from optimizer.estimate.stats_query import StatisticsSource
+from optimizer.estimate.sources import StatisticsSource
 from optimizer.physical.api import PhysicalPlan, emit, explain_json, plan_query
 
 QUERIES: dict[str, str] = {**TPCH, **STAR}

@@ -86,7 +86,7 @@ from collectors.spark_session import spark_session
 from metastore import Metastore
 from metastore.errors import StatlasError
 from optimizer.cost.params import parse_settings
-from optimizer.estimate.stats_query import MetastoreSource
+from optimizer.estimate.sources import MetastoreSource
 from optimizer.physical.api import emit, explain_json, plan_query
 
 DATA = Path(__file__).resolve().parent / ".data"

@@ -14,7 +14,8 @@ from typing import Any
 
 from collectors.collect import collect
 from metastore import Metastore
-from optimizer.estimate.stats_query import MetastoreSource, StatsQuery
+from optimizer.estimate.sources import MetastoreSource
+from optimizer.estimate.stats_query import StatsQuery
 from optimizer.plan import Aggregate, Node, Project
 from optimizer.sql_to_plan import build_plan
 

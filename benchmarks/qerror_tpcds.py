@@ -46,7 +46,8 @@ from tpcds_statlas import metastore_for
 
 from metastore.errors import StatlasError
 from optimizer.estimate.predicates import SKETCH
-from optimizer.estimate.stats_query import MetastoreSource, StatsQuery
+from optimizer.estimate.sources import MetastoreSource
+from optimizer.estimate.stats_query import StatsQuery
 from optimizer.physical.api import emit, plan_query
 from optimizer.sql_to_plan import build_plan
 

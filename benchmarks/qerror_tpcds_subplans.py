@@ -45,7 +45,8 @@ from tpcds_queries import TABLES, duckdb_connection, duckdb_queries
 
 from metastore.errors import StatlasError
 from optimizer.estimate.predicates import SKETCH
-from optimizer.estimate.stats_query import MetastoreSource, StatsQuery
+from optimizer.estimate.sources import MetastoreSource
+from optimizer.estimate.stats_query import StatsQuery
 from optimizer.sql_to_plan import build_plan
 
 MAX_PER_BLOCK = 60

@@ -7,7 +7,9 @@ one transaction, as they are on PostgreSQL.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event
@@ -67,8 +69,74 @@ def run_write(engine: Engine, work: Callable[[Connection], T]) -> T:
 
 def run_read(engine: Engine, work: Callable[[Connection], T]) -> T:
     """Run read-only `work`; on PostgreSQL each statement runs on its own (autocommit), which
-    saves the round trips of BEGIN and COMMIT on every lookup."""
+    saves the round trips of BEGIN and COMMIT on every lookup. Inside `one_snapshot` of
+    `engine`, `work` reads that block's snapshot."""
+    held = _SNAPSHOT.get()
+    if held is not None and held.engine is engine:
+        return work(held.connection())
     return _run(engine, work, write=False)
+
+
+class Snapshot:
+    """One read transaction, begun at the first read of a `one_snapshot` block: every read
+    of the block sees the database as that first read did (PostgreSQL's REPEATABLE READ;
+    SQLite's read transaction in WAL mode). `on_begin` callbacks run first, in it."""
+
+    def __init__(self, engine: Engine, stack: ExitStack) -> None:
+        self.engine, self._stack = engine, stack
+        self._conn: Connection | None = None
+        self.on_begin: list[Callable[[Connection], None]] = []
+        self.checked: set[object] = set()  # what callers have checked this snapshot for
+
+    def connection(self) -> Connection:
+        if self._conn is None:
+            conn = self._stack.enter_context(self.engine.connect())
+            if self.engine.dialect.name == "postgresql":
+                conn = conn.execution_options(isolation_level="REPEATABLE READ")
+            self._stack.enter_context(conn.begin())
+            self._conn = conn
+            for callback in self.on_begin:
+                callback(conn)
+        return self._conn
+
+    @property
+    def begun(self) -> bool:
+        return self._conn is not None
+
+
+_SNAPSHOT: ContextVar[Snapshot | None] = ContextVar("statlas_snapshot", default=None)
+
+
+def current_snapshot(engine: Engine) -> Snapshot | None:
+    """The `one_snapshot` block of `engine` the caller runs in, if any."""
+    held = _SNAPSHOT.get()
+    return held if held is not None and held.engine is engine else None
+
+
+@contextmanager
+def _snapshot_block(engine: Engine) -> Iterator[Snapshot]:
+    with ExitStack() as stack:
+        snapshot = Snapshot(engine, stack)
+        token = _SNAPSHOT.set(snapshot)
+        try:
+            yield snapshot
+        finally:
+            _SNAPSHOT.reset(token)
+
+
+def one_snapshot(engine: Engine, work: Callable[[Snapshot], T]) -> T:
+    """`work(snapshot)`, every `run_read` of `engine` in it reading one snapshot (nested
+    calls join the outer one). The transaction begins at the first read, so a block that
+    reads nothing costs nothing; a dead connection is replaced and the block run again."""
+    held = current_snapshot(engine)
+    if held is not None:
+        return work(held)
+
+    def attempt() -> T:
+        with _snapshot_block(engine) as snapshot:
+            return work(snapshot)
+
+    return with_reconnect(engine, attempt)
 
 
 def _run(engine: Engine, work: Callable[[Connection], T], *, write: bool) -> T:

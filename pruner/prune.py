@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from sqlalchemy import Engine
@@ -33,7 +34,8 @@ from sqlalchemy import Engine
 from metastore.catalog import TableInfo
 from metastore.lookup import Partition, PartitionQuery, TupleList, lookup_partitions
 from metastore.statistics import json_scalar
-from optimizer.estimate.stats_query import MetastoreSource, StatisticsSource, static_selection
+from optimizer.estimate.sources import MetastoreSource, StatisticsSource, consistently
+from optimizer.estimate.stats_query import static_selection
 from optimizer.physical.api import PhysicalPlan, plan_query
 from optimizer.physical.plan import PhysicalNode
 from optimizer.plan import Scan, walk
@@ -161,6 +163,19 @@ def plan_pruning(
     the big table they prune (the scan with the most qualifying partition keys, then keys).
     Statistics come from `source` (default: the metastore behind `engine`)."""
     source = source if source is not None else MetastoreSource(engine, memo=True)
+    return consistently(
+        source, partial(_plan_pruning, engine, sql, dialect, threshold, config, source)
+    )
+
+
+def _plan_pruning(
+    engine: Engine | None,
+    sql: str,
+    dialect: str,
+    threshold: float | None,
+    config: Mapping[str, str] | None,
+    source: StatisticsSource,
+) -> PrunePlan:
     settings = dict(config or {})
     if threshold is not None:
         settings["map_join_threshold"] = repr(float(threshold))

@@ -683,14 +683,14 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_estimate(args: argparse.Namespace, settings: Settings) -> int:
-    from optimizer.estimate.api import plan_and_stats
+    from optimizer.estimate.api import estimated
     from optimizer.estimate.explain import estimate_json, estimate_text
 
-    plan, stats = plan_and_stats(_metastore(settings).ready(), args.sql, args.level, args.dialect)
+    engine = _metastore(settings).ready()
     if args.json:
-        _print_json(estimate_json(plan, stats))
+        _print_json(estimated(engine, args.sql, estimate_json, args.level, args.dialect))
     else:
-        print(estimate_text(plan, stats))
+        print(estimated(engine, args.sql, estimate_text, args.level, args.dialect))
     return 0
 
 

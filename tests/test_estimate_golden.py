@@ -210,16 +210,15 @@ def test_estimates_against_spark_truth(
             for level in ("basic", "histogram", "sketch")
         }
         if errors["sketch"] > sketch_bound or (basic_bound and errors["basic"] > basic_bound):
-            from optimizer.estimate.api import plan_and_stats
+            from optimizer.estimate.api import estimated
             from optimizer.estimate.explain import estimate_text
 
-            plan, stats = plan_and_stats(metastore.engine, sql, "sketch")
             failures.append(
                 (
                     sql,
                     truth[sql],
                     {k: round(v, 3) for k, v in errors.items()},
-                    *tuple(estimate_text(plan, stats).splitlines()),
+                    *estimated(metastore.engine, sql, estimate_text, "sketch").splitlines(),
                 )
             )
     assert not failures, json.dumps(failures, indent=1)

@@ -14,8 +14,8 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
+from metastore.lookup import PartitionQuery
 from metastore.statistics import TableSummary
-from optimizer.estimate.stats_query import PartitionQuery
 from optimizer.physical.api import PhysicalPlan, emit, plan_query
 from tests.support.tpch import ROWS, MadeUpStatistics
 

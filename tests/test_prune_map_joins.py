@@ -128,7 +128,7 @@ def test_prune_takes_the_map_joins_explain_marks_on_collected_statistics(
 ) -> None:
     """The same over statistics Spark collected from TPC-H SF 0.01 (heavy hitters, sketches
     and samples: skew joins, key transfers), with the default threshold and 100 kB."""
-    from optimizer.estimate.stats_query import MetastoreSource
+    from optimizer.estimate.sources import MetastoreSource
 
     engine = tpch_lake.metastore.engine
     marked = 0

@@ -26,7 +26,7 @@ from metastore.stats_cache import (
     cache_for,
     table_stamps,
 )
-from optimizer.estimate.stats_query import MetastoreSource
+from optimizer.estimate.sources import MetastoreSource, StatisticsChanged, consistently
 from tests.conftest import write_partitions
 
 
@@ -178,3 +178,63 @@ def test_a_source_sees_what_another_process_committed(
     MetastoreSource(metastore.engine).table("t")
     assert MetastoreSource(metastore.engine).table("t").partition_count == 3
     assert cache.misses == 2 * first + 1  # the registration's new version
+
+
+def test_a_request_reads_one_committed_state_of_a_table(
+    metastore: Metastore, db_url: str, tmp_path: Path
+) -> None:
+    """A registration committed by another process between two reads of one request makes
+    the second read fail (StatisticsChanged), and `consistently` starts the request over on
+    the new state: never the old table with the new partitions."""
+    root = tmp_path / "t"
+    metastore.register_table("t", str(write_partitions(root, ["k"], [["1"], ["2"]])))
+    other = Metastore(db_url)  # another process's connection to the same database
+
+    def commit_meanwhile() -> None:
+        write_partitions(root, ["k"], [["3"]])
+        other.register_table("t", str(root))
+
+    try:
+        source = MetastoreSource(metastore.engine)
+        assert source.table("t").partition_count == 2
+        commit_meanwhile()
+        with pytest.raises(StatisticsChanged, match="'t' changed while read"):
+            source.key_columns("t", PartitionQuery(), ("int",), 3.0)
+
+        source, attempts = MetastoreSource(metastore.engine, memo=True), []
+
+        def request() -> tuple[int, int]:
+            attempts.append(source.table("t").partition_count)
+            if len(attempts) == 1:
+                write_partitions(root, ["k"], [["4"]])
+                other.register_table("t", str(root))
+            (key,) = source.key_columns("t", PartitionQuery(), ("int",), 4.0)
+            return source.table("t").partition_count, len(key.mcv)
+
+        assert consistently(source, request) == (4, 0)
+        assert attempts == [3, 4]
+    finally:
+        other.dispose()
+
+
+def test_one_snapshot_reads_one_state(metastore: Metastore, db_url: str, tmp_path: Path) -> None:
+    """Reads in one `one_snapshot` block see the database as its first read did, on SQLite
+    (WAL read transaction) and PostgreSQL (REPEATABLE READ); outside, the newest state."""
+    from metastore.catalog import describe_table
+    from metastore.engine import one_snapshot
+
+    root = tmp_path / "t"
+    metastore.register_table("t", str(write_partitions(root, ["k"], [["1"]])))
+    other = Metastore(db_url)
+    try:
+
+        def read_twice(_snapshot: object) -> tuple[int, int]:
+            first = describe_table(metastore.engine, "t").partition_count
+            write_partitions(root, ["k"], [["2"]])
+            other.register_table("t", str(root))
+            return first, describe_table(metastore.engine, "t").partition_count
+
+        assert one_snapshot(metastore.engine, read_twice) == (1, 1)
+        assert describe_table(metastore.engine, "t").partition_count == 2
+    finally:
+        other.dispose()

@@ -22,7 +22,8 @@ from metastore.errors import UnknownTable
 from metastore.lookup import PartitionQuery
 from metastore.statistics import ColumnSummary, PartitionRows, TableSummary
 from optimizer.estimate.predicates import LEVELS
-from optimizer.estimate.stats_query import StatisticsSource, StatsQuery
+from optimizer.estimate.sources import StatisticsSource
+from optimizer.estimate.stats_query import StatsQuery
 from optimizer.plan import Aggregate, Filter, Join, Node, Scan, walk
 from optimizer.sql_to_plan import build_plan, build_qualified_plan
 from tests.support.tpch import MadeUpStatistics, info, tpch_lookup
@@ -353,7 +354,7 @@ def spark(tpch_lake: Lake) -> Iterator[Any]:
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
 def test_every_query_estimates_over_collected_statistics(tpch_lake: Lake) -> None:
-    from optimizer.estimate.stats_query import MetastoreSource
+    from optimizer.estimate.sources import MetastoreSource
 
     source = MetastoreSource(tpch_lake.metastore.engine, memo=True)
     for name, sql in QUERIES.items():
@@ -386,7 +387,7 @@ def test_emitted_spark_sql_returns_the_query_rows(tpch_lake: Lake, spark: Any, n
     """`statlas explain --emit spark` (join order and hints) never changes a result: with the
     default map-join threshold (every dimension broadcast at this scale, join results too,
     as derived tables `_jN`), with none, and with relations only hashed."""
-    from optimizer.estimate.stats_query import MetastoreSource
+    from optimizer.estimate.sources import MetastoreSource
     from optimizer.physical.api import emit, explain_json, plan_query
 
     source = MetastoreSource(tpch_lake.metastore.engine, memo=True)
@@ -404,7 +405,7 @@ def test_emitted_spark_sql_returns_the_query_rows(tpch_lake: Lake, spark: Any, n
 def test_a_written_out_scalar_subquery_returns_the_query_rows(tpch_lake: Lake, spark: Any) -> None:
     """Most parts have no supplier with more than 9,000 available: their subquery is NULL,
     and the join written out for it has no group for them; both drop them."""
-    from optimizer.estimate.stats_query import MetastoreSource
+    from optimizer.estimate.sources import MetastoreSource
     from optimizer.physical.api import emit, plan_query
 
     sql = (
@@ -426,7 +427,7 @@ def test_keys_transferred_into_a_subquery_keep_the_query_rows(tpch_lake: Lake, s
     """The small parts' keys filter the subquery's partsupp before it groups: the groups of
     every other part go, and with them nothing the query returns (key_transfer off: the
     same rows, no semi join)."""
-    from optimizer.estimate.stats_query import MetastoreSource
+    from optimizer.estimate.sources import MetastoreSource
     from optimizer.physical.api import emit, plan_query
 
     sql = (
@@ -473,7 +474,7 @@ def test_keys_transferred_into_exists_and_in_keep_the_query_rows(
     JOIN inside it): the same rows as the query, and as without the transfer. At SF 0.01
     every subquery fits 10 MB, and a hashed subquery has nothing to gain: the threshold is
     100 kB."""
-    from optimizer.estimate.stats_query import MetastoreSource
+    from optimizer.estimate.sources import MetastoreSource
     from optimizer.physical.api import emit, plan_query
 
     sql = SEMI_TRANSFERS[shape]
@@ -496,7 +497,7 @@ def test_a_join_on_an_implied_condition_keeps_the_query_rows(tpch_lake: Lake, sp
     """part joins partsupp on the part key equality the query only implies (through
     lineitem's), and returns the query's rows, as the plan over the written conditions does
     (optimizer.physical.equivalence)."""
-    from optimizer.estimate.stats_query import MetastoreSource
+    from optimizer.estimate.sources import MetastoreSource
     from optimizer.physical.api import emit, plan_query
 
     sql = (

@@ -2,27 +2,40 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine
 
 from optimizer.estimate.predicates import SKETCH
-from optimizer.estimate.stats_query import MetastoreSource, StatsQuery
+from optimizer.estimate.sources import MetastoreSource, consistently
+from optimizer.estimate.stats_query import StatsQuery
 from optimizer.plan import Node
 from optimizer.sql_to_plan import build_plan
 
+T = TypeVar("T")
 
-def plan_and_stats(
-    engine: Engine, sql: str, level: str = SKETCH, dialect: str = "spark"
-) -> tuple[Node, StatsQuery]:
+
+def estimated(
+    engine: Engine,
+    sql: str,
+    render: Callable[[Node, StatsQuery], T],
+    level: str = SKETCH,
+    dialect: str = "spark",
+) -> T:
+    """`render(plan, stats)` of the query: the plan and estimates made from one committed
+    state of each table it reads (started over when a collection commits meanwhile)."""
     source = MetastoreSource(engine)
-    plan = build_plan(sql, source.table, dialect)
-    return plan, StatsQuery(source, level)
+
+    def attempt() -> T:
+        plan = build_plan(sql, source.table, dialect)
+        return render(plan, StatsQuery(source, level))
+
+    return consistently(source, attempt)
 
 
 def estimate_rows(engine: Engine, sql: str, level: str = SKETCH, dialect: str = "spark") -> float:
-    plan, stats = plan_and_stats(engine, sql, level, dialect)
-    return stats.of(plan).rows.value
+    return estimated(engine, sql, lambda plan, stats: stats.of(plan).rows.value, level, dialect)
 
 
 def estimate(
@@ -30,5 +43,4 @@ def estimate(
 ) -> dict[str, Any]:
     from optimizer.estimate.explain import estimate_json
 
-    plan, stats = plan_and_stats(engine, sql, level, dialect)
-    return estimate_json(plan, stats)
+    return estimated(engine, sql, estimate_json, level, dialect)

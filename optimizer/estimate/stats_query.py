@@ -11,7 +11,6 @@ PostgreSQL's MCV matching; at `sketch`, Theta-sketch key overlap plus heavy hitt
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
@@ -22,10 +21,7 @@ from sqlglot import exp
 
 from metastore.catalog import TableInfo
 from metastore.lookup import PartitionQuery
-from metastore.rollups import Selection
 from metastore.samples import Sample
-from metastore.statistics import PartitionRows, TableSummary
-from metastore.stats_cache import TableStamp
 from optimizer.estimate.column import (
     ColumnEstimate,
     KeySet,
@@ -76,6 +72,7 @@ from optimizer.estimate.selectivity import (
     seed_outer_join_rows,
     sketch_join_rows,
 )
+from optimizer.estimate.sources import LISTING, MCV_LIMIT, StatisticsSource
 from optimizer.estimate.tail import tail_ratio
 from optimizer.estimate.values import (
     DEFAULT,
@@ -102,7 +99,6 @@ from optimizer.plan import (
     conjuncts,
 )
 
-MCV_LIMIT = 100
 TYPE_WIDTH = {"tinyint": 1, "smallint": 2, "int": 4, "bigint": 8, "float": 4, "double": 8}
 
 
@@ -113,157 +109,6 @@ class NodeStats:
     columns: dict[ColumnRef, ColumnEstimate]
     # the row sample behind a (filtered) scan, for heavy keys of a join (key_lookup)
     sample: ScanSample | None = None
-
-
-class StatisticsSource:
-    """What the metastore knows about a table's partitions (an interface for tests too)."""
-
-    def table(self, name: str) -> TableInfo:
-        raise NotImplementedError
-
-    def summary(self, name: str, query: PartitionQuery) -> TableSummary:
-        raise NotImplementedError
-
-    def partitions(self, name: str, query: PartitionQuery) -> list[PartitionRows]:
-        raise NotImplementedError
-
-    def sample(self, name: str, query: PartitionQuery) -> Sample | None:
-        """The pooled row sample of the selected partitions (None: none collected)."""
-        return None
-
-    def key_columns(
-        self, name: str, query: PartitionQuery, types: tuple[str, ...], rows: float
-    ) -> list[ColumnEstimate]:
-        """Each partition key of the selected partitions, exactly (`_key_column`)."""
-        partitions = self.partitions(name, query)
-        return [
-            _key_column(type_, [(p.values[i], p.rows) for p in partitions], rows)
-            for i, type_ in enumerate(types)
-        ]
-
-
-class MetastoreSource(StatisticsSource):
-    """The metastore's statistics; with `memo`, each (table, partition selection) is read
-    and merged once (for a caller estimating many queries over unchanged statistics); with
-    `mcv_limit` 0, without heavy hitters, and with `sketch_rows`, without any sketch for
-    selections of more rows than that (cheaper, for coarse decisions such as map joins).
-
-    What is read is also kept in the process-wide cache of the engine's database
-    (metastore.stats_cache), under each table's stamp, read once per source: a source is
-    made per request, so a collection committed by any process is seen by the next one.
-    A table's partition selection is read once (its partitions, rows, keys and stored
-    blocks in one statement) and shared by its summary (then one statement of column
-    pieces), its sample (one statement of sample pieces) and its partitions (none)."""
-
-    def __init__(
-        self,
-        engine: Any,
-        memo: bool = False,
-        mcv_limit: int = MCV_LIMIT,
-        sketch_rows: float | None = None,
-    ) -> None:
-        from metastore.stats_cache import cache_for
-
-        self.engine, self.mcv_limit, self.sketch_rows = engine, mcv_limit, sketch_rows
-        self._memo: dict[tuple[str, str, PartitionQuery], Any] | None = {} if memo else None
-        self._cache = cache_for(engine)
-        self._stamps: dict[str, TableStamp] = {}
-
-    def _stamp(self, name: str) -> TableStamp | None:
-        from metastore.engine import run_read
-        from metastore.stats_cache import table_stamps
-
-        if name not in self._stamps:
-            self._stamps.update(run_read(self.engine, lambda conn: table_stamps(conn, [name])))
-        return self._stamps.get(name)
-
-    def _remember(self, key: tuple[str, str, PartitionQuery], compute: Callable[[], Any]) -> Any:
-        if self._memo is not None and key in self._memo:
-            return self._memo[key]
-        kind, name, query = key
-        stamp = self._stamp(name) if self._cache.max_bytes else None
-        if stamp is None:  # an unknown table: computing says so
-            value = compute()
-        else:
-            cache_key = (kind, query, self.mcv_limit, self.sketch_rows)
-            value = self._cache.get_or_compute(name, stamp, cache_key, compute)
-        if self._memo is not None:
-            self._memo[key] = value
-        return value
-
-    def table(self, name: str) -> TableInfo:
-        from metastore.catalog import describe_table
-
-        return self._remember(  # type: ignore[no-any-return]
-            ("table", name, PartitionQuery()), lambda: describe_table(self.engine, name)
-        )
-
-    def _selection(self, name: str, query: PartitionQuery) -> tuple[TableInfo, Selection]:
-        """The table and the partitions `query` selects with their rows and keys, covered
-        by blocks (one statement), shared by the summary, the sample and the partitions."""
-        from metastore.engine import run_read
-        from metastore.lookup import build_predicate
-        from metastore.rollups import select_partitions
-
-        def compute() -> tuple[TableInfo, Selection]:
-            info = self.table(name)
-
-            def read(conn: Any) -> Selection:
-                predicate = build_predicate(conn.dialect.name, info, query)
-                return select_partitions(conn, info.id, info.store(), predicate, keys=True)
-
-            return info, run_read(self.engine, read)
-
-        return self._remember(("selection", name, query), compute)  # type: ignore[no-any-return]
-
-    def summary(self, name: str, query: PartitionQuery) -> TableSummary:
-        from metastore.engine import run_read
-        from metastore.statistics import summarise_selection, table_statistics
-
-        def compute() -> TableSummary:
-            info, selection = self._selection(name, query)
-            if self.sketch_rows is not None and selection.rows > self.sketch_rows:
-                return table_statistics(
-                    self.engine, name, query, mcv_limit=self.mcv_limit, sketches=False
-                )
-            return run_read(
-                self.engine,
-                lambda conn: summarise_selection(conn, info, selection, mcv_limit=self.mcv_limit),
-            )
-
-        return self._remember(("summary", name, query), compute)  # type: ignore[no-any-return]
-
-    def partitions(self, name: str, query: PartitionQuery) -> list[PartitionRows]:
-        from metastore.statistics import rows_of_selection
-
-        return self._remember(  # type: ignore[no-any-return]
-            ("partitions", name, query), lambda: rows_of_selection(self._selection(name, query)[1])
-        )
-
-    def sample(self, name: str, query: PartitionQuery) -> Sample | None:
-        from metastore.engine import run_read
-        from metastore.rollups import sample_pieces
-        from metastore.samples import pool
-
-        def compute() -> Sample | None:
-            info, selection = self._selection(name, query)
-            if not selection.ids.size:
-                return None
-            return run_read(
-                self.engine,
-                lambda conn: pool(info, sample_pieces(conn, info.id, selection), selection.keys),
-            )
-
-        return self._remember(("sample", name, query), compute)  # type: ignore[no-any-return]
-
-    def key_columns(
-        self, name: str, query: PartitionQuery, types: tuple[str, ...], rows: float
-    ) -> list[ColumnEstimate]:
-        # the types and rows follow from the table and the selection under the same stamp
-        return self._remember(  # type: ignore[no-any-return]
-            ("keys", name, query),
-            lambda: super(MetastoreSource, self).key_columns(name, query, types, rows),
-        )
 
 
 class StatsQuery:
@@ -1413,7 +1258,6 @@ def _expression_column(expression: exp.Expr, child: NodeStats) -> ColumnEstimate
     return unknown_column(child.rows.value)
 
 
-LISTING = "partition listing"
 RANK_POINTS = 1000  # ranks kept one by one in a rank's (even) distribution
 DETERMINES_TOLERANCE = 0.01  # a column with 99% of the combinations' count determines them
 
@@ -1459,36 +1303,6 @@ def _constant_column(expression: exp.Expr) -> ColumnEstimate | None:
         mcv=((value, 1.0),),
         values=(value,),
         width=float(len(str(value))),
-    )
-
-
-def _key_column(type_: str, values: list[tuple[Any, int]], rows: float) -> ColumnEstimate:
-    """A partition key, described exactly by the selected partitions' row counts: every
-    value with its frequency, and its exact distribution."""
-    counts: Counter[Any] = Counter()
-    for value, count in values:
-        counts[value] += count
-    nulls = counts.pop(None, 0)
-    present = sorted(v for v in counts if counts[v] > 0)
-    non_null = sum(counts[v] for v in present)
-    codes, cumulative, running = [], [], 0
-    for value in present:
-        code = encode(value)
-        if code is None:
-            break
-        running += counts[value]
-        codes.append(code)
-        cumulative.append(running / non_null)
-    points = (tuple(codes), tuple(cumulative)) if len(codes) == len(present) and present else None
-    return ColumnEstimate(
-        type_,
-        Estimate(float(len(present)), EXACT, LISTING),
-        null_fraction=(nulls / rows) if rows else 0.0,
-        low=present[0] if present else None,
-        high=present[-1] if present else None,
-        mcv=tuple((v, counts[v] / rows) for v in present) if rows else (),
-        width=8.0,
-        points=points,
     )
 
 

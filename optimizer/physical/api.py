@@ -12,7 +12,8 @@ from sqlglot import exp
 
 from optimizer.cost.params import CostParams, cost_params
 from optimizer.estimate.predicates import SKETCH
-from optimizer.estimate.stats_query import MetastoreSource, StatisticsSource, StatsQuery
+from optimizer.estimate.sources import MetastoreSource, StatisticsSource
+from optimizer.estimate.stats_query import StatsQuery
 from optimizer.physical.build import to_physical
 from optimizer.physical.context import PlanningContext, needed_columns
 from optimizer.physical.correlation import (

@@ -10,7 +10,7 @@ from metastore.errors import UnknownTable
 from metastore.lookup import PartitionQuery
 from metastore.statistics import ColumnSummary, PartitionRows, TableSummary
 from metastore.types import parse_key_type
-from optimizer.estimate.stats_query import StatisticsSource
+from optimizer.estimate.sources import StatisticsSource
 
 __all__ = ["ROWS", "SCHEMA", "TPCH_INFO", "MadeUpStatistics", "info", "tpch_lookup"]
 
