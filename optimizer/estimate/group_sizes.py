@@ -11,32 +11,38 @@ the count use the ordinary range machinery.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
+
+import numpy as np
 
 MAX_POINTS = 400  # points kept of the cumulative distribution (a coarser grid above)
 
 
+@lru_cache(maxsize=1024)
 def group_size_points(mean: float) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
     """(counts, P(count <= c)) of a zero-truncated Poisson law with the given mean rows per
     group (the mean of the untruncated law solves lambda / (1 - e^-lambda) = mean); None
-    when a group has about one row (the count is 1)."""
+    when a group has about one row (the count is 1). The mass is summed from 10 standard
+    deviations below lambda (below, it is under e^-50): sqrt(lambda) terms, not lambda."""
     if not math.isfinite(mean) or mean <= 1.0 + 1e-9:
         return None
     lam = _poisson_mean(mean)
-    top = math.ceil(lam + 10.0 * math.sqrt(lam) + 10.0)
+    spread = 10.0 * math.sqrt(lam) + 10.0
+    top = math.ceil(lam + spread)
+    low = max(1, math.floor(lam - spread))
     step = max(1, math.ceil(top / MAX_POINTS))
     kept = 1.0 - math.exp(-lam)
-    counts: list[float] = []
-    cumulative: list[float] = []
-    log_pmf = -lam  # log P(X = 0)
-    total = 0.0
-    for k in range(1, top + 1):
-        log_pmf += math.log(lam) - math.log(k)
-        total += math.exp(log_pmf) / kept
-        if k % step == 0 or k == top:
-            counts.append(float(k))
-            cumulative.append(min(1.0, total))
-    cumulative[-1] = 1.0
-    return tuple(counts), tuple(cumulative)
+    ks = np.arange(low, top + 1, dtype=np.float64)
+    # log P(X = k) = k log(lambda) - lambda - log(k!)
+    log_pmf = ks * math.log(lam) - lam - (math.lgamma(low) + np.cumsum(np.log(ks)))
+    cumulative = np.minimum(1.0, np.cumsum(np.exp(log_pmf) / kept))
+    grid = np.arange(step, top + 1, step, dtype=np.int64)
+    if not len(grid) or grid[-1] != top:
+        grid = np.append(grid, top)
+    at = grid - low
+    values = np.where(at >= 0, cumulative[np.clip(at, 0, None)], 0.0)
+    values[-1] = 1.0
+    return tuple(float(k) for k in grid), tuple(float(v) for v in values)
 
 
 def _poisson_mean(mean: float) -> float:

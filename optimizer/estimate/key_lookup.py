@@ -182,8 +182,13 @@ def surviving_mcvs(
         return {}
     if not other.every_partition or not np.all(other_sample.weights <= 1.0 + 1e-9):
         return {}  # only a sample of every row of the table says which keys it lacks
-    kept = _distinct(other_keys[other_passed])
-    matches = np.isin(keys, kept).astype(np.float64)
+    if keys.dtype == np.float64:
+        kept = _kept_values(other_sample, other_key, other_passed)
+        distinct, codes = sample.derived(("value codes", key), partial(value_codes, keys))
+        matches = np.where(codes >= 0, _members(distinct, kept)[codes], False).astype(np.float64)
+    else:
+        kept = _distinct(other_keys[other_passed])
+        matches = np.isin(keys, kept).astype(np.float64)
     average = float(matches[passed].mean()) if passed.any() else 0.0
 
     def survival(value: Any, own_key: bool, sampled: tuple[int, float] | None) -> float:
@@ -250,6 +255,29 @@ def _holds(distinct: np.ndarray, probe: Any) -> bool:
         return bool(np.isin(probe, distinct))
     at = int(np.searchsorted(distinct, probe))
     return at < len(distinct) and bool(distinct[at] == probe)
+
+
+def _kept_values(sample: Sample, name: str, passed: np.ndarray) -> np.ndarray:
+    """The distinct values (sorted, NaN left out) of a numeric column over the sampled rows
+    `passed` kept, from the column's distinct codes (computed once per sample): a count
+    per code, no sort."""
+    distinct, codes = sample.derived(
+        ("value codes", name), partial(value_codes, sample.columns[name])
+    )
+    if passed.all():
+        return distinct
+    present = codes[passed]
+    counts = np.bincount(present[present >= 0], minlength=len(distinct))
+    return distinct[counts > 0]
+
+
+def _members(values: np.ndarray, distinct: np.ndarray) -> np.ndarray:
+    """Which of the numbers `values` are among `distinct` (sorted): a binary search per
+    value, not np.isin's sort of both arrays together."""
+    if not len(distinct):
+        return np.zeros(len(values), dtype=bool)
+    at = np.searchsorted(distinct, values).clip(max=len(distinct) - 1)
+    return np.asarray(distinct[at] == values)
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:

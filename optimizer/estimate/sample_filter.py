@@ -22,6 +22,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -204,10 +205,14 @@ class _Evaluator:
             ignore_case = isinstance(node, exp.ILike)
             nulls = self._as_rows(operand.nulls)
             if operand.column is not None and operand.kind == STRING:
-                matched = pc.match_like(
-                    self.sample.arrow(operand.column), pattern.this, ignore_case=ignore_case
+                # kept with the (cached, unchanging) sample: a query planned again, or a
+                # plan's several estimates of one scan, match the pattern once
+                key = ("like", operand.column, pattern.this, ignore_case)
+                matched = self.sample.derived(
+                    key,
+                    partial(_match_like, self.sample, operand.column, pattern.this, ignore_case),
                 )
-                return np.asarray(matched.fill_null(False).to_numpy(zero_copy_only=False)), nulls
+                return matched, nulls
             regex = _like_regex(pattern.this, ignore_case)
             values = self._as_rows(operand.values)
             true = np.fromiter(
@@ -337,3 +342,11 @@ def _like_regex(pattern: str, ignore_case: bool) -> re.Pattern[str]:
         else:
             parts.append(re.escape(char))
     return re.compile("".join(parts), re.DOTALL | (re.IGNORECASE if ignore_case else 0))
+
+
+def _match_like(sample: Sample, column: str, pattern: str, ignore_case: bool) -> np.ndarray:
+    """Which sampled rows' string `column` matches the LIKE `pattern` (NULL: no), by Arrow."""
+    matched = pc.match_like(sample.arrow(column), pattern, ignore_case=ignore_case)
+    rows = np.array(matched.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+    rows.flags.writeable = False  # shared by every estimate of the sample
+    return rows

@@ -117,10 +117,14 @@ class MetastoreSource(StatisticsSource):
         gets of a table are all of one committed state: a collection or registration
         commits its pieces and a new stamp together. A snapshot holding another stamp
         raises StatisticsChanged, and `consistently` starts the request over."""
-        from metastore.engine import one_snapshot
+        from metastore.engine import current_snapshot, one_snapshot
 
         if self._memo is not None and key in self._memo:
             return self._memo[key]
+        name = key[1]
+        if name not in self._stamps and current_snapshot(self.engine) is None:
+            # a statement on its own (no BEGIN and COMMIT): a cached value needs no more
+            self._stamps.update(self._current_stamps([name]))
         value = one_snapshot(self.engine, partial(self._fetch, key, compute))
         if self._memo is not None:
             self._memo[key] = value
@@ -130,7 +134,7 @@ class MetastoreSource(StatisticsSource):
         self, key: tuple[str, str, PartitionQuery], compute: Callable[[], Any], snapshot: Snapshot
     ) -> Any:
         kind, name, query = key
-        if name not in self._stamps:  # the first read of the table: its stamp, in `snapshot`
+        if name not in self._stamps:  # first read inside another value's snapshot
             self._stamps.update(self._current_stamps([name]))
             snapshot.checked.add(name)
         stamp = self._stamps.get(name)
