@@ -3,8 +3,8 @@
 - equi_depth / equi_width: from a KLL quantile sketch (the union of the partitions'
   sketches): bounds from quantiles at ranks i/N, or evenly spaced between min and max with
   counts from the sketch's CDF. Accurate to KLL's normalised rank error (1.65% at k 200).
-- seed_uniform: the seed "cost-based-optimizer" (Design Choice) histogram for a column
-  without sketches, built from min, max, NDV and the table's cardinality alone.
+- seed_uniform: the Hive CBO proposal's uniform histogram for a column without sketches,
+  built from min, max, NDV and the table's cardinality alone (docs/design.md#uniform-histogram).
 
 Pure functions over numbers: values of dates and timestamps are passed as their numeric
 encodings (days, microseconds since the epoch), as they are sketched.
@@ -93,7 +93,7 @@ def equi_width(sketch: kll_doubles_sketch, buckets: int, scale: int | None = Non
 def seed_uniform(
     low: float, high: float, ndv: int, rows: int, scale: int | None = None
 ) -> Histogram:
-    """The seed's uniform histogram (cost-based-optimizer, Design Choice):
+    """The uniform histogram (docs/design.md#uniform-histogram, Hive CBO proposal):
     buckets = (max - min) / NDV, width = (max - min) / buckets, height = rows / buckets.
     At least one bucket; a single value is one bucket of all rows. With `scale`, the edges
     are grid_edges for that many buckets and each bucket's rows its share of the grid's
@@ -125,7 +125,7 @@ def grid_edges(low: int, high: int, buckets: int) -> list[int]:
 
 
 def uniform_counts(edges: Sequence[int], rows: int) -> tuple[float, ...]:
-    """The seed's uniform assumption on integers: each bucket's rows are its share of them."""
+    """The uniform assumption on integers: each bucket's rows are its share of them."""
     size = edges[-1] - edges[0] + 1
     # buckets [e_i, e_i+1), the last closed; from cumulative rows, so the counts add up
     below = [round(rows * (edge - edges[0]) / size, 3) for edge in edges[:-1]] + [float(rows)]

@@ -1,5 +1,6 @@
-"""The partition lookup of the seed "mapjoin-partition-pruning": all partitions of R where
-x in (1,2,3) and y in (5,6,7), or (x, y) in ((1,5),(2,6)), or a --where range.
+"""The partition lookup of map-join partition pruning (docs/design.md#partition-lookup): all
+partitions of R where x in (1,2,3) and y in (5,6,7), or (x, y) in ((1,5),(2,6)), or a --where
+range.
 
 Lists are matched exactly, NULL included: a None in a list (or `__HIVE_DEFAULT_PARTITION__`
 in text) matches the default partition. `--where` follows SQL's three-valued logic instead.

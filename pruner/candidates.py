@@ -1,5 +1,5 @@
-"""Compile time of map-join partition pruning (seed "mapjoin-partition-pruning", Compile
-Time, steps 1-4): on the optimizer's physical plan (joins ordered, algorithms chosen: what
+"""Compile time of map-join partition pruning (docs/design.md#pruning-compile-time, Hive's
+design steps 1-4): on the optimizer's physical plan (joins ordered, algorithms chosen: what
 `statlas explain` shows), the map joins and the keys of their big (streamed) table whose
 values the small sides can supply.
 
@@ -8,14 +8,14 @@ One rule decides what runs as a map join: the physical planner's
 when the plan runs it with the algorithm `map`; its streamed side is the big one, its hashed
 side the small one (an outer join streams its preserved side, a full outer join is never a
 map join, a semi join hashes its subquery side). A big-table key of a map join qualifies, as
-the seed says, when:
+Hive's design says, when:
 
   - it is part of the join condition, as a bare column on both sides (no function);
   - the big table is on the inner side (a left/right outer join's preserved side, or the
     left of an anti join, keeps rows without a match: no pruning);
   - the value is not mutated between the scan and the join (bare columns through
     projections, GROUP BY keys), and never passes through a union;
-  - it is a partition column (else, the seed's extension: a predicate for the big
+  - it is a partition column (else, the design's extension: a predicate for the big
     table's scan);
   - and, ours: both sides have the same kind of type (values are looked up as the key's
     type; an int compared with a string key would be a cast, not a lookup), and the query

@@ -1,5 +1,5 @@
-"""`statlas prune`: map-join partition pruning through the metastore (seed
-"mapjoin-partition-pruning", Run Time).
+"""`statlas prune`: map-join partition pruning through the metastore
+(docs/design.md#pruning-run-time).
 
 Compile time (pruner.candidates) plans the query as `statlas explain` does
 (optimizer.physical.api.plan_query: one map-join threshold, CostParams.map_join_threshold)
@@ -9,7 +9,7 @@ own filters (tuples when one small table supplies several keys); the metastore a
 "partitions of BIG where k1 in (...) and (k2, k3) in (...)", intersected with the
 partitions the query's own filters on BIG keep. Beyond `max_values` distinct values a key
 falls back to its [min, max] range, and the report says so. Keys that are not partition
-columns become predicates for BIG's scan (the seed's extension). A partition is dropped
+columns become predicates for BIG's scan (docs/design.md#pruning-extension). A partition is dropped
 only when it provably cannot match: NULL keys never equal anything, and a key without
 values keeps nothing.
 

@@ -1,6 +1,6 @@
-"""The seed's cost model (seed "cost-based-optimizer", section 4): one test per formula, the
-cost variables and their chain, plan comparison; and the join-algorithm rules of the seeds
-"join-optimizations" and "cost-based-optimizer"."""
+"""The cost model (docs/design.md#cost-model): one test per formula, the
+cost variables and their chain, plan comparison; and the join-algorithm rules
+(docs/design.md#join-algorithms)."""
 
 from __future__ import annotations
 
@@ -57,12 +57,12 @@ def test_settings_parse_from_key_value_pairs() -> None:
 
 
 def test_table_scan() -> None:
-    """Seed: CPU 0; IO = Hr * T(R) * Tsz."""
+    """CPU 0; IO = Hr * T(R) * Tsz."""
     assert f.table_scan(R1, P) == f.Cost(0.0, 900.0 * 1000 * 100, 1000)
 
 
 def test_common_join() -> None:
-    """Seed: CPU = sum T log T CPUc + sum T CPUc; IO = (Lw + Lr + NEt) sum T Tsz."""
+    """CPU = sum T log T CPUc + sum T CPUc; IO = (Lw + Lr + NEt) sum T Tsz."""
     cost = f.common_join([R1, R2], 500, P)
     cpu = 1000 * math.log2(1000) + 200 * math.log2(200) + 1200
     assert cost.cpu == pytest.approx(cpu)
@@ -71,7 +71,7 @@ def test_common_join() -> None:
 
 
 def test_map_join() -> None:
-    """Seed: CPU = (T(R2)+...+T(Rm)) + (T(R1)+...+T(Rm)) CPUc; IO = NEt sum T Tsz (small) x
+    """CPU = (T(R2)+...+T(Rm)) + (T(R1)+...+T(Rm)) CPUc; IO = NEt sum T Tsz (small) x
     mappers."""
     cost = f.map_join(R1, [R2, R3], 4, 300, cost_params({"CPUc": "2"}))
     assert cost.cpu == pytest.approx(210 + 1210 * 2)  # the hash-table term has no CPUc
@@ -79,33 +79,33 @@ def test_map_join() -> None:
 
 
 def test_bucket_map_join() -> None:
-    """Seed: CPU = (T(R2)+...+T(Rm)) CPUc + (T(R1)+...+T(Rm)) CPUc; IO as the map join."""
+    """CPU = (T(R2)+...+T(Rm)) CPUc + (T(R1)+...+T(Rm)) CPUc; IO as the map join."""
     cost = f.bucket_map_join(R1, [R2, R3], 4, 300, cost_params({"CPUc": "2"}))
     assert cost.cpu == pytest.approx(210 * 2 + 1210 * 2)
     assert cost.io == pytest.approx(300 * 10_200 * 4)
 
 
 def test_smb_join() -> None:
-    """Seed: CPU = (T(R1)+...+T(Rm)) CPUc; IO = NEt sum T Tsz (small) x mappers."""
+    """CPU = (T(R1)+...+T(Rm)) CPUc; IO = NEt sum T Tsz (small) x mappers."""
     cost = f.smb_join(R1, [R2], 3, 100, P)
     assert cost == f.Cost(1200.0, 150.0 * 10_000 * 3, 100)
 
 
 def test_group_by() -> None:
-    """Seed: CPU = (T log T + T) CPUc; IO = (Lw + Lr + NEt) T Tsz."""
+    """CPU = (T log T + T) CPUc; IO = (Lw + Lr + NEt) T Tsz."""
     cost = f.group_by(R1, 10, P)
     assert cost.cpu == pytest.approx(1000 * math.log2(1000) + 1000)
     assert cost.io == pytest.approx(1350 * 100_000)
 
 
 def test_union_all() -> None:
-    """Seed: CPU 0; IO = bytes x Hw + bytes x Hr + bytes x NEt."""
+    """CPU 0; IO = bytes x Hw + bytes x Hr + bytes x NEt."""
     cost = f.union_all([R1, R2], P)
     assert cost == f.Cost(0.0, 110_000 * (6000 + 900 + 150), 1200)
 
 
 def test_filter_and_select() -> None:
-    """Seed: Filter CPU = T(R) CPUc, IO 0; Select: nothing."""
+    """Filter CPU = T(R) CPUc, IO 0; Select: nothing."""
     assert f.filter_(R1, 10, P) == f.Cost(1000.0, 0.0, 10)
     assert f.select(R1) == f.Cost(0.0, 0.0, 1000)
 
@@ -117,7 +117,7 @@ def test_skew_join_is_its_two_joins_and_the_union() -> None:
 
 
 def test_plans_compare_cpu_plus_io_first_then_rows() -> None:
-    """Seed, HiveVolcanoCost.isLe."""
+    """HiveVolcanoCost.isLe (docs/design.md#plan-comparison)."""
     assert f.Cost(1, 1, 100).is_le(f.Cost(2, 1, 1))
     assert not f.Cost(2, 1, 1).is_le(f.Cost(1, 1, 100))
     assert f.Cost(1, 2, 5).is_le(f.Cost(2, 1, 6))
@@ -144,7 +144,7 @@ def test_common_join_when_nothing_fits() -> None:
 
 
 def test_outer_joins_stream_the_preserved_side() -> None:
-    """Seed "join-optimizations": a left outer join streams its left side, a right outer join
+    """docs/design.md#join-algorithms: a left outer join streams its left side, a right outer join
     its right side, a full outer join is never a map join."""
     assert hashable_sides("left") == (1,)
     assert hashable_sides("right") == (0,)
@@ -176,7 +176,7 @@ def test_bucket_map_join_when_bucketed_with_compatible_counts() -> None:
 
 
 def test_big_table_policies() -> None:
-    """Seed "join-optimizations": average partition size (default), leftmost, table size."""
+    """docs/design.md#join-algorithms: average partition size (default), leftmost, table size."""
     many = Side(100, 10, "a", table_bytes=1_000_000, partitions=1000)
     few = Side(100, 10, "b", table_bytes=500_000, partitions=1)
     assert big_table(many, few, P) == 1  # 500,000 B per partition beats 1,000

@@ -1,7 +1,8 @@
 """`--emit spark` over TPC-DS-shaped queries (benchmarks/plans.py --set tpcds): a join the
 emitted SQL writes without an ON is a plain `JOIN`, not `CROSS JOIN`: Spark keeps the Cross
 join type after it moves the WHERE's equalities into the join, and its dynamic partition
-pruning skips Cross joins (TPC-DS q6 read every store_sales partition and ran 3-5x slower).
+pruning skips Cross joins (TPC-DS q6 read every store_sales partition:
+docs/benchmarks/2026-11-26-design-measurements.md#cross-join-in-emitted-sql).
 Planned over made-up TPC-H statistics (no Spark)."""
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ def columns_of(i: int) -> dict[str, Any]:
         "day": START + dt.timedelta(days=i % 10),  # ten days
         "price": Decimal(1 + (i * 7919) % 50_000) / 100,  # 0.01 .. 500.00
         "ratio": i / 7,
-        "qty": (i * 13) % 1000,  # no KLL sketch: the seed's uniform histogram
+        "qty": (i * 13) % 1000,  # no KLL sketch: the uniform histogram
         "at": MIDNIGHT + dt.timedelta(microseconds=i),  # 180 consecutive microseconds
     }
 

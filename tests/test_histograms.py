@@ -1,5 +1,5 @@
-"""Histograms from KLL sketches, the seed's uniform histogram, and sketch merges that make
-the statistics of any set of partitions a roll-up."""
+"""Histograms from KLL sketches, the uniform histogram, and sketch merges that make
+the statistics of any set of partitions a roll-up (docs/design.md#histograms)."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def test_degenerate_sketches() -> None:
 
 
 def test_seed_uniform_histogram() -> None:
-    # seed: buckets = (max - min) / NDV, width = (max - min) / buckets, height = rows / buckets
+    # buckets = (max - min) / NDV, width = (max - min) / buckets, height = rows / buckets
     histogram = seed_uniform(0, 1000, 100, 5000)
     assert len(histogram.counts) == 10
     assert histogram.bounds[1] - histogram.bounds[0] == pytest.approx(100)
@@ -216,7 +216,7 @@ def test_equi_depth_bounds_on_the_grid() -> None:
 
 
 def test_seed_uniform_on_integers() -> None:
-    # 0..1000 with NDV 100: the seed's ten buckets, now 101 integers wide (the last 92)
+    # 0..1000 with NDV 100: the uniform histogram's ten buckets, now 101 integers wide (the last 92)
     histogram = seed_uniform(0, 1000, 100, 5000, scale=0)
     assert histogram.bounds == (0, 101, 202, 303, 404, 505, 606, 707, 808, 909, 1000)
     assert histogram.counts[0] == pytest.approx(5000 * 101 / 1001, abs=1e-3)

@@ -1,6 +1,6 @@
 """Key transfer into EXISTS, NOT EXISTS and IN subqueries (optimizer.physical.key_transfer,
 transfer_into_semi_join): a small filtered relation of the semi or anti join's left side
-sends its keys into the subquery's FROM list as a broadcast LEFT SEMI JOIN, where the seed's
+sends its keys into the subquery's FROM list as a broadcast LEFT SEMI JOIN, where the planned
 cost is lower; never for NOT IN (a NULL key the semi join would drop changes its answer), a
 grouped subquery, or with `key_transfer=0`. Planned over made-up TPC-H statistics (no
 Spark); the rows are compared on Spark in test_tpch_planning."""

@@ -1,5 +1,5 @@
-"""The physical planner on statistics Spark collected into each database: the seed
-"correlation-optimizer"'s three examples (jobs before and after shuffle elimination), join
+"""The physical planner on statistics Spark collected into each database: Hive's correlation
+optimizer's three examples (docs/design.md#correlation-optimizer; jobs before and after), join
 order, map-join stages, and `--emit spark` SQL that runs on Spark with the original's rows."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from tests.conftest import BACKENDS, postgres_schema
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
-# Seed Example 1 (its ON names t2, which the query does not read: t1 is meant)
+# Hive's Example 1 (its ON names t2, which the query does not read: t1 is meant)
 EXAMPLE_1 = """
 SELECT tmp1.key, count(*)
 FROM (SELECT key, avg(value) AS avg FROM t1 GROUP BY key) tmp1
@@ -30,7 +30,7 @@ JOIN t1 ON (tmp1.key = t1.key)
 WHERE t1.value > tmp1.avg
 GROUP BY tmp1.key"""
 
-# Seed Example 2 (it selects tmp1.key but groups by t1.key, which Spark rejects: t1.key here)
+# Hive's Example 2 (it selects tmp1.key but groups by t1.key, which Spark rejects: t1.key here)
 EXAMPLE_2 = """
 SELECT t1.key, count(*)
 FROM t1
@@ -227,7 +227,7 @@ def joins(node: PhysicalNode) -> list[PhysicalNode]:
 
 
 def test_seed_examples_run_as_one_or_two_jobs(registered: Metastore, spark: Any) -> None:
-    """Seed "correlation-optimizer": Examples 1 and 2 take three jobs before and one after,
+    """docs/design.md#correlation-optimizer: Examples 1 and 2 take three jobs before and one after,
     scanning t1 once; Example 3 (map joins on the dimensions) takes two."""
     for sql in (EXAMPLE_1, EXAMPLE_2):
         plan = plan_query(registered.engine, sql, config=NO_MAP_JOINS)
@@ -251,7 +251,7 @@ def test_job_flow_correlation_needs_the_same_keys(registered: Metastore) -> None
     assert (plan.before.jobs, plan.after.jobs) == (2, 2)
     sql = "SELECT t2.key, count(*) FROM t1 JOIN t2 ON t1.key = t2.key GROUP BY t2.key"
     assert plan_query(registered.engine, sql, config=NO_MAP_JOINS).after.jobs == 1
-    # the null-supplying side of an outer join is not partitioned on its key (seed rules)
+    # the null-supplying side of an outer join is not partitioned on its key (join-type rules)
     sql = "SELECT t2.key, count(*) FROM t1 LEFT JOIN t2 ON t1.key = t2.key GROUP BY t2.key"
     assert plan_query(registered.engine, sql, config=NO_MAP_JOINS).after.jobs == 2
     sql = "SELECT t1.key, count(*) FROM t1 LEFT JOIN t2 ON t1.key = t2.key GROUP BY t1.key"

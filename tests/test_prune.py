@@ -328,7 +328,7 @@ def test_semi_join_and_non_partition_keys(registered: Metastore, spark: Any) -> 
     report = prune(registered.engine, sql, spark=spark, run=True)
     assert report.keys == ["item"]
     assert report.partitions_after == report.partitions_before
-    assert report.predicates == ["`item` IN (1, 3, 5, 7, 9)"]  # the seed's extension
+    assert report.predicates == ["`item` IN (1, 3, 5, 7, 9)"]  # docs/design.md#pruning-extension
     assert report.rows == unpruned_rows(spark, registered, sql)
 
 

@@ -1,4 +1,4 @@
-"""The estimation formulas: one test per seed rule (seed "cost-based-optimizer"), the
+"""The estimation formulas: one test per Hive CBO rule (docs/design.md#estimates), the
 PostgreSQL MCV join, the sketch join, and properties every selectivity must have."""
 
 from __future__ import annotations

@@ -145,7 +145,7 @@ def test_an_equality_every_disjunct_writes_is_not_written_again() -> None:
 
 
 def test_an_implied_order_that_saves_little_keeps_the_written_conditions() -> None:
-    """Orders whose seed's costs are near each other keep the written conditions: here
+    """Orders whose costs are near each other keep the written conditions: here
     the implied one saves less than 99% of the group's cost."""
     assert first_join(GREEN_SUPPLIES, implied_join_gain="0.99") == {"lineitem", "part"}
 

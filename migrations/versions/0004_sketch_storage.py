@@ -1,8 +1,7 @@
 """sketch columns stored uncompressed on PostgreSQL (STORAGE EXTERNAL)
 
 Sketches are dense, nearly random bytes: TOAST's pglz compression costs time on every write
-and saves nothing. Measured writing TPC-H SF 1 lineitem's 37,905 column statistics
-(305 MB of sketches) in one transaction: about 28% faster.
+and saves nothing (docs/benchmarks/2026-11-26-design-measurements.md#sketch-storage).
 
 Revision ID: 0004
 Revises: 0003

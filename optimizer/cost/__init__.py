@@ -1,1 +1,1 @@
-"""The seed's cost model: variables (params), per-operator CPU and IO (formulas)."""
+"""The cost model (docs/design.md#cost-model): variables (params), operator costs (formulas)."""

@@ -1,6 +1,6 @@
-"""CPU and IO of each operator, exactly as the seed writes them (seed "cost-based-optimizer",
-section 4, "Cost variables" to "Select"). T is rows, Tsz the average row size in bytes;
-costs are nanoseconds. `log` is log2 (comparisons of a sort); the seed leaves the base open.
+"""CPU and IO of each operator, exactly as the Hive CBO proposal writes them
+(docs/design.md#operator-costs). T is rows, Tsz the average row size in bytes;
+costs are nanoseconds. `log` is log2 (comparisons of a sort); the proposal leaves the base open.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class Cost:
         return Cost(self.cpu + other.cpu, self.io + other.io, self.rows + other.rows)
 
     def is_le(self, other: Cost) -> bool:
-        """Seed, HiveVolcanoCost.isLe: CPU + IO first, rows to break ties."""
+        """HiveVolcanoCost.isLe (docs/design.md#plan-comparison): CPU + IO, then rows."""
         if self.total != other.total:
             return self.total < other.total
         return self.rows <= other.rows
@@ -49,12 +49,12 @@ def _tlogt(rows: float) -> float:
 
 
 def table_scan(table: Input, p: CostParams) -> Cost:
-    """Seed, Table Scan: CPU 0; IO = Hr * T(R) * Tsz."""
+    """Table Scan: CPU 0; IO = Hr * T(R) * Tsz."""
     return Cost(0.0, p.hdfs_read * table.bytes, table.rows)
 
 
 def common_join(inputs: Sequence[Input], out_rows: float, p: CostParams) -> Cost:
-    """Seed, Common Join: CPU = sum T(Ri) log T(Ri) CPUc + sum T(Ri) CPUc;
+    """Common Join: CPU = sum T(Ri) log T(Ri) CPUc + sum T(Ri) CPUc;
     IO = (Lw + Lr + NEt) * sum T(Ri) Tszi."""
     cpu = sum(_tlogt(r.rows) for r in inputs) * p.cpu_c + sum(r.rows for r in inputs) * p.cpu_c
     shuffled = sum(r.bytes for r in inputs)
@@ -65,7 +65,7 @@ def common_join(inputs: Sequence[Input], out_rows: float, p: CostParams) -> Cost
 def map_join(
     big: Input, small: Sequence[Input], mappers: float, out_rows: float, p: CostParams
 ) -> Cost:
-    """Seed, Map Join: CPU = (T(R2) + ... + T(Rm)) + (T(R1) + ... + T(Rm)) * CPUc (the seed
+    """Map Join: CPU = (T(R2) + ... + T(Rm)) + (T(R1) + ... + T(Rm)) * CPUc (the proposal
     writes the hash-table term without CPUc); IO = NEt * sum T(Ri) Tszi (i >= 2) * mappers."""
     small_rows = sum(r.rows for r in small)
     cpu = small_rows + (big.rows + small_rows) * p.cpu_c
@@ -76,7 +76,7 @@ def map_join(
 def bucket_map_join(
     big: Input, small: Sequence[Input], mappers: float, out_rows: float, p: CostParams
 ) -> Cost:
-    """Seed, Bucket Map Join: CPU = (T(R2) + ... + T(Rm)) * CPUc + (T(R1) + ... + T(Rm)) *
+    """Bucket Map Join: CPU = (T(R2) + ... + T(Rm)) * CPUc + (T(R1) + ... + T(Rm)) *
     CPUc; IO = NEt * sum T(Ri) Tszi (i >= 2) * mappers."""
     small_rows = sum(r.rows for r in small)
     cpu = small_rows * p.cpu_c + (big.rows + small_rows) * p.cpu_c
@@ -87,7 +87,7 @@ def bucket_map_join(
 def smb_join(
     big: Input, small: Sequence[Input], mappers: float, out_rows: float, p: CostParams
 ) -> Cost:
-    """Seed, SMB Join: CPU = (T(R1) + ... + T(Rm)) * CPUc; IO = NEt * sum T(Ri) Tszi (i >= 2)
+    """SMB Join: CPU = (T(R1) + ... + T(Rm)) * CPUc; IO = NEt * sum T(Ri) Tszi (i >= 2)
     * mappers."""
     cpu = (big.rows + sum(r.rows for r in small)) * p.cpu_c
     io = p.net * sum(r.bytes for r in small) * mappers
@@ -95,7 +95,7 @@ def smb_join(
 
 
 def group_by(child: Input, out_rows: float, p: CostParams) -> Cost:
-    """Seed, Distinct/Group By: CPU = (T(R) log T(R) + T(R)) * CPUc; IO = Lw T Tsz + Lr T Tsz
+    """Distinct/Group By: CPU = (T(R) log T(R) + T(R)) * CPUc; IO = Lw T Tsz + Lr T Tsz
     + NEt T Tsz."""
     cpu = (_tlogt(child.rows) + child.rows) * p.cpu_c
     io = (p.local_write + p.local_read + p.net) * child.bytes
@@ -103,7 +103,7 @@ def group_by(child: Input, out_rows: float, p: CostParams) -> Cost:
 
 
 def union_all(inputs: Sequence[Input], p: CostParams) -> Cost:
-    """Seed, Union All: CPU 0; IO = (sum T Tsz) * Hw + (sum T Tsz) * Hr + (sum T Tsz) * NEt."""
+    """Union All: CPU 0; IO = (sum T Tsz) * Hw + (sum T Tsz) * Hr + (sum T Tsz) * NEt."""
     moved = sum(r.bytes for r in inputs)
     return Cost(
         0.0, moved * p.hdfs_write + moved * p.hdfs_read + moved * p.net, sum(r.rows for r in inputs)
@@ -111,16 +111,16 @@ def union_all(inputs: Sequence[Input], p: CostParams) -> Cost:
 
 
 def filter_(child: Input, out_rows: float, p: CostParams) -> Cost:
-    """Seed, Filter/Having: CPU = T(R) * CPUc; IO 0."""
+    """Filter/Having: CPU = T(R) * CPUc; IO 0."""
     return Cost(child.rows * p.cpu_c, 0.0, out_rows)
 
 
 def select(child: Input) -> Cost:
-    """Seed, Select: CPU 0, IO 0."""
+    """Select: CPU 0, IO 0."""
     return Cost(0.0, 0.0, child.rows)
 
 
 def skew_join(skewed: Cost, rest: Cost, skewed_out: Input, rest_out: Input, p: CostParams) -> Cost:
-    """Seed, Skew Join: the rewrite (join on the skewed values) UNION ALL (join on the rest),
+    """Skew Join: the rewrite (join on the skewed values) UNION ALL (join on the rest),
     costed as its two joins plus the union."""
     return skewed + rest + union_all((skewed_out, rest_out), p)

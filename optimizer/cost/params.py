@@ -1,6 +1,6 @@
-"""The cost variables and planning thresholds, with the seed's defaults, configurable.
+"""The cost variables and planning thresholds, with the Hive CBO proposal's defaults, configurable.
 
-Seed "cost-based-optimizer", section 4 (cost variables): CPUc = 1 ns, NEt = 150 x CPUc,
+docs/design.md#cost-variables: CPUc = 1 ns, NEt = 150 x CPUc,
 Lw = Lr = 4 x NEt, Hw = 10 x Lw, Hr = 1.5 x Lr. A variable left unset follows the chain
 from the ones set (`--config CPUc=2` doubles every IO constant too).
 """
@@ -35,10 +35,10 @@ class CostParams:
     bushy: int = 0  # join order: 1 also considers joining two joins (0: left-deep trees)
     common_hint: str = "none"  # Spark hint emitted for common joins (none: Spark decides)
     # 1: a small filtered side's join keys filter a decorrelated, EXISTS or IN subquery
-    # (optimizer.physical.key_transfer); 0: the seed's plans only
+    # (optimizer.physical.key_transfer); 0: without (docs/design.md#key-transfer)
     key_transfer: int = 1
     # the largest share of the subquery's rows a key transfer may keep: a transfer costs
-    # Spark a scan, a job and a broadcast the seed's formulas do not price
+    # Spark a scan, a job and a broadcast the cost formulas do not price
     key_transfer_kept: float = 0.25
     # 1: a map join may hash a join's result (left-deep plans: the joins so far), emitted as
     # a derived table `_jN` with BROADCAST(_jN); 0: only one relation is hashed (bushy=1
@@ -66,8 +66,8 @@ ALIASES = {
 
 
 def cost_params(config: Mapping[str, str] | None = None) -> CostParams:
-    """Parameters from `key=value` settings (seed names CPUc, NEt, Lw, Lr, Hw, Hr or the
-    field names); unset IO constants follow the seed's chain from those set."""
+    """Parameters from `key=value` settings (the Hive CBO proposal's names CPUc, NEt, Lw, Lr,
+    Hw, Hr or the field names); unset IO constants follow its chain from those set."""
     given: dict[str, Any] = {}
     known = {f.name: f for f in fields(CostParams)}
     for raw_key, raw_value in (config or {}).items():

@@ -1,7 +1,7 @@
 """The distribution of COUNT(*) over the groups of a GROUP BY, for predicates on it
 (`HAVING COUNT(*) > 4`, `WHERE cnt BETWEEN 15 AND 20` over a derived table).
 
-Not a seed rule (the seed has no figure for a predicate on an aggregate; Hive, Spark and
+docs/design.md#group-by (Hive's CBO has no figure for a predicate on an aggregate; Hive, Spark and
 PostgreSQL use a default of 1/3): rows fall into groups independently, so the rows of a
 group follow a Poisson law with mean rows / groups, truncated at one row (a group has at
 least one). The law is kept as an exact distribution (ColumnEstimate.points), so ranges on

@@ -5,7 +5,7 @@ fact side's key is skewed (a few customers place most orders), the join's output
 longer distributed like the dimension: if the hottest customers live in France, most
 joined rows have c_nationkey = FRANCE, though France has 1/25 of the customers. Per-column
 statistics cannot see this; a following join on c_nationkey (to nation, filtered by name)
-would be off by the skew. statlas's rule (level `sketch`, not a seed rule): when a join key
+would be off by the skew. statlas's rule (level `sketch`, docs/estimator.md): when a join key
 is (nearly) unique on a side that is one table's scan with a row sample, every sampled row
 of that side is weighted by the rows the other side has for its key (a heavy hitter's own
 count, else the average of the other keys times the rows the sampled row stands for), and

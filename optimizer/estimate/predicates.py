@@ -1,8 +1,8 @@
 """Selectivity of a filter predicate over a node's columns, at one of three levels.
 
-basic      the seed's rules only (seed "cost-based-optimizer", Filter Selectivity): = 1/V,
+basic      the Hive CBO proposal's rules only (docs/design.md#filter-selectivity): = 1/V,
            column = column 1/max(V1, V2), < > 1/3, <> (V-1)/V, OR, AND as a product, and
-           the named defaults below for what the seed does not cover.
+           the named defaults below for what the proposal does not cover.
 histogram  most-common values, then the KLL distribution (equi-depth in the limit) for
            =, <>, ranges, BETWEEN, IN (values outside [min, max] match nothing), IS NULL,
            LIKE 'prefix%' and string ranges through an order-preserving encoding; ranges on
@@ -36,7 +36,7 @@ from optimizer.plan import ColumnRef, column_of
 BASIC, HISTOGRAM, SKETCH = "basic", "histogram", "sketch"
 LEVELS = (BASIC, HISTOGRAM, SKETCH)
 
-DEFAULT_SELECTIVITY = 1.0 / 3.0  # a predicate nothing is known about (the seed's 1/3)
+DEFAULT_SELECTIVITY = 1.0 / 3.0  # a predicate nothing is known about (the proposal's 1/3)
 DEFAULT_IS_NULL = 0.01  # IS NULL on a column without statistics
 DEFAULT_LIKE = 0.1  # LIKE with a pattern that is not a plain prefix
 KLL_RANK_ERROR = 0.0165  # KLL k=200: normalised rank error (two-sided, 99% confidence)
@@ -72,7 +72,7 @@ def _selectivity(
     if isinstance(predicate, exp.And):
         before = dict(state)
         left = _selectivity(predicate.left, state, level)
-        # seed: a product of independent selectivities; above basic, the right side is
+        # basic: a product of independent selectivities; above basic, the right side is
         # conditioned on the left (ranges of one column narrow each other)
         right = _selectivity(predicate.right, before if level == BASIC else state, level)
         value = left.value * right.value
@@ -86,7 +86,7 @@ def _selectivity(
     if isinstance(predicate, exp.Or):
         left = _selectivity(predicate.left, dict(state), level)
         right = _selectivity(predicate.right, dict(state), level)
-        # seed: n(1 - (1 - m1/n)(1 - m2/n)) divided by n
+        # n(1 - (1 - m1/n)(1 - m2/n)) divided by n (docs/design.md#filter-selectivity)
         value = 1.0 - (1.0 - left.value) * (1.0 - right.value)
         return Estimate(
             clamp_fraction(value),
@@ -264,7 +264,7 @@ def _in_list(predicate: exp.In, state: dict[ColumnRef, ColumnEstimate], level: s
     ref = _column(predicate.this, state)
     column = state[ref]
     values = list(dict.fromkeys(_literal(e, column) for e in predicate.expressions))
-    if level == BASIC:  # seed: an IN list is an OR of equalities
+    if level == BASIC:  # an IN list is an OR of equalities (docs/design.md#filter-selectivity)
         total = 0.0
         for _ in values:
             one = seed_equality(column.ndv.value)

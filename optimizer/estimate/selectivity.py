@@ -1,7 +1,7 @@
 """The estimation formulas, as pure functions over numbers.
 
-`seed_*`: the seed "cost-based-optimizer", section "Filter Selectivity / Join Cardinality /
-Join Selectivity / Distinct Estimation (without Histogram)", exactly as written there.
+`seed_*`: the Hive CBO proposal's formulas without histograms, exactly as written there
+(docs/design.md#filter-selectivity, #join-cardinality, #distinct-values, #group-by).
 `eqjoin_mcv`: PostgreSQL's eqjoinsel_inner (src/backend/utils/adt/selfuncs.c).
 `sketch_join_rows`: join size from Theta-sketch key overlap plus heavy hitters.
 """
@@ -13,65 +13,65 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 NEARLY_UNIQUE = 0.9  # distinct values per row from which a key counts as unique
-SEED_INEQUALITY = 1.0 / 3.0  # seed: "In Equality Predicates (Less/Greater than) = 1/3"
+SEED_INEQUALITY = 1.0 / 3.0  # <, <=, >, >= (docs/design.md#filter-selectivity)
 
 
 def seed_equality(ndv: float) -> float:
-    """seed: equality with a literal = 1/V(R, A)."""
+    """Equality with a literal = 1/V(R, A)."""
     return 1.0 / max(ndv, 1.0)
 
 
 def seed_column_equality(ndv_a: float, ndv_b: float) -> float:
-    """seed: equality of two columns = 1/max(V(R, A), V(R, B))."""
+    """Equality of two columns = 1/max(V(R, A), V(R, B))."""
     return 1.0 / max(ndv_a, ndv_b, 1.0)
 
 
 def seed_not_equal(ndv: float) -> float:
-    """seed: not equal = (V(R, A) - 1)/V(R, A)."""
+    """Not equal = (V(R, A) - 1)/V(R, A)."""
     ndv = max(ndv, 1.0)
     return (ndv - 1.0) / ndv
 
 
 def seed_or_rows(n: float, m1: float, m2: float) -> float:
-    """seed: OR = n * (1 - (1 - m1/n)(1 - m2/n)); m1, m2 the rows of each side."""
+    """OR = n * (1 - (1 - m1/n)(1 - m2/n)); m1, m2 the rows of each side."""
     if n <= 0:
         return 0.0
     return n * (1.0 - (1.0 - m1 / n) * (1.0 - m2 / n))
 
 
 def seed_and(selectivities: Iterable[float]) -> float:
-    """seed: AND = the product of the selectivities of the conjuncts."""
+    """AND = the product of the selectivities of the conjuncts."""
     return math.prod(selectivities)
 
 
 def seed_join_selectivity(key_ndvs: Sequence[tuple[float, float]]) -> float:
-    """seed: 1/max(V(R1, a), V(R2, a)) per key, multiplied over the keys."""
+    """Join selectivity: 1/max(V(R1, a), V(R2, a)) per key, multiplied over the keys."""
     return math.prod(1.0 / max(v1, v2, 1.0) for v1, v2 in key_ndvs)
 
 
 def seed_inner_join_rows(rows: Sequence[float], selectivity: float) -> float:
-    """seed: inner join = product of the children's cardinalities * join selectivity."""
+    """Inner join = product of the children's cardinalities * join selectivity."""
     return math.prod(rows) * selectivity
 
 
 def seed_outer_join_rows(inner_rows: float, preserved_rows: float) -> float:
-    """seed: one-sided outer join = max(inner join rows, cardinality of the outer side)."""
+    """One-sided outer join = max(inner join rows, cardinality of the outer side)."""
     return max(inner_rows, preserved_rows)
 
 
 def seed_full_outer_join_rows(inner_rows: float, left_rows: float, right_rows: float) -> float:
-    """seed: full outer join = max(inner join rows, left + right cardinalities)."""
+    """Full outer join = max(inner join rows, left + right cardinalities)."""
     return max(inner_rows, left_rows + right_rows)
 
 
 def seed_join_distinct(ndv_left: float, ndv_right: float) -> float:
-    """seed: V(J, a) = max(V(R1, a), V(R2, a)) for an attribute of both sides (inner and full
+    """V(J, a) = max(V(R1, a), V(R2, a)) for an attribute of both sides (inner and full
     outer joins) and for union all; V(R1, a) when it comes from one side only."""
     return max(ndv_left, ndv_right)
 
 
 def seed_group_by_rows(key_ndvs: Sequence[float]) -> float:
-    """seed: V(G, a, b, c) = max(V(R, a), V(R, b), V(R, c)): the rows of a group by."""
+    """V(G, a, b, c) = max(V(R, a), V(R, b), V(R, c)): the rows of a group by."""
     return max(key_ndvs, default=1.0)
 
 

@@ -4,7 +4,8 @@ cached, by one handler per operator.
 
 Scans take the statistics of exactly the partitions their partition-key conjuncts select
 (the metastore's lookup + sketch roll-up); partition keys themselves are described exactly
-by the per-partition row counts. Joins at level `basic` follow the seed; at `histogram`,
+by the per-partition row counts. Joins at level `basic` follow the Hive CBO proposal
+(docs/design.md#join-cardinality); at `histogram`,
 PostgreSQL's MCV matching; at `sketch`, Theta-sketch key overlap plus heavy hitters.
 """
 
@@ -252,8 +253,9 @@ class StatsQuery:
     def _after_filter(
         self, child: NodeStats, columns: dict[ColumnRef, ColumnEstimate], rows: float
     ) -> dict[ColumnRef, ColumnEstimate]:
-        """seed: V(F, a) = V(R, a) at level basic; else the distinct values a filter on
-        other columns leaves (distinct_after_sampling), and never more than the rows."""
+        """V(F, a) = V(R, a) at level basic (docs/design.md#distinct-values); else the distinct
+        values a filter on other columns leaves (distinct_after_sampling), and never more than
+        the rows."""
         if self.level == BASIC:
             return columns
         result = {}
@@ -286,7 +288,7 @@ class StatsQuery:
     def _window(self, node: Window) -> NodeStats:
         """Every input row kept; a rank (RANK, DENSE_RANK, ROW_NUMBER) runs from 1 to its
         partition's rows: spread evenly over 1 .. input rows / partitions, so that `rk <=
-        100` keeps about 100 rows per partition. Not a seed rule."""
+        100` keeps about 100 rows per partition. statlas's rule (docs/estimator.md)."""
         stats = self._project(node)
         partitions = self._groups(self.of(node.child), node.partition_by).value
         per_partition = max(1.0, stats.rows.value / max(partitions, 1.0))
@@ -414,7 +416,7 @@ class StatsQuery:
         if node.distinct:
             distinct = min(total, math.prod(max(c.ndv.value, 1.0) for c in columns.values()))
             rows = Estimate(distinct, ESTIMATED, "union: distinct rows")
-        row_size = sum(p.row_size for p in parts) / max(len(parts), 1)  # seed: average
+        row_size = sum(p.row_size for p in parts) / max(len(parts), 1)  # the inputs' average
         return NodeStats(rows, row_size, columns)
 
     # ---- join ---------------------------------------------------------------------------
@@ -614,7 +616,7 @@ class StatsQuery:
                         theta_share=column.theta_share * share,
                     )
                 columns[ref] = column
-        for a, b in node.keys:  # seed: V(J, a) = max(V(R1, a), V(R2, a)) for join keys
+        for a, b in node.keys:  # join keys: docs/design.md#distinct-values
             if a in columns and b in columns and node.kind == "inner":
                 left_ndv, right_ndv = columns[a].ndv.value, columns[b].ndv.value
                 ndv = (
@@ -803,7 +805,7 @@ def _correlated_group_ndvs(keys: list[ColumnEstimate], ndvs: list[float]) -> lis
     values: a ticket number and its customer), the groups are that column's values;
     otherwise the product of their distinct values times the share of that product the
     sample shows as combinations (key_lookup.distinct_tuples), never fewer than the largest
-    of them. Not a seed rule: the seed multiplies the columns' distinct values."""
+    of them. statlas's rule (docs/design.md#group-by), not a product of distinct values."""
     by_sample: dict[int, list[int]] = {}
     for position, key in enumerate(keys):
         if key.origin is not None:

@@ -4,7 +4,7 @@ The histogram level spreads the rows outside the most-common values evenly over 
 distinct values (PostgreSQL's rule): right on average, but on a Zipf-skewed column the
 average is carried by the few values just below the heavy hitters, while a typical value
 of the tail occurs once or twice (TPC-H's Zipf-1.5 l_partkey: 140 rows on average, 1 for
-the rarest key). statlas's own model, not a seed rule: the tail's frequencies follow a
+the rarest key). statlas's own model (docs/estimator.md): the tail's frequencies follow a
 power law continuous with the last heavy hitter, g(r) = max(1, c_m (r/m)^-s) for ranks
 m < r <= D (every counted distinct value occurs at least once), with the exponent s
 solved so the tail holds exactly the rows outside the heavy hitters. An equality on a

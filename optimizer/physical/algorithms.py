@@ -1,13 +1,13 @@
-"""Which algorithm runs a join, and why (seeds "join-optimizations" and
-"cost-based-optimizer", "Join algorithms in Hive").
+"""Which algorithm runs a join, and why (docs/design.md#join-algorithms: Hive's join
+optimizations and CBO proposal).
 
-Eligibility follows the seeds: a map join hashes the sides that are not streamed, and their
+Eligibility follows those documents: a map join hashes the sides that are not streamed, and their
 estimated size must fit `map_join_threshold` (an outer join streams its preserved side, a
 full outer join is never a map join); a bucket map join needs both sides bucketed on the join
 keys with compatible bucket counts, an SMB join also sorted on them with equal counts. Among
-the eligible algorithms the cheapest by the seed's cost formulas wins (ties: SMB, bucket map,
+the eligible algorithms the cheapest by the cost formulas wins (ties: SMB, bucket map,
 map, common). A common join whose key has a value holding `skew_share` of a side's rows
-becomes a skew join (the seed's rewrite: the join on the skewed values UNION ALL the rest).
+becomes a skew join (Hive's rewrite: the join on the skewed values UNION ALL the rest).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def mappers(stream: Side, p: CostParams) -> float:
 
 
 def hashable_sides(kind: str) -> tuple[int, ...]:
-    """The sides a map join may hold in memory (seed "join-optimizations", outer joins)."""
+    """The sides a map join may hold in memory (docs/design.md#join-algorithms, outer joins)."""
     if kind in ("inner", "cross"):
         return (0, 1)
     if kind in ("left", "semi", "anti"):
@@ -94,8 +94,8 @@ def _sorted_on_keys(side: Side) -> bool:
 
 
 def big_table(left: Side, right: Side, p: CostParams) -> int:
-    """The streamed side of a bucket map / SMB join by the configured policy (seed
-    "join-optimizations": average partition size by default, leftmost, table size)."""
+    """The streamed side of a bucket map / SMB join by the configured policy
+    (docs/design.md#join-algorithms: average partition size by default, leftmost, table size)."""
     if p.big_table_policy == "leftmost":
         return 0
     if p.big_table_policy == "table_size":
@@ -166,7 +166,7 @@ def _common_reason(left: Side, right: Side, kind: str, p: CostParams) -> str:
 
 
 def _skew(left: Side, right: Side, kind: str, out_rows: float, p: CostParams) -> JoinChoice | None:
-    """Seed "cost-based-optimizer", Skew Join: (R1 join R2 on the skewed values) UNION ALL
+    """Skew join (docs/design.md#join-algorithms): (R1 join R2 on the skewed values) UNION ALL
     (R1 join R2 on the rest); the skewed part runs as a map join streaming the skewed side."""
     skewed_index = 0 if left.heavy_share >= right.heavy_share else 1
     skewed, other = (left, right)[skewed_index], (left, right)[1 - skewed_index]

@@ -1,5 +1,5 @@
 """The logical plan (joins already ordered) to a physical plan: each operator's rows, row size
-and cost by the seed's formulas, each join's algorithm, the shuffles (ReduceSinks) where
+and cost (docs/design.md#operator-costs), each join's algorithm, the shuffles (ReduceSinks) where
 joins, aggregations and ORDER BY need them, and map-join chains grouped into map stages.
 """
 
@@ -127,7 +127,7 @@ def _aggregate(
 @_convert.register
 def _window(node: Window, children: list[PhysicalNode], context: PlanningContext) -> PhysicalNode:
     """Window functions: Spark shuffles the rows by the PARTITION BY keys (all to one
-    partition without them) and sorts each partition. Not in the seed: costed as a Group By
+    partition without them) and sorts each partition. Not in Hive's CBO: costed as a Group By
     of its input (a sort and a shuffle), every row kept."""
     rows, size, text = _base(node, context)
     child = children[0]
@@ -154,7 +154,7 @@ def _union(node: Union, children: list[PhysicalNode], context: PlanningContext) 
 
 @_convert.register
 def _sort(node: Sort, children: list[PhysicalNode], context: PlanningContext) -> PhysicalNode:
-    """ORDER BY: a total order through one reducer. Not in the seed: costed as the common
+    """ORDER BY: a total order through one reducer. Not in Hive's CBO: costed as the common
     join's sort and shuffle of its one input."""
     rows, size, text = _base(node, context)
     child = children[0]
@@ -168,7 +168,7 @@ def _sort(node: Sort, children: list[PhysicalNode], context: PlanningContext) ->
 
 
 def _place_in_map_stage(join: PhysicalNode, context: PlanningContext) -> None:
-    """Seed "join-optimizations": consecutive map joins whose small sides fit the threshold
+    """docs/design.md#join-algorithms: consecutive map joins whose small sides fit the threshold
     together run in one map stage; when the next does not fit, it starts a new stage (a
     map-only job of its own) instead of falling back to a common join."""
     assert join.streamed is not None

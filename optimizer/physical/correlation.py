@@ -1,11 +1,11 @@
-"""Shuffle elimination (seed "correlation-optimizer", after YSmart) and the count of jobs,
+"""Shuffle elimination (docs/design.md#correlation-optimizer, after YSmart) and the count of jobs,
 shuffles and table scans.
 
 Job-flow correlation: a shuffle (ReduceSink) is unnecessary when the rows reaching it are
 already partitioned and sorted on its keys by an upstream reduce-side operator (a common join
 or an aggregation, through filters and projections only) and the two do not conflict on the
 number of reducers; the downstream operator then runs in the upstream's reduce phase. A join's
-output is partitioned on the key columns of the sides the seed's join-type rules allow (left of
+output is partitioned on the key columns of the sides Hive's join-type rules allow (left of
 an inner, left outer or left semi join; right of an inner or right outer join); detection stops
 at map joins. Input correlation: a table scanned by several map phases of one job is read once.
 

@@ -14,7 +14,7 @@ Hints: BROADCAST(side) for a map or bucket map join whose hash-table side is one
 or such a derived table, MERGE for an SMB join, and for common joins the `common_hint`
 setting (none by default: Spark and its adaptive execution decide). A skew join is left to
 Spark's adaptive skew-join handling (spark.sql.adaptive.skewJoin.enabled); the rewrite of
-the seed is what `explain` costs.
+Hive's CBO proposal is what `explain` costs (docs/design.md#join-algorithms).
 
 A correlated scalar subquery of a WHERE whose join the plan orders among the FROM list's
 (ScalarOrigin.writable: the join returns the same rows as the subquery) is written out as

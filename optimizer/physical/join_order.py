@@ -11,7 +11,7 @@ its leaves are the relations of that SELECT's FROM list and the decorrelated sca
 subqueries of its WHERE whose joins SQL can say (ScalarOrigin.writable): such a subquery's
 grouped aggregate joins where it is cheapest, not only after the FROM list's joins. Every
 conjunct of the group's join conditions and filters is applied at the lowest join that
-covers its relations. Costs are the seed's
+covers its relations. Costs are the cost model's (docs/design.md#join-order)
 (the cheapest eligible algorithm per join); ties keep the first plan found, which follows
 the written order, so the result is deterministic.
 """
@@ -146,10 +146,10 @@ class Ordering:
     def _best_order(self, leaves: list[Node], predicates: list[exp.Expr]) -> tuple[Node, _Graph]:
         """The cheapest order over the conditions written; with `transitive_joins`, the
         cheapest over the implied ones too where it saves `implied_join_gain` of the
-        group's cost with its inputs read (the seed's table scan of each leaf's rows).
+        group's cost with its inputs read (the table scan cost of each leaf's rows).
         Orders of broadcast joins cost nearly alike (TPC-H q2's two: 0.01% of the
         query's cost apart), and there Spark ran the written conditions' order faster
-        (its big table probed a one-column key, not a composite one)."""
+        (docs/benchmarks/2026-11-26-design-measurements.md#implied-join-conditions)."""
         joins = _Joins()  # both orders' joins: one estimate of each join they share
         written = _Graph(leaves, predicates, transitive=False)
         best = _Planner(self.context, written, joins).best()

@@ -2,8 +2,8 @@
 allows are pushed into the subquery as a semi join: before the aggregation of a decorrelated
 scalar subquery, and into the FROM list of an EXISTS, NOT EXISTS or IN subquery.
 
-Seed "mapjoin-partition-pruning" (section on the extension): "the set of values generated
-from small tables could be pushed down as a predicate on the big table". Here the big side
+docs/design.md#key-transfer: the extension of map-join partition pruning, a small table's
+values pushed down as a predicate on the big table. Here the big side
 is the subquery's input, and the values reach it through the correlation equality; it is
 the magic-sets rewrite for correlated subqueries (Mumick, Finkelstein, Pirahesh and
 Ramakrishnan, "Magic is relevant", SIGMOD 1990; Seshadri et al., "Cost-based optimization
@@ -15,13 +15,13 @@ that key removes whole groups, never part of one; an EXISTS or IN subquery's row
 matter through the key equal to a left row's, which the small side holds (never NOT IN: a
 NULL the semi join drops changes its answer). Taken where the small side is filters over
 one table scan (at least one filter: otherwise it keeps every key) whose estimated bytes fit
-the map-join threshold (it is then a map join's hash table), where the seed's cost of the
+the map-join threshold (it is then a map join's hash table), where the planned cost of the
 subquery with the semi join is below its cost without (CPU + IO, then rows), and where the
 semi join keeps at most `key_transfer_kept` (default a quarter) of the subquery's rows: the
-seed's formulas do not price the second scan of the small relation, its job and its
-broadcast, which on Spark outweigh a smaller shuffle (TPC-H q22, keeping a third of orders,
-ran 14% slower with the transfer than Spark's default plan). `key_transfer=0`
-plans without it (the seed's plans).
+cost formulas do not price the second scan of the small relation, its job and its
+broadcast, which on Spark outweigh a smaller shuffle
+(docs/benchmarks/2026-11-26-design-measurements.md#key-transfer). `key_transfer=0`
+plans without it.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def transfer_into_semi_join(
 ) -> tuple[Join, list[KeyTransfer]]:
     """The semi or anti join `join` (of an EXISTS, NOT EXISTS or IN subquery) with its
     subquery semi-joined to the keys of a small filtered relation of its left side, where
-    the seed's cost is lower. Exact: a left row matches only subquery rows whose key equals
+    the planned cost is lower. Exact: a left row matches only subquery rows whose key equals
     its own, which the small relation holds (NOT IN is never transferred: its NULLs)."""
     transfers: list[KeyTransfer] = []
     leaves = list(_left_leaves(join.left))
@@ -200,6 +200,6 @@ def _renamed(condition: exp.Expr, old: str, new: str) -> exp.Expr:
 
 
 def _cost(node: Node, context: PlanningContext) -> tuple[float, float]:
-    """The seed's plan comparison: CPU + IO first, rows second."""
+    """Plan comparison (docs/design.md#plan-comparison): CPU + IO first, rows second."""
     total = to_physical(node, context).total_cost()
     return (total.total, total.rows)

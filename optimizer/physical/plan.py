@@ -1,5 +1,5 @@
-"""Physical plan nodes: a logical node with its algorithm, cost, and the shuffle (the seed's
-ReduceSink) on each input edge.
+"""Physical plan nodes: a logical node with its algorithm, cost, and the shuffle (Hive's
+ReduceSink: docs/design.md#shuffles-and-reducers) on each input edge.
 
 A shuffle partitions rows by its keys (each key a set of equivalent qualified columns) into
 `reducers` reducers, sorted by the same keys; `fixed` marks a reducer count the operator
