@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
-from functools import lru_cache, partial, singledispatchmethod
+from functools import partial, singledispatchmethod
 from typing import Any
 
 from sqlglot import exp
@@ -118,6 +118,7 @@ class StatsQuery:
             raise ValueError(f"unknown level {level!r}")
         self.source, self.level = source, level
         self._cache: dict[int, tuple[Node, NodeStats]] = {}
+        self._intersections: dict[tuple[Any, Any], float] = {}  # Theta pairs (_theta_overlap)
         self._tables: dict[str, TableInfo] = {}
 
     def of(self, node: Node) -> NodeStats:
@@ -552,7 +553,7 @@ class StatsQuery:
         self, a: ColumnEstimate, b: ColumnEstimate, l_rows: float, r_rows: float
     ) -> tuple[float, str]:
         if self.level == SKETCH and a.theta is not None and b.theta is not None:
-            shared = _theta_overlap(a, b)
+            shared = _theta_overlap(a, b, self._intersections)
             heavy_a = {v: f * l_rows for v, f in a.mcv}
             heavy_b = {v: f * r_rows for v, f in b.mcv}
             # a heavy key on one side: the other side's sample says if its filter kept it
@@ -584,7 +585,7 @@ class StatsQuery:
         if a is None or b is None:
             return 0.5
         if self.level == SKETCH and a.theta is not None and b.theta is not None:
-            return clamp_fraction(_theta_overlap(a, b) / max(a.ndv.value, 1.0))
+            return clamp_fraction(_theta_overlap(a, b, self._intersections) / max(a.ndv.value, 1.0))
         return clamp_fraction(min(a.ndv.value, b.ndv.value) / max(a.ndv.value, 1.0)) * (
             1.0 - a.null_fraction
         )
@@ -1114,7 +1115,9 @@ def _sampled_heavy(
     return result
 
 
-def _theta_overlap(a: ColumnEstimate, b: ColumnEstimate) -> float:
+def _theta_overlap(
+    a: ColumnEstimate, b: ColumnEstimate, intersections: dict[tuple[Any, Any], float]
+) -> float:
     """Distinct keys present on both sides: the Theta intersection of the sources, scaled by
     the share of each side's distinct values its filters kept: independently, except when
     both were narrowed to the same range (then the smaller share), or a semi join restricted
@@ -1124,7 +1127,7 @@ def _theta_overlap(a: ColumnEstimate, b: ColumnEstimate) -> float:
     common = _common_key_set(a, b)
     if common is not None:
         return _overlap_within(a.ndv.value, b.ndv.value, common.ndv)
-    shared = _theta_intersection(a.theta, b.theta)
+    shared = _theta_intersection(a.theta, b.theta, intersections)
     if a.restrict == b.restrict and a.restrict != (None, None):
         # both narrowed to one range
         # the range's keys of the smaller side are contained in the other's as much as the
@@ -1137,17 +1140,20 @@ def _theta_overlap(a: ColumnEstimate, b: ColumnEstimate) -> float:
     return min(shared * a.theta_share * b.theta_share, a.ndv.value, b.ndv.value)
 
 
-@lru_cache(maxsize=4096)
-def _theta_intersection(a: Any, b: Any) -> float:
-    """The estimated distinct values two Theta sketches share. Kept per pair of sketches
-    (the process's cache holds the sketches themselves): a join order search asks for the
-    same pair many times."""
+def _theta_intersection(a: Any, b: Any, intersections: dict[tuple[Any, Any], float]) -> float:
+    """The estimated distinct values two Theta sketches share, kept per pair in
+    `intersections` (a StatsQuery's: a join order search asks for the same pair many times;
+    kept no longer than the query's estimates, so the sketches of statistics the cache
+    dropped are not kept alive beyond its bound)."""
     from datasketches import theta_intersection
 
-    intersection = theta_intersection()
-    intersection.update(a)
-    intersection.update(b)
-    return float(intersection.get_result().get_estimate())
+    found = intersections.get((a, b))
+    if found is None:
+        intersection = theta_intersection()
+        intersection.update(a)
+        intersection.update(b)
+        found = intersections[(a, b)] = float(intersection.get_result().get_estimate())
+    return found
 
 
 def _common_key_set(a: ColumnEstimate, b: ColumnEstimate) -> KeySet | None:
