@@ -27,8 +27,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from metastore import Metastore
 from metastore.engine import run_write
 from metastore.models import CatalogTable, CollectionRun
-from pruner import metrics
-from pruner.api import create_app
+from pruner.service import metrics
+from pruner.service.app import create_app
 from statlas.cli import main
 from tests.conftest import write_partitions
 
@@ -213,7 +213,7 @@ def test_lookup_answer_is_byte_for_byte_json_dumps(keys: int) -> None:
     import decimal
 
     from metastore.lookup import PartitionList
-    from pruner.api import partitions_json
+    from pruner.service.lookup import partitions_json
 
     strange = ['q"uote\\', "tab\tnew\nline\x01\x7f", "é€😀\u2028", "", "__x__"]
     values: list[list[Any]] = [
@@ -244,7 +244,7 @@ def test_lookup_answer_is_byte_for_byte_json_dumps(keys: int) -> None:
 class FastAPIRouting:
     """ASGI, placed innermost (between the fast path and FastAPI's router): the method of
     each lookup request that reaches FastAPI's routing, in order. What the fast path
-    (pruner.api.LookupFastPath) answers never gets here."""
+    (pruner.service.fast_path.LookupFastPath) answers never gets here."""
 
     def __init__(self, app: ASGIApp, seen: list[str]) -> None:
         self.app = app
@@ -352,7 +352,8 @@ def test_plain_in_lists_are_what_the_schema_makes_of_them(document: Any) -> None
     it; anything else it leaves to the schema (None)."""
     from pydantic import ValidationError
 
-    from pruner.api import Selection, plain_in_lists
+    from pruner.service.fast_path import plain_in_lists
+    from pruner.service.models import Selection
 
     quick = plain_in_lists(document)
     if not plain(document):

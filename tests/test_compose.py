@@ -174,7 +174,7 @@ def test_spark_services_start_classes_pyspark_has() -> None:
 def test_daemon_healthcheck_asks_a_route_it_answers(tmp_path: Path) -> None:
     from starlette.exceptions import StarletteDeprecationWarning
 
-    from pruner.api import create_app
+    from pruner.service.app import create_app
 
     with warnings.catch_warnings():  # starlette asks for httpx2; the httpx installed works
         warnings.simplefilter("ignore", StarletteDeprecationWarning)
@@ -192,7 +192,7 @@ def test_daemon_healthcheck_asks_a_route_it_answers(tmp_path: Path) -> None:
 def test_daemon_stops_within_its_grace_period() -> None:
     """SIGTERM: requests under way, then a running collection's --grace, must end before
     Docker's SIGKILL."""
-    from pruner.daemon import REQUEST_GRACE
+    from pruner.daemon.run import REQUEST_GRACE
 
     daemon = compose()["services"]["daemon"]
     args = cli(daemon["command"])

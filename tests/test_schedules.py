@@ -18,15 +18,15 @@ from starlette.exceptions import StarletteDeprecationWarning
 from metastore import Metastore
 from metastore.errors import InvalidValue, UnknownTable
 from metastore.models import SchedulerJob
-from pruner.api import create_app
-from pruner.schedules import (
+from pruner.daemon.schedules import (
     Schedule,
     Schedules,
     UnknownSchedule,
     crontab_weekdays,
     every_seconds,
-    schedules_router,
 )
+from pruner.service.app import create_app
+from pruner.service.routes.schedules import schedules_router
 from statlas.cli import main
 from tests.conftest import write_partitions
 
