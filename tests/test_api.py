@@ -29,6 +29,7 @@ from metastore.engine import run_write
 from metastore.models import CatalogTable, CollectionRun
 from pruner.service import metrics
 from pruner.service.app import create_app
+from pruner.service.routes.schedules import schedules_router
 from statlas.cli import main
 from tests.conftest import write_partitions
 
@@ -631,6 +632,22 @@ def test_runs_newest_first(sales: Metastore, client: TestClient, tmp_path: Path)
     assert every[1]["error"] == "executor lost"
     of_sales = client.get("/runs", params={"table": "Sales", "limit": 1}).json()["runs"]
     assert [(r["table"], r["status"]) for r in of_sales] == [("sales", "failed")]
+
+
+def test_runs_print_times_as_schedules_do(sales: Metastore, db_url: str) -> None:
+    """Every time the API prints is one format (formats.utc_text): ISO 8601 in UTC to the
+    second, `Z` for the zone; /runs printed microseconds and +00:00 where /schedules
+    printed this."""
+    started = dt.datetime(2024, 3, 5, 14, 30, 7, 250_000, tzinfo=dt.UTC)
+    add_run(sales, "sales", started, "succeeded")
+    app = create_app(db_url, routers=[schedules_router(db_url)])
+    with TestClient(app) as client:
+        assert client.post("/schedules", json={"table": "sales", "every": "1h"}).status_code == 201
+        [run] = client.get("/runs").json()["runs"]
+        [schedule] = client.get("/schedules").json()
+    assert (run["started"], run["finished"]) == ("2024-03-05T14:30:07Z", "2024-03-05T14:30:37Z")
+    one_format = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+    assert one_format.fullmatch(schedule["next_run"]), schedule
 
 
 # --- metrics ---------------------------------------------------------------------------
