@@ -5,6 +5,7 @@ schemathesis fuzz of the OpenAPI schema. On SQLite and PostgreSQL alike."""
 from __future__ import annotations
 
 import datetime as dt
+import doctest
 import json
 import re
 import time
@@ -632,6 +633,13 @@ def test_runs_newest_first(sales: Metastore, client: TestClient, tmp_path: Path)
     assert every[1]["error"] == "executor lost"
     of_sales = client.get("/runs", params={"table": "Sales", "limit": 1}).json()["runs"]
     assert [(r["table"], r["status"]) for r in of_sales] == [("sales", "failed")]
+
+
+def test_formats_examples() -> None:
+    """The examples in pruner.service.formats's docstring (the time format, the NUL rule)."""
+    from pruner.service import formats
+
+    assert doctest.testmod(formats).failed == 0
 
 
 def test_runs_print_times_as_schedules_do(sales: Metastore, db_url: str) -> None:
