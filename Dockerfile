@@ -1,11 +1,17 @@
 # The statlas image: the CLI, the daemon (HTTP API and scheduled collections) and Spark
 # (PySpark on Java 17). compose.yaml also runs its Spark master and worker from this image,
 # so the cluster's Spark is always the version the collectors were built against.
-FROM python:3.11-slim-bookworm
-RUN apt-get update && apt-get install -y --no-install-recommends openjdk-17-jre-headless \
+#
+# Two stages. `build` installs statlas into a virtualenv and compiles the one-pass
+# collection scan's jar (collectors/jvm_scan.py, as the Makefile's jar rule does) with a
+# JDK, against the PySpark it installed; the jar lands in the installed collectors package,
+# where the scan looks for it. The runtime stage has a JRE only and takes the virtualenv,
+# jar included.
+FROM python:3.11-slim-bookworm AS build
+RUN apt-get update && apt-get install -y --no-install-recommends openjdk-17-jdk-headless \
     && rm -rf /var/lib/apt/lists/*
-ENV PYTHONUNBUFFERED=1 \
-    PYSPARK_PYTHON=python3
+RUN python -m venv /opt/venv
+ENV PATH=/opt/venv/bin:$PATH
 WORKDIR /opt/statlas
 COPY pyproject.toml README.md ./
 COPY statlas statlas
@@ -15,8 +21,19 @@ COPY collectors collectors
 COPY optimizer optimizer
 COPY pruner pruner
 RUN pip install --no-cache-dir '.[postgres,spark,daemon]' \
-    && statlas --help > /dev/null \
-    && cd / && python -c "import pruner.daemon, collectors.collect, optimizer.estimate.api"
+    && cd / && python -m collectors.jvm_scan
+
+FROM python:3.11-slim-bookworm
+RUN apt-get update && apt-get install -y --no-install-recommends openjdk-17-jre-headless \
+    && rm -rf /var/lib/apt/lists/*
+COPY --from=build /opt/venv /opt/venv
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PYSPARK_PYTHON=python3
+WORKDIR /opt/statlas
+RUN statlas --help > /dev/null \
+    && python -c "import pruner.daemon.run, pruner.service.app, collectors.collect, optimizer.estimate.api" \
+    && python -c "from collectors.jvm_scan import scan_jar; assert scan_jar(build=False), 'no scan jar'"
 EXPOSE 8080 9083
 ENTRYPOINT ["statlas"]
 CMD ["daemon", "--host", "0.0.0.0", "--port", "8080"]

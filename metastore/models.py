@@ -262,7 +262,7 @@ class HiveColumnStatistics(Base):
 class SchedulerJob(Base):
     """A schedule of `statlas daemon`: APScheduler 3's job store table, column for column as
     its SQLAlchemyJobStore defines it (the job's pickled state, its next run as a UTC
-    timestamp). Written only through APScheduler (pruner/schedules.py)."""
+    timestamp). Written only through APScheduler (pruner/daemon/schedules.py)."""
 
     __tablename__ = "apscheduler_jobs"
 

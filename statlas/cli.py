@@ -741,7 +741,7 @@ def cmd_prune(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_daemon(args: argparse.Namespace, settings: Settings) -> int:
-    from pruner.daemon import DaemonOptions, run_daemon
+    from pruner.daemon.run import DaemonOptions, run_daemon
 
     if not 0 <= args.port <= 65535:
         raise InvalidValue(f"--port must be between 0 and 65535, got {args.port}")
@@ -759,7 +759,7 @@ def cmd_daemon(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_schedule_add(args: argparse.Namespace, settings: Settings) -> int:
-    from pruner.schedules import Schedules
+    from pruner.daemon.schedules import Schedules
 
     book = Schedules(settings.db_url)
     try:
@@ -774,7 +774,7 @@ def cmd_schedule_add(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_schedule_list(args: argparse.Namespace, settings: Settings) -> int:
-    from pruner.schedules import Schedules
+    from pruner.daemon.schedules import Schedules
 
     book = Schedules(settings.db_url)
     try:
@@ -790,7 +790,7 @@ def cmd_schedule_list(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_schedule_remove(args: argparse.Namespace, settings: Settings) -> int:
-    from pruner.schedules import Schedules
+    from pruner.daemon.schedules import Schedules
 
     book = Schedules(settings.db_url)
     try:

@@ -5,6 +5,7 @@ schemathesis fuzz of the OpenAPI schema. On SQLite and PostgreSQL alike."""
 from __future__ import annotations
 
 import datetime as dt
+import doctest
 import json
 import re
 import time
@@ -27,8 +28,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from metastore import Metastore
 from metastore.engine import run_write
 from metastore.models import CatalogTable, CollectionRun
-from pruner import metrics
-from pruner.api import create_app
+from pruner.service import metrics
+from pruner.service.app import create_app
+from pruner.service.routes.schedules import schedules_router
 from statlas.cli import main
 from tests.conftest import write_partitions
 
@@ -213,7 +215,7 @@ def test_lookup_answer_is_byte_for_byte_json_dumps(keys: int) -> None:
     import decimal
 
     from metastore.lookup import PartitionList
-    from pruner.api import partitions_json
+    from pruner.service.lookup import partitions_json
 
     strange = ['q"uote\\', "tab\tnew\nline\x01\x7f", "é€😀\u2028", "", "__x__"]
     values: list[list[Any]] = [
@@ -244,7 +246,7 @@ def test_lookup_answer_is_byte_for_byte_json_dumps(keys: int) -> None:
 class FastAPIRouting:
     """ASGI, placed innermost (between the fast path and FastAPI's router): the method of
     each lookup request that reaches FastAPI's routing, in order. What the fast path
-    (pruner.api.LookupFastPath) answers never gets here."""
+    (pruner.service.fast_path.LookupFastPath) answers never gets here."""
 
     def __init__(self, app: ASGIApp, seen: list[str]) -> None:
         self.app = app
@@ -352,7 +354,8 @@ def test_plain_in_lists_are_what_the_schema_makes_of_them(document: Any) -> None
     it; anything else it leaves to the schema (None)."""
     from pydantic import ValidationError
 
-    from pruner.api import Selection, plain_in_lists
+    from pruner.service.fast_path import plain_in_lists
+    from pruner.service.models import Selection
 
     quick = plain_in_lists(document)
     if not plain(document):
@@ -630,6 +633,29 @@ def test_runs_newest_first(sales: Metastore, client: TestClient, tmp_path: Path)
     assert every[1]["error"] == "executor lost"
     of_sales = client.get("/runs", params={"table": "Sales", "limit": 1}).json()["runs"]
     assert [(r["table"], r["status"]) for r in of_sales] == [("sales", "failed")]
+
+
+def test_formats_examples() -> None:
+    """The examples in pruner.service.formats's docstring (the time format, the NUL rule)."""
+    from pruner.service import formats
+
+    assert doctest.testmod(formats).failed == 0
+
+
+def test_runs_print_times_as_schedules_do(sales: Metastore, db_url: str) -> None:
+    """Every time the API prints is one format (formats.utc_text): ISO 8601 in UTC to the
+    second, `Z` for the zone; /runs printed microseconds and +00:00 where /schedules
+    printed this."""
+    started = dt.datetime(2024, 3, 5, 14, 30, 7, 250_000, tzinfo=dt.UTC)
+    add_run(sales, "sales", started, "succeeded")
+    app = create_app(db_url, routers=[schedules_router(db_url)])
+    with TestClient(app) as client:
+        assert client.post("/schedules", json={"table": "sales", "every": "1h"}).status_code == 201
+        [run] = client.get("/runs").json()["runs"]
+        [schedule] = client.get("/schedules").json()
+    assert (run["started"], run["finished"]) == ("2024-03-05T14:30:07Z", "2024-03-05T14:30:37Z")
+    one_format = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+    assert one_format.fullmatch(schedule["next_run"]), schedule
 
 
 # --- metrics ---------------------------------------------------------------------------

@@ -3,8 +3,10 @@ valid (Debian's docker-compose, which needs no engine); each statlas service's c
 one the CLI's own parser takes; the daemon's database and Spark URLs name the services,
 ports, user and database that serve them; its healthcheck asks the port it listens on for
 a route the app answers; the Spark services' classes are in PySpark's jars. The Dockerfile
-copies every package pyproject names, installs every runtime extra, and exposes the ports
-its command listens on. Literal values are read from the files, never restated here."""
+copies every package pyproject names, installs every runtime extra, exposes the ports its
+command listens on, and builds the collection scan's jar as the Makefile does, with a JDK,
+for a runtime stage with a JRE only. Literal values are read from the files, never
+restated here."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from statlas.cli import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 STATLAS_SPARK_JAVA = 17  # the oldest Java that Spark 4 (pyproject: pyspark>=4.0) runs on
+JDK = re.compile(r"-jdk\b")  # a JDK's package or image (openjdk-17-jdk-headless, temurin:17-jdk)
 
 
 def compose() -> dict[str, Any]:
@@ -38,6 +41,23 @@ def compose() -> dict[str, Any]:
 
 def dockerfile() -> str:
     return (ROOT / "Dockerfile").read_text()
+
+
+def dockerfile_stages() -> list[tuple[str, str]]:
+    """The Dockerfile's stages in order: (name, or "" for an unnamed one; its text)."""
+    stages = []
+    for text in re.split(r"^FROM ", dockerfile(), flags=re.MULTILINE)[1:]:
+        named = re.match(r"\S+ AS (\S+)", text.splitlines()[0], re.IGNORECASE)
+        stages.append((named.group(1) if named else "", text))
+    return stages
+
+
+def make_recipe(target: str) -> str:
+    """The recipe of the Makefile's rule for `target` (its tab-indented lines)."""
+    text = (ROOT / "Makefile").read_text()
+    rule = re.search(rf"^{re.escape(target)}:.*\n((?:\t.*\n)+)", text, re.MULTILINE)
+    assert rule is not None, target
+    return rule.group(1)
 
 
 def pyproject() -> dict[str, Any]:
@@ -174,7 +194,7 @@ def test_spark_services_start_classes_pyspark_has() -> None:
 def test_daemon_healthcheck_asks_a_route_it_answers(tmp_path: Path) -> None:
     from starlette.exceptions import StarletteDeprecationWarning
 
-    from pruner.api import create_app
+    from pruner.service.app import create_app
 
     with warnings.catch_warnings():  # starlette asks for httpx2; the httpx installed works
         warnings.simplefilter("ignore", StarletteDeprecationWarning)
@@ -192,7 +212,7 @@ def test_daemon_healthcheck_asks_a_route_it_answers(tmp_path: Path) -> None:
 def test_daemon_stops_within_its_grace_period() -> None:
     """SIGTERM: requests under way, then a running collection's --grace, must end before
     Docker's SIGKILL."""
-    from pruner.daemon import REQUEST_GRACE
+    from pruner.daemon.run import REQUEST_GRACE
 
     daemon = compose()["services"]["daemon"]
     args = cli(daemon["command"])
@@ -230,6 +250,23 @@ def test_dockerfile_installs_every_package_and_runs_the_daemon() -> None:
     java = re.findall(r"(?:openjdk-|temurin:|jdk-?|jre-?)(\d+)", final)
     assert java
     assert min(int(v) for v in java) >= STATLAS_SPARK_JAVA
+
+
+def test_dockerfile_builds_the_scan_jar_with_a_jdk_for_a_jre_runtime() -> None:
+    """The one-pass collection scan's jar is built as `make install` builds it (the module
+    the Makefile's jar rule runs) in a stage with a JDK; the runtime stage, with a JRE only,
+    copies from that stage (the install, jar included)."""
+    [module] = re.findall(r"-m ([\w.]+)", make_recipe("$(JAR)"))
+    *builds, (_, runtime) = dockerfile_stages()
+    builders = [
+        name
+        for name, text in builds
+        if JDK.search(text) and re.search(rf"python -m {re.escape(module)}\b", text)
+    ]
+    assert builders, f"no stage runs `python -m {module}` with a JDK"
+    assert all(builders)  # named, so that the runtime stage can copy from them
+    assert any(re.search(rf"^COPY --from={b} ", runtime, re.MULTILINE) for b in builders)
+    assert not JDK.search(runtime)  # a JRE only
 
 
 def json_list(text: str) -> list[str]:

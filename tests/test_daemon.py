@@ -33,8 +33,8 @@ from sqlalchemy import create_engine, select
 
 from metastore import Metastore
 from metastore.models import CollectionRun, PartitionStats
-from pruner.leader import FileLock, LeaderElector, PostgresLock
-from pruner.schedules import Schedules
+from pruner.daemon.leader import FileLock, LeaderElector, PostgresLock
+from pruner.daemon.schedules import Schedules
 from tests.conftest import postgres_schema, write_partitions
 
 pytestmark = [pytest.mark.xdist_group("daemon")]

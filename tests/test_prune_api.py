@@ -14,8 +14,9 @@ from fastapi import FastAPI
 from starlette.exceptions import StarletteDeprecationWarning
 
 from metastore import Metastore
-from pruner.api import PruneOut, create_app
 from pruner.prune import LARGEST_PARTITIONED
+from pruner.service.app import create_app
+from pruner.service.models import PruneOut
 from tests.conftest import write_partitions
 
 with warnings.catch_warnings():  # starlette asks for httpx2; the httpx installed works

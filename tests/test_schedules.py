@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import pickle
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from apscheduler.util import ref_to_obj
 from fastapi import FastAPI
 from sqlalchemy import func, select
 from starlette.exceptions import StarletteDeprecationWarning
@@ -18,15 +20,16 @@ from starlette.exceptions import StarletteDeprecationWarning
 from metastore import Metastore
 from metastore.errors import InvalidValue, UnknownTable
 from metastore.models import SchedulerJob
-from pruner.api import create_app
-from pruner.schedules import (
+from pruner.daemon.scheduler import refresh_table
+from pruner.daemon.schedules import (
     Schedule,
     Schedules,
     UnknownSchedule,
     crontab_weekdays,
     every_seconds,
-    schedules_router,
 )
+from pruner.service.app import create_app
+from pruner.service.routes.schedules import schedules_router
 from statlas.cli import main
 from tests.conftest import write_partitions
 
@@ -95,6 +98,21 @@ def _iso(schedule: Schedule) -> str:
     next_run = schedule.next_run
     assert next_run is not None
     return next_run.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def test_stored_schedules_name_the_job_as_earlier_releases_did(
+    book: Schedules, sales: Metastore
+) -> None:
+    """A stored job names its function by a reference pickled into it, and APScheduler
+    deletes a stored job whose reference no longer imports: the schedules every release
+    stored name pruner.scheduler:refresh_table, which must stay the daemon's job (and new
+    schedules name it too, or a daemon of an earlier release would delete them)."""
+    book.add("sales", every="1h")
+    with sales.engine.connect() as conn:
+        state = pickle.loads(conn.execute(select(SchedulerJob.job_state)).scalar_one())
+    assert state["func"] == "pruner.scheduler:refresh_table"
+    assert ref_to_obj(state["func"]) is refresh_table
+    assert [s.table for s in book.list()] == ["sales"]
 
 
 def test_invalid_schedules_are_refused(book: Schedules, sales: Metastore) -> None:

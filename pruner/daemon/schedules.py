@@ -3,8 +3,8 @@ the metastore's `apscheduler_jobs` table (APScheduler 3's SQLAlchemyJobStore), s
 survive restarts and every daemon on the metastore sees the same ones.
 
 `Schedules` adds, lists and removes them without a running daemon, through a paused
-APScheduler on the same job store; `schedules_router` serves the same operations over
-HTTP (GET /schedules, POST /schedules, DELETE /schedules/{table}).
+APScheduler on the same job store; pruner.service.routes.schedules serves the same
+operations over HTTP (GET /schedules, POST /schedules, DELETE /schedules/{table}).
 
 >>> every_seconds("1h30m")
 5400
@@ -15,7 +15,6 @@ HTTP (GET /schedules, POST /schedules, DELETE /schedules/{table}).
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 import threading
 from collections.abc import Callable
@@ -23,20 +22,20 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
 from sqlalchemy import Engine
-from starlette.concurrency import run_in_threadpool
 
 from metastore import Metastore
 from metastore.catalog import normalise_table_name
 from metastore.engine import make_engine, with_reconnect
 from metastore.errors import InvalidValue, StatlasError
+from pruner.service.formats import utc_text
 
 T = TypeVar("T")
 
 UTC = ZoneInfo("UTC")
-# the job every schedule runs (pruner/scheduler.py), by reference: job states are pickled
+# the job every schedule runs (pruner.daemon.scheduler.refresh_table), by the reference
+# pickled into every stored job since the first release: APScheduler deletes a stored job
+# whose reference no longer imports, so this one stays (pruner/scheduler.py keeps it)
 REFRESH_JOB = "pruner.scheduler:refresh_table"
 JOB_DEFAULTS: dict[str, Any] = {
     "coalesce": True,  # runs missed while no daemon led are caught up by ONE run
@@ -66,17 +65,12 @@ class Schedule:
             "table": self.table,
             "cron": self.expression if self.kind == "cron" else None,
             "every": self.expression if self.kind == "every" else None,
-            "next_run": None if self.next_run is None else utc_seconds(self.next_run),
+            "next_run": None if self.next_run is None else utc_text(self.next_run),
         }
 
     def describe(self) -> str:
-        when = "never (paused)" if self.next_run is None else utc_seconds(self.next_run)
+        when = "never (paused)" if self.next_run is None else utc_text(self.next_run)
         return f"{self.table}\t{self.kind} {self.expression}\tnext run {when}"
-
-
-def utc_seconds(moment: dt.datetime) -> str:
-    """ISO 8601 in UTC to the second, `Z` for the zone (the daemon's times of day)."""
-    return moment.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def every_seconds(text: str) -> int:
@@ -242,73 +236,3 @@ class Schedules:
 def _schedule(job: Any) -> Schedule:
     kind, _, expression = str(job.name).partition(" ")
     return Schedule(str(job.id), kind, expression, job.next_run_time)
-
-
-def schedules_router(
-    db_url: str,
-    *,
-    schedules: Schedules | None = None,
-    on_change: Callable[[], None] | None = None,
-) -> APIRouter:
-    """GET /schedules, POST /schedules {"table", "cron" | "every"}, DELETE
-    /schedules/{table}; errors are {"error": message} with the error's HTTP status.
-    `on_change` is called after every change (the daemon wakes its scheduler)."""
-    book = schedules if schedules is not None else Schedules(db_url)
-    router = APIRouter(tags=["schedules"])
-
-    def changed() -> None:
-        if on_change is not None:
-            on_change()
-
-    @router.get("/schedules")
-    def list_schedules() -> JSONResponse:
-        try:
-            return JSONResponse([s.as_json() for s in book.list()])
-        except StatlasError as error:
-            return _error(error)
-
-    @router.post("/schedules")
-    async def add_schedule(request: Request) -> JSONResponse:
-        try:
-            body = _schedule_request(await request.body())
-            schedule = await run_in_threadpool(
-                lambda: book.add(body["table"], cron=body.get("cron"), every=body.get("every"))
-            )
-        except StatlasError as error:
-            return _error(error)
-        changed()
-        return JSONResponse(schedule.as_json(), status_code=201)
-
-    @router.delete("/schedules/{table}")
-    def remove_schedule(table: str) -> JSONResponse:
-        try:
-            name = book.remove(table)
-        except StatlasError as error:
-            return _error(error)
-        changed()
-        return JSONResponse({"table": name, "removed": True})
-
-    return router
-
-
-def _schedule_request(raw: bytes) -> dict[str, str]:
-    """The body of POST /schedules: {"table": NAME, "cron": EXPR} or {..., "every": DUR}."""
-    try:
-        body = json.loads(raw or b"null")
-    except ValueError:
-        raise InvalidValue("the request body is not JSON") from None
-    if not isinstance(body, dict):
-        raise InvalidValue('the request body must be {"table": ..., "cron" | "every": ...}')
-    unknown = sorted(set(body) - {"table", "cron", "every"})
-    if unknown:
-        raise InvalidValue(f"unknown field(s) {', '.join(unknown)}: use table, cron or every")
-    for key, value in body.items():
-        if not isinstance(value, str) and not (key != "table" and value is None):
-            raise InvalidValue(f"{key} must be a string")
-    if "table" not in body:
-        raise InvalidValue("table is required")
-    return {k: v for k, v in body.items() if v is not None}
-
-
-def _error(error: StatlasError) -> JSONResponse:
-    return JSONResponse({"error": str(error)}, status_code=error.http_status)

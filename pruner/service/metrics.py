@@ -23,6 +23,7 @@ from sqlalchemy import exc as sa_exc
 from metastore.engine import run_read
 from metastore.errors import StatlasError
 from metastore.models import CatalogTable, CollectionRun
+from pruner.service.formats import utc
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 
@@ -164,9 +165,4 @@ def _fresh_as_of(engine: Engine) -> Iterator[tuple[str, dt.datetime]]:
         return [(r.name, r.created_at, r.finished) for r in conn.execute(statement)]
 
     for name, created, finished in run_read(engine, read):
-        yield name, _utc(finished if finished is not None else created)
-
-
-def _utc(moment: dt.datetime) -> dt.datetime:
-    """SQLite gives back naive datetimes: they were written in UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+        yield name, utc(finished if finished is not None else created)

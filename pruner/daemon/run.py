@@ -1,0 +1,119 @@
+"""`statlas daemon`: the HTTP API in every daemon, the scheduled jobs in exactly one.
+
+The main thread serves the API with uvicorn (with /schedules and /scheduler added), a
+thread serves the Hive Metastore Thrift API (pruner.hms) on --thrift-port; a
+leader elector thread competes for the metastore's leader lock and, while it holds it,
+runs the APScheduler that fires the schedules. SIGTERM (or SIGINT): uvicorn stops taking
+requests and finishes those under way, then the running jobs get `grace` seconds to finish
+before their Spark jobs are cancelled (their runs are recorded as failed, the previous
+statistics kept), the lock is released, Spark stops, and the process exits 0. A second
+signal abandons the running jobs at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from metastore import Metastore
+from metastore.errors import StatlasError
+from pruner.daemon.leader import LeaderElector, leader_lock
+from pruner.daemon.logs import configure_logging
+from pruner.daemon.scheduler import (
+    CANCEL_WAIT_SECONDS,
+    JobRuntime,
+    LeaderScheduler,
+    install_runtime,
+)
+from pruner.daemon.schedules import Schedules
+from pruner.daemon.signals import stop_on_signals
+
+log = logging.getLogger("statlas.daemon")
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+DEFAULT_GRACE = 20.0  # seconds a running job may take to finish after SIGTERM
+REQUEST_GRACE = 10  # seconds requests under way may take to finish after SIGTERM
+
+
+@dataclass(frozen=True)
+class DaemonOptions:
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    master: str | None = None
+    spark_conf: Mapping[str, str] = field(default_factory=dict)
+    grace: float = DEFAULT_GRACE
+    token: str | None = None
+    thrift_port: int = 9083  # the Hive Metastore API (pruner.hms); 0: off
+    warehouse: str = "warehouse"
+
+
+def run_daemon(db_url: str, options: DaemonOptions) -> int:
+    """Serve until SIGTERM or SIGINT; 0 after a clean stop."""
+    import uvicorn
+
+    from pruner.service.app import create_app
+    from pruner.service.routes.scheduler import scheduler_router
+    from pruner.service.routes.schedules import schedules_router
+
+    if options.grace < 0:
+        raise StatlasError("--grace must not be negative")
+    configure_logging()
+    node = f"{socket.gethostname()}:{os.getpid()}"
+    runtime = JobRuntime(Metastore(db_url), options.master, options.spark_conf)
+    scheduler = LeaderScheduler(db_url, runtime)
+    elector = LeaderElector(
+        leader_lock(db_url),
+        on_elected=scheduler.start,
+        on_lost=scheduler.stop,
+        on_tick=scheduler.wakeup,
+    )
+    schedules = Schedules(db_url)
+    app = create_app(
+        db_url,
+        token=options.token,
+        routers=[
+            schedules_router(db_url, schedules=schedules, on_change=scheduler.wakeup),
+            scheduler_router(node, elector, runtime),
+        ],
+        spark_master=options.master,
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=options.host,
+            port=options.port,
+            log_config=None,  # our handlers (logs.configure_logging)
+            timeout_graceful_shutdown=REQUEST_GRACE,
+        )
+    )
+    with stop_on_signals(server, runtime.hurry):
+        thrift = None
+        if options.thrift_port:
+            from pruner.hms.server import ThriftService
+
+            thrift = ThriftService(
+                runtime.metastore.ready(), options.host, options.thrift_port, options.warehouse
+            ).start()
+        install_runtime(runtime)
+        log.info("statlas daemon %s on http://%s:%d", node, options.host, options.port)
+        elector.start()
+        try:
+            server.run()
+        except SystemExit as exit_:  # uvicorn exits when it cannot listen (logged above)
+            raise StatlasError(
+                f"cannot serve on {options.host}:{options.port} (exit {exit_.code})"
+            ) from None
+        finally:
+            log.info("stopping: running jobs get %.0f s to finish", options.grace)
+            if thrift is not None:
+                thrift.stop()
+            elector.stop(options.grace, timeout=options.grace + CANCEL_WAIT_SECONDS + 15)
+            schedules.close()
+            runtime.close()
+            install_runtime(None)
+    log.info("stopped")
+    return 0
