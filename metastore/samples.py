@@ -384,6 +384,16 @@ class Sample:
             return self.derived(("nulls", name), lambda: np.isnan(values))
         return self.derived(("nulls", name), lambda: np.asarray(values == None, dtype=bool))  # noqa: E711
 
+    def numeric(self, name: str) -> bool | None:
+        """Whether column `name` holds numbers (doubles), None when the sample has no such
+        column; a stored string column is not turned into Python strings to tell."""
+        if name not in self.columns:
+            return None
+        stored = self.columns.stored(name) if isinstance(self.columns, SampleColumns) else None
+        if stored is not None:
+            return bool(pa.types.is_floating(stored.type))
+        return bool(self.columns[name].dtype == np.float64)
+
     def arrow(self, name: str) -> pa.Array:
         """A string column as an Arrow array, for Arrow's vectorised string functions: the
         array the column is kept in, without a copy, where it is one."""

@@ -30,6 +30,7 @@ from sqlalchemy import Connection, Engine, func, select
 
 from metastore.errors import InvalidValue
 from metastore.models import CatalogTable, CollectionRun
+from metastore.process_memory import memory_freed
 
 T = TypeVar("T")
 
@@ -120,6 +121,7 @@ class StatisticsCache:
             self.misses += 1
         value = compute()
         size = approximate_size(value)
+        dropped = 0
         with self._lock:
             if self._stamps.get(table) == stamp and size <= self.max_bytes:
                 previous = self._entries.pop(full_key, None)
@@ -128,10 +130,11 @@ class StatisticsCache:
                 token = object()
                 self._entries[full_key] = (stamp, value, size, token)
                 self._bytes += size
-                self._shrink()
+                dropped = self._shrink()
                 stored = full_key in self._entries
             else:
                 stored = False
+        self._released(dropped)
         watch = getattr(value, "watch", None)
         if stored and callable(watch):
             # the report holds the entry's token, not the value: no cycle keeps a dropped
@@ -148,13 +151,24 @@ class StatisticsCache:
                 return
             self._entries[full_key] = (entry[0], entry[1], entry[2] + grown, token)
             self._bytes += grown
-            self._shrink()
+            dropped = self._shrink()
+        self._released(dropped)
 
-    def _shrink(self) -> None:
-        """Drop the least recently used entries until the bound holds (lock held)."""
+    def _shrink(self) -> int:
+        """Drop the least recently used entries until the bound holds (lock held); the
+        bytes dropped."""
+        dropped = 0
         while self._bytes > self.max_bytes and self._entries:
-            _, (_, _, dropped, _) = self._entries.popitem(last=False)
-            self._bytes -= dropped
+            _, (_, _, size, _) = self._entries.popitem(last=False)
+            self._bytes -= size
+            dropped += size
+        return dropped
+
+    def _released(self, dropped: int) -> None:
+        """After entries were dropped (lock released): in a process that hands freed memory
+        back (the daemon), their pages go back to the system."""
+        if dropped:
+            memory_freed()
 
     def _forget_older(self, table: str, stamp: TableStamp) -> None:
         """A newer stamp of `table` drops its entries of older ones (lock held); a reader

@@ -9,10 +9,43 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from optimizer.estimate.key_lookup import _distinct, _holds, value_codes, weighted_mcvs
+from metastore.samples import Sample
+from optimizer.estimate.key_lookup import (
+    _coded_members,
+    _holds,
+    _kept_values,
+    _members,
+    value_codes,
+    weighted_mcvs,
+)
 
 numbers = st.lists(st.one_of(st.integers(-50, 50).map(float), st.just(float("nan"))), max_size=40)
 strings = st.lists(st.one_of(st.text("abc", max_size=3), st.none()), max_size=40)
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The sorted distinct non-NULL values (NULL: NaN or None)."""
+    if values.dtype == object:
+        return np.unique(np.asarray([v for v in values if v is not None], dtype=object))
+    return np.unique(values[~np.isnan(values)])
+
+
+@given(numbers, numbers, st.data())
+def test_key_survival_from_codes_is_membership(
+    keys: list[float], other: list[float], data: st.DataObject
+) -> None:
+    """Which of one side's keys the other side's kept rows hold: from the columns' distinct
+    codes (a count per code, a binary search) as np.isin over np.unique of the kept rows."""
+    drawn = data.draw(st.lists(st.booleans(), min_size=len(other), max_size=len(other)))
+    passed = np.asarray(drawn, dtype=bool)
+    mine = Sample({"k": np.asarray(keys, dtype=np.float64)}, np.ones(len(keys)), 1)
+    theirs = Sample({"k": np.asarray(other, dtype=np.float64)}, np.ones(len(other)), 1)
+    kept = _kept_values(theirs, "k", passed)
+    plain = np.unique(np.asarray(other, dtype=np.float64)[passed])
+    assert list(kept) == [v for v in plain if not np.isnan(v)]
+    distinct, codes = value_codes(mine.columns["k"])
+    found = _coded_members(codes, _members(distinct, kept))
+    assert list(found) == list(np.isin(mine.columns["k"], plain[~np.isnan(plain)]))
 
 
 @given(numbers, st.one_of(st.integers(-60, 60).map(float), st.just(float("nan")), st.text("1")))
@@ -67,3 +100,21 @@ def test_weighted_mcvs_over_kept_codes(rows: list[tuple[float, float]], limit: i
     weights = np.asarray([w for _, w in rows], dtype=np.float64)
     coded = weighted_mcvs(values, weights, "double", limit, value_codes(values))
     assert [(float(v), f) for v, f in coded] == plain_weighted_mcvs(values, weights, limit)
+
+
+def test_a_key_column_of_nulls_survives_nothing() -> None:
+    """A side whose sampled keys are all NULL: no row meets the other side (it was an
+    IndexError: every row's code -1 indexed an empty array of distinct values)."""
+    from optimizer.estimate.key_lookup import ScanSample, surviving_mcvs
+
+    mine = Sample({"k": np.array([np.nan, np.nan]), "v": np.array([1.0, 1.0])}, np.ones(2), 1)
+    other = Sample({"k": np.array([1.0, 2.0])}, np.ones(2), 1)
+    found = surviving_mcvs(
+        ScanSample("a", lambda: mine),
+        "k",
+        ScanSample("b", lambda: other, every_partition=True),
+        "k",
+        {"v": ((1.0, 1.0),)},
+        1.0,
+    )
+    assert found == {"v": ((1.0, 0.0),)}

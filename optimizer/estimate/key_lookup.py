@@ -122,9 +122,9 @@ def carried_mcvs(
     if loaded is None:
         return {}
     sample, passed = loaded
-    keys = sample.columns.get(key)
-    if keys is None or keys.dtype != np.float64:
+    if not sample.numeric(key):
         return {}
+    keys = sample.columns[key]
     low, high = key_range
     with np.errstate(invalid="ignore"):
         if low is not None:
@@ -177,18 +177,24 @@ def surviving_mcvs(
         return {}
     sample, passed = mine
     other_sample, other_passed = theirs
-    keys, other_keys = sample.columns.get(key), other_sample.columns.get(other_key)
-    if keys is None or other_keys is None or keys.dtype != other_keys.dtype:
+    numeric = sample.numeric(key)
+    if numeric is None or numeric != other_sample.numeric(other_key):
         return {}
     if not other.every_partition or not np.all(other_sample.weights <= 1.0 + 1e-9):
         return {}  # only a sample of every row of the table says which keys it lacks
-    if keys.dtype == np.float64:
+    if numeric:
         kept = _kept_values(other_sample, other_key, other_passed)
-        distinct, codes = sample.derived(("value codes", key), partial(value_codes, keys))
-        matches = np.where(codes >= 0, _members(distinct, kept)[codes], False).astype(np.float64)
-    else:
-        kept = _distinct(other_keys[other_passed])
-        matches = np.isin(keys, kept).astype(np.float64)
+        distinct, codes = sample.derived(
+            ("value codes", key), partial(value_codes, sample.columns[key])
+        )
+        matches = _coded_members(codes, _members(distinct, kept)).astype(np.float64)
+    else:  # strings, compared in Arrow (never turned into Python strings row by row)
+        kept_strings = pc.unique(
+            pc.drop_null(pc.filter(other_sample.arrow(other_key), pa.array(other_passed)))
+        )
+        found = pc.is_in(sample.arrow(key), value_set=kept_strings).fill_null(False)
+        matches = np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.float64)
+        kept = np.sort(np.array(kept_strings.to_pylist(), dtype=object))
     average = float(matches[passed].mean()) if passed.any() else 0.0
 
     def survival(value: Any, own_key: bool, sampled: tuple[int, float] | None) -> float:
@@ -203,8 +209,7 @@ def surviving_mcvs(
 
     result = {}
     for name, mcvs in targets.items():
-        values = sample.columns.get(name)
-        if values is None or not mcvs:
+        if name not in sample.columns or not mcvs:
             continue
         try:
             probes = [v if isinstance(v, str) else as_number(v) for v, _ in mcvs]
@@ -249,7 +254,7 @@ def _rows_per_value(
 
 
 def _holds(distinct: np.ndarray, probe: Any) -> bool:
-    """`probe` is one of `distinct` (sorted, as `_distinct` returns them): a binary search,
+    """`probe` is one of `distinct` (sorted): a binary search,
     not np.isin's sort of the whole array for one value."""
     if (distinct.dtype == object) != isinstance(probe, str):  # a value of another type
         return bool(np.isin(probe, distinct))
@@ -271,6 +276,15 @@ def _kept_values(sample: Sample, name: str, passed: np.ndarray) -> np.ndarray:
     return distinct[counts > 0]
 
 
+def _coded_members(codes: np.ndarray, member: np.ndarray) -> np.ndarray:
+    """Per row, whether its value (`codes`: its index among the distinct values, -1 for
+    NULL) is a member (`member`, per distinct value); NULL never is."""
+    found = np.zeros(len(codes), dtype=bool)
+    present = codes >= 0
+    found[present] = member[codes[present]]
+    return found
+
+
 def _members(values: np.ndarray, distinct: np.ndarray) -> np.ndarray:
     """Which of the numbers `values` are among `distinct` (sorted): a binary search per
     value, not np.isin's sort of both arrays together."""
@@ -278,14 +292,6 @@ def _members(values: np.ndarray, distinct: np.ndarray) -> np.ndarray:
         return np.zeros(len(values), dtype=bool)
     at = np.searchsorted(distinct, values).clip(max=len(distinct) - 1)
     return np.asarray(distinct[at] == values)
-
-
-def _distinct(values: np.ndarray) -> np.ndarray:
-    """The distinct non-NULL values of a sample's column (a string column holds its NULLs as
-    None, which does not sort with strings: NULL never joins)."""
-    if values.dtype == object:
-        values = values[np.array([v is not None for v in values], dtype=bool)]
-    return np.unique(values)
 
 
 @dataclass(frozen=True)
@@ -315,9 +321,9 @@ def listed_key_join(
     if loaded is None or not listed:
         return None
     sample, passed = loaded
-    keys = sample.columns.get(other_key)
-    if keys is None or keys.dtype != np.float64:
+    if not sample.numeric(other_key):
         return None
+    keys = sample.columns[other_key]
     numbers: list[float] = []
     counts: list[float] = []
     for value, fraction in listed:
@@ -452,14 +458,13 @@ def _codes(sample: Sample, name: str) -> np.ndarray:
     """Per sampled row, an integer standing for its value of `name` (-1: NULL); kept."""
 
     def compute() -> np.ndarray:
-        values = sample.columns[name]
-        if values.dtype == object:
+        if sample.numeric(name) is False:  # strings: coded by Arrow, never decoded
             array = sample.arrow(name)
             if isinstance(array, pa.ChunkedArray):
                 array = array.combine_chunks()
             indices = pc.dictionary_encode(array).indices.fill_null(-1)
             return np.asarray(indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-        return value_codes(values)[1].astype(np.int64)
+        return value_codes(sample.columns[name])[1].astype(np.int64)
 
     return sample.derived(("codes", name), compute)
 

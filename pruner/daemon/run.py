@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from metastore import Metastore
 from metastore.errors import StatlasError
+from metastore.process_memory import tune_allocator
 from pruner.daemon.leader import LeaderElector, leader_lock
 from pruner.daemon.logs import configure_logging
 from pruner.daemon.scheduler import (
@@ -62,6 +63,7 @@ def run_daemon(db_url: str, options: DaemonOptions) -> int:
     if options.grace < 0:
         raise StatlasError("--grace must not be negative")
     configure_logging()
+    tune_allocator()  # freed memory goes back: the daemon grows by what its cache holds
     node = f"{socket.gethostname()}:{os.getpid()}"
     runtime = JobRuntime(Metastore(db_url), options.master, options.spark_conf)
     scheduler = LeaderScheduler(db_url, runtime)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import Response
 
+from metastore.process_memory import memory_freed
 from pruner.service.errors import error_responses, sql_errors
 from pruner.service.formats import json_response
 from pruner.service.models import EstimateOut, EstimateRequest, ExplainOut, ExplainRequest
@@ -27,6 +28,7 @@ def router(service: Service) -> APIRouter:
 
         with sql_errors():
             answer = estimate_plan(service.engine(), request.sql, request.level, request.dialect)
+        memory_freed()  # the request's working memory
         return json_response(answer)
 
     @routes.post(
@@ -45,6 +47,8 @@ def router(service: Service) -> APIRouter:
             answer = explain_json(plan)
             if request.emit == "spark":
                 answer["spark_sql"] = emit(plan)
+        del plan
+        memory_freed()  # the request's working memory
         return json_response(answer)
 
     return routes

@@ -1,0 +1,78 @@
+"""Freed memory handed back to the system, for a long-running process (the daemon) whose
+memory should follow what its cache holds (STATLAS_CACHE_MB): large blocks mapped on their
+own, Arrow on the system allocator, and glibc's free heap pages returned after requests and
+after the cache drops entries (at most once a second, off the request's thread). Linux
+(glibc); elsewhere, where there is no malloc_trim, only Arrow's pool is set."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import threading
+import time
+from functools import lru_cache
+from typing import Any
+
+M_TRIM_THRESHOLD = -1  # glibc mallopt parameters (malloc.h)
+M_MMAP_THRESHOLD = -3
+LARGE_BLOCK_BYTES = 128 * 1024  # blocks from here on are mapped and unmapped on their own
+RELEASE_INTERVAL_S = 1.0  # at most one release a second
+
+_last_release = 0.0
+_release_lock = threading.Lock()
+_handing_back = False  # tune_allocator was called: this process hands freed memory back
+
+
+@lru_cache(maxsize=1)
+def _libc() -> Any:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        libc = ctypes.CDLL(name)
+    except OSError:
+        return None
+    return libc if hasattr(libc, "malloc_trim") and hasattr(libc, "mallopt") else None
+
+
+def tune_allocator() -> None:
+    """For a long-running process whose large arrays come and go (a cache's samples): glibc
+    maps each large block on its own (a fixed threshold, not one that grows with the
+    largest block freed, which puts later large arrays on the heap, where freed pages stay
+    with the process), and Arrow allocates from the system allocator, whose freed pages
+    `release_freed_memory` can hand back (mimalloc and jemalloc keep them for reuse)."""
+    global _handing_back
+    _handing_back = True
+    libc = _libc()
+    if libc is not None:
+        libc.mallopt(M_MMAP_THRESHOLD, LARGE_BLOCK_BYTES)
+        libc.mallopt(M_TRIM_THRESHOLD, LARGE_BLOCK_BYTES)
+    import pyarrow as pa
+
+    pa.set_memory_pool(pa.system_memory_pool())
+
+
+def release_freed_memory() -> None:
+    """Hand freed heap pages back to the system (glibc's malloc_trim; Arrow's pool)."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+    libc = _libc()
+    if libc is not None:
+        libc.malloc_trim(0)
+
+
+def memory_freed() -> None:
+    """Something large was freed (a request's working memory, a cache's entries): in a
+    process that hands memory back (`tune_allocator`), `release_freed_memory` on a
+    background thread, unless one ran within the last RELEASE_INTERVAL_S (a trim of a large
+    heap takes milliseconds: never on a request's path, never once per request)."""
+    global _last_release
+    if not _handing_back:
+        return
+    now = time.monotonic()
+    with _release_lock:
+        if now - _last_release < RELEASE_INTERVAL_S:
+            return
+        _last_release = now
+    threading.Thread(target=release_freed_memory, name="statlas-release", daemon=True).start()
