@@ -207,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--level",
         choices=["basic", "histogram", "sketch"],
         default="sketch",
-        help="basic: the seed's formulas; histogram: + MCVs and histograms; "
+        help="basic: the Hive CBO proposal's formulas; histogram: + MCVs and histograms; "
         "sketch (default): + Theta key overlap and heavy hitters",
     )
     estimate.add_argument("--json", action="store_true", help="print JSON")
@@ -673,7 +673,7 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
             print(f"  most common: {common}")
         histogram = data["equi_width"] or data["uniform"]
         if histogram and histogram["counts"]:
-            kind = "equi-width" if data["equi_width"] else "uniform (seed)"
+            kind = "equi-width" if data["equi_width"] else "uniform (Hive)"
             print(f"  {kind} histogram:")
             for line in bar_chart(histogram):
                 print(f"    {line}")
