@@ -7,9 +7,13 @@ name the column a predicate reads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
+
+if TYPE_CHECKING:
+    from optimizer.origins import ScalarOrigin, SemiOrigin
 
 ColumnRef = tuple[str, str]  # (relation alias, column name)
 
@@ -87,13 +91,23 @@ class Window(Project):
 @dataclass(frozen=True, eq=False)
 class Join(Node):
     """`kind` is one of JOIN_KINDS; `keys` are the equi-join pairs (left column, right
-    column) of the condition, `residual` the rest of it."""
+    column) of the condition, `residual` the rest of it.
+
+    Where the join comes from in the qualified statement (optimizer.origins), for the passes
+    that write the query back as SQL; a join rebuilt with `dataclasses.replace` keeps it:
+    `select`, the SELECT whose FROM/JOIN list it joins; `scalar`, the correlated scalar
+    subquery of a WHERE whose plan is one of its sides (the join that decorrelated it, or
+    the reordered join that takes it in); `semi`, the EXISTS or IN subquery a semi or anti
+    join planned, when that subquery's FROM list may take a semi join."""
 
     left: Node
     right: Node
     kind: str
     keys: tuple[tuple[ColumnRef, ColumnRef], ...] = ()
     residual: exp.Expr | None = None
+    select: exp.Select | None = field(default=None, repr=False)
+    scalar: ScalarOrigin | None = field(default=None, repr=False)
+    semi: SemiOrigin | None = field(default=None, repr=False)
 
     @property
     def children(self) -> tuple[Node, ...]:
@@ -163,6 +177,20 @@ class Limit(Node):
 
     def output(self) -> tuple[ColumnRef, ...]:
         return self.child.output()
+
+
+def with_children(node: Node, children: list[Node]) -> Node:
+    """The node over new children (the same node when they did not change), every other
+    field kept: a join keeps where it comes from."""
+    if all(a is b for a, b in zip(children, node.children, strict=True)):
+        return node
+    if isinstance(node, Filter | Project | Aggregate | Sort | Limit):
+        return replace(node, child=children[0])
+    if isinstance(node, Join):
+        return replace(node, left=children[0], right=children[1])
+    if isinstance(node, Union):
+        return replace(node, inputs=tuple(children))
+    raise TypeError(type(node).__name__)
 
 
 def walk(node: Node) -> list[Node]:

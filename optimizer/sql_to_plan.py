@@ -19,10 +19,12 @@ columns) joined with the correlation equalities as keys and the comparison as re
 Conjuncts common to every branch of an OR are factored out of it (Spark's
 BooleanSimplification), so `(a = b AND x) OR (a = b AND y)` joins on a = b.
 
-`build_qualified_plan` also returns the qualified statement and, for every Join built from
-a SELECT's FROM/JOIN list, that SELECT (so a later pass can rewrite its FROM clause); and
-for every Join that decorrelated a scalar subquery of a WHERE, the subquery as a derived
-table (so the pass can write that join out).
+`build_qualified_plan` also returns the qualified statement, whose nodes the joins name
+(optimizer.plan.Join, optimizer.origins): every Join built from a SELECT's FROM/JOIN list
+carries that SELECT (so a later pass can rewrite its FROM clause); every Join that
+decorrelated a scalar subquery of a WHERE, the subquery as a derived table (so the pass can
+write that join out); every semi or anti Join of an EXISTS or IN subquery that may take a
+semi join, that subquery.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from sqlglot.errors import OptimizeError, ParseError
 
 from metastore.catalog import TableInfo
 from metastore.errors import StatlasError, UnknownColumn
+from optimizer.origins import ScalarOrigin, SemiOrigin
 from optimizer.plan import (
     Aggregate,
     ColumnRef,
@@ -57,167 +60,24 @@ from optimizer.plan import (
     conjunction,
     conjuncts,
 )
+from optimizer.sql_copy import TreeCopy
+from optimizer.sql_scope import DEFAULT_DB, free_aliases, scope_aliases, table_name
 
 DIALECTS = ("spark", "hive")
 QUERY_ALIAS = "_q"
-DEFAULT_DB = "statlas_default_db"
 
 
 class InvalidQuery(StatlasError):
     """SQL that does not parse, or uses a construct the optimizer does not plan."""
 
 
-@dataclass(frozen=True)
-class ScalarOrigin:
-    """A correlated scalar subquery of `select`'s WHERE that a Join decorrelated, as the
-    derived table that join reads: `(derived) AS alias ON on`, its value `alias.value`."""
-
-    select: exp.Select
-    subquery: exp.Subquery  # the node of the qualified statement
-    alias: str
-    keys: tuple[tuple[str, exp.Expr], ...]  # (name, inner correlated column)
-    value: str
-    value_expression: exp.Expr  # the subquery's projection
-    correlated: frozenset[str]  # its correlated conjuncts, as SQL
-    on: exp.Expr  # outer column = alias.key, for each correlation equality
-
-    def writable(self) -> bool:
-        """Whether SQL can say this join in place of the subquery: it returns the same rows
-        (the value is NULL over no rows, and the WHERE conjunct holding it is a comparison,
-        NULL when the value is, so a row without a group fails it either way), the SELECT's
-        FROM list is plain inner joins, and no table or alias of the statement is named
-        like the derived table."""
-        return (
-            self.alias not in relation_names(self.select.root())
-            and plain_from_items(self.select) is not None
-            and _null_when_no_rows(self.value_expression)
-            and _fails_on_null(self.subquery, self.select)
-        )
-
-    def derived(self, body: exp.Select) -> exp.Select:
-        """`body` (the subquery's SELECT, or a rewriting of it) made, in place, the derived
-        table: without the correlated conjuncts, projecting the keys and the value, grouped
-        by the keys."""
-        derived = body
-        where = derived.args.get("where")
-        kept = [c for c in conjuncts(where and where.this) if c.sql() not in self.correlated]
-        columns = [column.copy() for _, column in self.keys]
-        derived.set(
-            "expressions",
-            [exp.alias_(c, name) for c, (name, _) in zip(columns, self.keys, strict=True)]
-            + [exp.alias_(self.value_expression.copy(), self.value)],
-        )
-        derived.set("where", exp.Where(this=exp.and_(*kept, copy=False)) if kept else None)
-        derived.set("group", exp.Group(expressions=[c.copy() for c in columns]))
-        return derived
-
-
-@dataclass(frozen=True)
-class SemiOrigin:
-    """The SELECT of an `EXISTS`, `NOT EXISTS` or `IN` subquery (`select`, the node of the
-    qualified statement) that a semi or anti Join planned, when a semi join may be added to
-    its FROM list without changing the predicate (key_transfer): plain inner joins, no
-    grouping, aggregate or LIMIT, and for IN a projected column of its own relations
-    (`projected`; None for EXISTS). NOT IN is never one: dropping the subquery's NULL keys
-    would change its answer."""
-
-    select: exp.Select
-    projected: exp.Column | None
-    outer: exp.Select  # the SELECT whose WHERE holds the predicate
-
-    @staticmethod
-    def of(join: Join, inner: exp.Expr, query: exp.Expr, outer: exp.Select) -> SemiOrigin | None:
-        """`join`: the semi or anti join planned for `inner` (the EXISTS or IN expression,
-        without its NOT), `query` its subquery's SELECT."""
-        if not isinstance(query, exp.Select) or (join.kind == "anti" and isinstance(inner, exp.In)):
-            return None
-        if plain_from_items(query) is None or any(
-            query.args.get(k) for k in ("group", "having", "limit", "qualify", "offset")
-        ):
-            return None
-        if any(e.find(exp.AggFunc, exp.Window) for e in query.expressions):
-            return None
-        if not isinstance(inner, exp.In):
-            return SemiOrigin(query, None, outer)
-        if len(query.expressions) != 1:
-            return None
-        column = query.expressions[0].unalias()
-        own = {i.alias_or_name.lower() for i in from_items(query)}
-        if not isinstance(column, exp.Column) or column.table.lower() not in own:
-            return None
-        return SemiOrigin(query, column, outer)
-
-
-NULL_ON_NO_ROWS = (exp.Min, exp.Max, exp.Sum, exp.Avg)
-NULL_PROPAGATING = (exp.Paren, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Neg, exp.Cast)
-COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
-
-
-def _null_when_no_rows(value: exp.Expr) -> bool:
-    """An aggregate expression that is NULL over no rows: MIN, MAX, SUM, AVG and arithmetic
-    on them and on literals (not COUNT, not COALESCE, no column outside the aggregates)."""
-    for part in value.walk():
-        if isinstance(part, exp.AggFunc) and not isinstance(part, NULL_ON_NO_ROWS):
-            return False
-        allowed = isinstance(part, (exp.AggFunc, exp.Literal, *NULL_PROPAGATING))
-        if not allowed and part.find_ancestor(exp.AggFunc) is None:
-            return False
-    return True
-
-
-def _fails_on_null(subquery: exp.Subquery, select: exp.Select) -> bool:
-    """The subquery sits, through NULL-propagating arithmetic, in a comparison that is a
-    conjunct of the SELECT's WHERE."""
-    node: exp.Expr | None = subquery.parent
-    while isinstance(node, NULL_PROPAGATING):
-        node = node.parent
-    if not isinstance(node, COMPARISONS):
-        return False
-    where = select.args.get("where")
-    return where is not None and any(node is c for c in conjuncts(where.this))
-
-
-def relation_names(statement: exp.Expr) -> set[str]:
-    """Every table name and alias of a statement (lower case): names a rewrite may not
-    give a relation it adds."""
-    names = {t.name.lower() for t in statement.find_all(exp.Table)}
-    return names | {a.name.lower() for a in statement.find_all(exp.TableAlias)}
-
-
-def from_items(select: exp.Select) -> list[exp.Expr]:
-    """The relations of a SELECT's FROM clause and JOIN list, in written order."""
-    from_ = select.args.get("from_")
-    return ([from_.this] if from_ is not None else []) + [
-        j.this for j in select.args.get("joins") or ()
-    ]
-
-
-def plain_from_items(select: exp.Select) -> list[exp.Expr] | None:
-    """The SELECT's FROM items, or None when its joins are not all plain inner joins."""
-    from_ = select.args.get("from_")
-    if from_ is None:
-        return None
-    items = [from_.this]
-    for join in select.args.get("joins") or ():
-        side, kind = (join.side or "").upper(), (join.kind or "").upper()
-        if side or kind not in ("", "INNER", "CROSS") or join.args.get("using"):
-            return None
-        items.append(join.this)
-    return items
-
-
 @dataclass
 class QualifiedPlan:
-    """A plan with the qualified sqlglot statement it was built from; `origins` maps the
-    id() of every Join made for a SELECT's FROM/JOIN list to that SELECT of `statement`,
-    `scalar_origins` the id() of every Join that decorrelated a WHERE's scalar subquery,
-    `semi_origins` of every semi or anti Join whose subquery's FROM list may take a semi join."""
+    """A plan with the qualified sqlglot statement it was built from; its joins name the
+    nodes of `statement` they come from (optimizer.plan.Join: `select`, `scalar`, `semi`)."""
 
     plan: Node
     statement: exp.Expr
-    origins: dict[int, exp.Select] = field(default_factory=dict)
-    scalar_origins: dict[int, ScalarOrigin] = field(default_factory=dict)
-    semi_origins: dict[int, SemiOrigin] = field(default_factory=dict)
 
 
 @dataclass
@@ -225,9 +85,6 @@ class _Context:
     tables: dict[str, TableInfo]
     ctes: dict[str, exp.Expr] = field(default_factory=dict)
     counter: list[int] = field(default_factory=lambda: [0])
-    origins: dict[int, exp.Select] = field(default_factory=dict)
-    scalar_origins: dict[int, ScalarOrigin] = field(default_factory=dict)
-    semi_origins: dict[int, SemiOrigin] = field(default_factory=dict)
 
     def fresh(self, prefix: str) -> str:
         self.counter[0] += 1
@@ -262,7 +119,7 @@ def referenced_tables(statement: exp.Expr) -> list[str]:
     for table in statement.find_all(exp.Table):
         if table.find_ancestor(exp.Hint) is not None:
             continue
-        name = _table_name(table)
+        name = table_name(table)
         if name not in ctes and name not in names:
             names.append(name)
     return names
@@ -308,18 +165,7 @@ def build_qualified_plan(
         if "column" in message.lower():
             raise UnknownColumn(f"unknown column: {message}") from None
         raise InvalidQuery(f"cannot resolve the query: {message}") from None
-    context = _Context(tables)
-    plan = _query(qualified, context, QUERY_ALIAS)
-    return QualifiedPlan(
-        plan, qualified, context.origins, context.scalar_origins, context.semi_origins
-    )
-
-
-def _table_name(table: exp.Table) -> str:
-    parts = [p.name for p in table.parts]
-    if parts and parts[0] == DEFAULT_DB:
-        parts = parts[1:]
-    return ".".join(parts).lower()
+    return QualifiedPlan(_query(qualified, _Context(tables), QUERY_ALIAS), qualified)
 
 
 def _query(node: exp.Expr, context: _Context, alias: str) -> Node:
@@ -389,15 +235,12 @@ def _select_body(
         if _subquery_predicate(c) is not None:
             subqueries.append((c, None))
             continue
-        scalars = _scalar_subqueries(c, _scope(select))
+        scalars = _scalar_subqueries(c, scope_aliases(select))
         if scalars:
             subqueries.append((c, scalars))
         else:
             plain += _factor_or(_fold_constants(c.copy()))
-    created: list[Join] = []
-    plan = _join_tree(relations, joins, plain, created)
-    for node in created:
-        context.origins[id(node)] = select
+    plan = _join_tree(relations, joins, plain, select)
     for predicate, scalars in subqueries:
         if scalars is None:
             plan = _semi_join(plan, predicate, select, context)
@@ -432,7 +275,7 @@ def _flattened_joins(joins: Iterable[exp.Join], conditions: list[exp.Expr]) -> l
 
 def _relation(source: exp.Expr, context: _Context) -> tuple[str, Node]:
     if isinstance(source, exp.Table):
-        name = _table_name(source)
+        name = table_name(source)
         alias = (source.alias_or_name or name).lower()
         if name in context.ctes:
             return alias, _query(context.ctes[name], context, alias)
@@ -464,10 +307,10 @@ def _join_tree(
     relations: list[tuple[str, Node]],
     joins: list[tuple[str, exp.Join]],
     where: list[exp.Expr],
-    created: list[Join] | None = None,
+    select: exp.Select,
 ) -> Node:
-    """Left-deep joins in the written order, WHERE conjuncts pushed where they belong
-    (`created`, when given, receives the Join nodes made here)."""
+    """Left-deep joins in the written order, WHERE conjuncts pushed where they belong; each
+    join names `select`, the SELECT whose FROM/JOIN list it joins."""
     nullable: set[str] = set()
     seen = {relations[0][0]}
     for name, join in joins:
@@ -502,9 +345,7 @@ def _join_tree(
             condition = [c for c in condition if c not in inner]
             right = _push_down(right, inner)
         keys, residual = _equi_keys(condition, covered, {name})
-        plan = Join(plan, right, kind, keys, conjunction(residual))
-        if created is not None:
-            created.append(plan)
+        plan = Join(plan, right, kind, keys, conjunction(residual), select=select)
         covered = covered | {name}
     rest = conjunction(pending)
     return plan if rest is None else Filter(plan, rest)
@@ -563,33 +404,22 @@ def _semi_join(plan: Node, predicate: exp.Expr, select: exp.Select, context: _Co
         outer = column_of(inner.this)
         if outer is None or len(sub.output()) != 1:
             raise InvalidQuery("IN (subquery) needs a column on the left and one output column")
-        return _semi_origin(
-            Join(plan, sub, kind, ((outer, sub.output()[0]),)), inner, query, select, context
-        )
+        semi = SemiOrigin.of(kind, inner, query, select)
+        return Join(plan, sub, kind, ((outer, sub.output()[0]),), semi=semi)
     query = inner.this
     if isinstance(query, exp.Subquery):
         query = query.this
     if not isinstance(query, exp.Select):
         raise InvalidQuery("EXISTS needs a SELECT")
     outer_aliases = {a for a, _ in plan.output()}
-    scope = _scope(query)
+    scope = scope_aliases(query)
     where = conjuncts(query.args.get("where") and query.args["where"].this)
     correlated = [c for c in where if free_aliases(c, scope)]
     sub = _select_body(query, context, [c for c in where if not _among(c, correlated)])
     inner_aliases = {a for a, _ in sub.output()}
     keys, residual = _equi_keys([c.copy() for c in correlated], outer_aliases, inner_aliases)
-    return _semi_origin(
-        Join(plan, sub, kind, keys, conjunction(residual)), inner, query, select, context
-    )
-
-
-def _semi_origin(
-    join: Join, inner: exp.Expr, query: exp.Expr, outer: exp.Select, context: _Context
-) -> Join:
-    origin = SemiOrigin.of(join, inner, query, outer)
-    if origin is not None:
-        context.semi_origins[id(join)] = origin
-    return join
+    semi = SemiOrigin.of(kind, inner, query, select)
+    return Join(plan, sub, kind, keys, conjunction(residual), semi=semi)
 
 
 @dataclass
@@ -620,7 +450,7 @@ def _scalar_subqueries(predicate: exp.Expr, available: set[str]) -> list[_Scalar
         select = subquery.this
         if not isinstance(select, exp.Select) or len(select.expressions) != 1:
             return None
-        scope = _scope(select)
+        scope = scope_aliases(select)
         if not free_aliases(select, set()):
             scalars.append(_Scalar(subquery, select, [], []))
             continue
@@ -685,8 +515,7 @@ def _scalar_join(
     sides: list[tuple[Node, tuple[tuple[ColumnRef, ColumnRef], ...]]] = []
     origins: list[ScalarOrigin | None] = []
     outer = set(plan.output())
-    residual = predicate.copy()
-    copies = dict(zip((id(n) for n in predicate.walk()), residual.walk(), strict=True))
+    copy = TreeCopy(predicate)
     for scalar in scalars:
         alias = context.fresh("_sq")
         if not scalar.pairs:
@@ -707,14 +536,12 @@ def _scalar_join(
             origins.append(
                 None if where_of is None else _scalar_origin(scalar, where_of, alias, keys, value)
             )
-        copies[id(scalar.subquery)].replace(exp.column(value[1], table=value[0]))
+        copy[scalar.subquery].replace(exp.column(value[1], table=value[0]))
         sides.append((sub, keys))
-    residual = _fold_constants(residual if rewrite is None else rewrite(residual))
+    residual = _fold_constants(copy.root if rewrite is None else rewrite(copy.root))
     for position, ((sub, keys), origin) in enumerate(zip(sides, origins, strict=True)):
         last = position == len(sides) - 1
-        plan = Join(plan, sub, "inner", keys, residual if last else None)
-        if origin is not None:
-            context.scalar_origins[id(plan)] = origin
+        plan = Join(plan, sub, "inner", keys, residual if last else None, scalar=origin)
     return plan
 
 
@@ -777,34 +604,6 @@ def _decorrelated(
     outputs.append(((alias, value_name), _unalias(projection).copy()))
     node = Aggregate(body, tuple(groups), tuple(outputs))
     return node, (alias, value_name), tuple(keys)
-
-
-def _scope(select: exp.Select) -> set[str]:
-    """The aliases a SELECT's FROM and JOIN list define."""
-    result = set()
-    for source in from_items(select):
-        if isinstance(source, exp.Table):
-            result.add((source.alias_or_name or _table_name(source)).lower())
-        elif source.alias_or_name:
-            result.add(source.alias_or_name.lower())
-    return result
-
-
-def free_aliases(expression: exp.Expr, bound: set[str]) -> set[str]:
-    """Relation aliases `expression` reads that neither `bound` nor a SELECT inside it
-    defines (a subquery's correlation)."""
-    found: set[str] = set()
-
-    def visit(node: exp.Expr, bound: set[str]) -> None:
-        if isinstance(node, exp.Select):
-            bound = bound | _scope(node)
-        if isinstance(node, exp.Column) and node.table and node.table.lower() not in bound:
-            found.add(node.table.lower())
-        for child in node.iter_expressions():
-            visit(child, bound)
-
-    visit(expression, bound)
-    return found
 
 
 def _among(expression: exp.Expr, items: list[exp.Expr]) -> bool:

@@ -17,11 +17,10 @@ from optimizer.physical.build import to_physical
 from optimizer.physical.context import PlanningContext, needed_columns
 from optimizer.physical.correlation import (
     Counts,
+    before_correlation,
     counts,
     eliminate_shuffles,
     job_of_nodes,
-    restore_shuffles,
-    scan_count,
 )
 from optimizer.physical.emit_spark import emit_spark
 from optimizer.physical.join_order import Ordering
@@ -56,21 +55,10 @@ def plan_query(
     qualified = build_qualified_plan(sql, source.table, dialect)
     stats = StatsQuery(source, level)
     context = PlanningContext(stats, params, needed_columns(qualified.plan))
-    ordering = Ordering(
-        context,
-        qualified.origins,
-        scalar_origins=qualified.scalar_origins,
-        semi_origins=qualified.semi_origins,
-    )
-    ordered = ordering.reorder(qualified.plan)
-    root = to_physical(ordered, context)
-    scans_before = scan_count(root)
-    eliminate_shuffles(root, multiway_only=True)
-    before = counts(root)
-    restore_shuffles(root)
-    eliminate_shuffles(root)
-    after = counts(root)
-    before = Counts(before.jobs, before.shuffles, scans_before)
+    ordering = Ordering(context)
+    physical = to_physical(ordering.reorder(qualified.plan), context)
+    root = eliminate_shuffles(physical)
+    before, after = before_correlation(physical), counts(root)
     return PhysicalPlan(root, before, after, ordering, qualified.statement, params, level, sql)
 
 
@@ -89,7 +77,6 @@ def emit(plan: PhysicalPlan) -> str:
         plan.statement,
         plan.ordering.groups,
         plan.root,
-        plan.ordering.join_origins,
         plan.params.common_hint,
         plan.sql,
         plan.ordering.semi_transfers,
@@ -109,7 +96,7 @@ def explain_json(plan: PhysicalPlan) -> dict[str, Any]:
     }
 
 
-def _node(node: PhysicalNode, jobs: dict[int, int]) -> dict[str, Any]:
+def _node(node: PhysicalNode, jobs: dict[PhysicalNode, int]) -> dict[str, Any]:
     result: dict[str, Any] = {
         "op": node.op,
         "detail": node.detail,
@@ -117,7 +104,7 @@ def _node(node: PhysicalNode, jobs: dict[int, int]) -> dict[str, Any]:
         "row_size": round(node.row_size, 1),
         "size": round(node.bytes, 1),
         "cost": {"cpu": node.cost.cpu, "io": node.cost.io},
-        "job": jobs[id(node)],
+        "job": jobs[node],
     }
     if node.op == "join":
         result["algorithm"] = node.algorithm
