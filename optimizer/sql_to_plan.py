@@ -16,8 +16,15 @@ planned on its own and joined as a one-row side, Join(plan, sub, "inner", (), re
 comparison with its output column); a correlated one (an aggregate whose correlated
 conjuncts are equalities) becomes Aggregate(its plan, grouped by the inner correlated
 columns) joined with the correlation equalities as keys and the comparison as residual.
-Conjuncts common to every branch of an OR are factored out of it (Spark's
-BooleanSimplification), so `(a = b AND x) OR (a = b AND y)` joins on a = b.
+
+Before they are placed, the WHERE conjuncts without subqueries go through the rewrite rules
+(optimizer.rewrite.RULES: constants folded, conjuncts common to an OR's branches factored
+out, so `(a = b AND x) OR (a = b AND y)` joins on a = b). Placing them (push-down) and
+decorrelating subqueries stay part of the mapping: conjuncts are placed as the join tree is
+built from the FROM clause (the written join kinds say which sides are null-supplying, ON
+and WHERE conditions make one join's keys in written order), and a subquery's SELECT is
+planned where it is met, its fresh aliases (`_sqN`, which plans and the emitted SQL show)
+taken in mapping order.
 
 `build_qualified_plan` also returns the qualified statement, whose nodes the joins name
 (optimizer.plan.Join, optimizer.origins): every Join built from a SELECT's FROM/JOIN list
@@ -29,11 +36,8 @@ semi join, that subquery.
 
 from __future__ import annotations
 
-import calendar
-import datetime as dt
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import sqlglot
@@ -60,6 +64,8 @@ from optimizer.plan import (
     conjunction,
     conjuncts,
 )
+from optimizer.rewrite import rewrite_conjunct
+from optimizer.rewrite.fold_constants import folded
 from optimizer.sql_copy import TreeCopy
 from optimizer.sql_scope import DEFAULT_DB, free_aliases, scope_aliases, table_name
 
@@ -239,7 +245,7 @@ def _select_body(
         if scalars:
             subqueries.append((c, scalars))
         else:
-            plain += _factor_or(_fold_constants(c.copy()))
+            plain += rewrite_conjunct(c.copy())
     plan = _join_tree(relations, joins, plain, select)
     for predicate, scalars in subqueries:
         if scalars is None:
@@ -538,7 +544,8 @@ def _scalar_join(
             )
         copy[scalar.subquery].replace(exp.column(value[1], table=value[0]))
         sides.append((sub, keys))
-    residual = _fold_constants(copy.root if rewrite is None else rewrite(copy.root))
+    # folded, not factored: the comparison with the subqueries' values is the join's residual
+    residual = folded(copy.root if rewrite is None else rewrite(copy.root))
     for position, ((sub, keys), origin) in enumerate(zip(sides, origins, strict=True)):
         last = position == len(sides) - 1
         plan = Join(plan, sub, "inner", keys, residual if last else None, scalar=origin)
@@ -608,116 +615,6 @@ def _decorrelated(
 
 def _among(expression: exp.Expr, items: list[exp.Expr]) -> bool:
     return any(expression is item for item in items)
-
-
-def _factor_or(predicate: exp.Expr) -> list[exp.Expr]:
-    """`(a AND x) OR (a AND y)` as [a, x OR y]: conjuncts common to every branch of an OR
-    (Spark's BooleanSimplification), so that a join condition repeated in each branch
-    becomes a join key. Anything else is returned as it is."""
-    inner = predicate.this if isinstance(predicate, exp.Paren) else predicate
-    if not isinstance(inner, exp.Or):
-        return [predicate]
-    branches = [conjuncts(b) for b in _disjuncts(inner)]
-    texts = [[c.sql() for c in branch] for branch in branches]
-    common = [c for c in branches[0] if all(c.sql() in t for t in texts[1:])]
-    common = list({c.sql(): c for c in common}.values())
-    if not common:
-        return [predicate]
-    shared = {c.sql() for c in common}
-    rests = [[c for c in branch if c.sql() not in shared] for branch in branches]
-    result = [c.copy() for c in common]
-    if all(rests):
-        branches_left = [exp.and_(*(c.copy() for c in rest), copy=False) for rest in rests]
-        result.append(exp.or_(*branches_left, copy=False))
-    return result
-
-
-def _fold_constants(expression: exp.Expr) -> exp.Expr:
-    """Constant arithmetic folded as Spark's optimizer does: DATE 'd' +- INTERVAL 'n' DAY /
-    WEEK / MONTH / YEAR becomes a DATE literal, + - * of two numbers a number, so that
-    partition filters and estimates see literals. Subqueries are left alone (they are
-    folded when planned). Modifies and returns `expression`."""
-
-    def fold(node: exp.Expr) -> exp.Expr:
-        if not isinstance(node, exp.Add | exp.Sub | exp.Mul):
-            return node
-        left, right = node.left, node.right
-        day = _date_literal(left)
-        if day is not None and isinstance(node, exp.Add | exp.Sub):
-            shifted = _shift(day, right, -1 if isinstance(node, exp.Sub) else 1)
-            if shifted is not None:
-                return exp.cast(exp.Literal.string(shifted.isoformat()), exp.DataType.Type.DATE)
-            return node
-        a, b = _number(left), _number(right)
-        if a is None or b is None:
-            return node
-        value = (
-            a + b if isinstance(node, exp.Add) else a - b if isinstance(node, exp.Sub) else a * b
-        )
-        return exp.Literal.number(str(value))
-
-    def walk(node: exp.Expr) -> exp.Expr:
-        if isinstance(node, exp.Query | exp.Subquery):
-            return node
-        for key, value in list(node.args.items()):
-            if isinstance(value, exp.Expr):
-                node.set(key, walk(value))
-            elif isinstance(value, list):
-                node.set(key, [walk(v) if isinstance(v, exp.Expr) else v for v in value])
-        return fold(node)
-
-    return walk(expression)
-
-
-def _date_literal(expression: exp.Expr) -> dt.date | None:
-    if (
-        isinstance(expression, exp.Cast)
-        and expression.to.this == exp.DataType.Type.DATE
-        and isinstance(expression.this, exp.Literal)
-        and expression.this.is_string
-    ):
-        try:
-            return dt.date.fromisoformat(expression.this.this.strip())
-        except ValueError:
-            return None
-    return None
-
-
-def _shift(day: dt.date, interval: exp.Expr, sign: int) -> dt.date | None:
-    if not isinstance(interval, exp.Interval) or not isinstance(interval.this, exp.Literal):
-        return None
-    unit = interval.args.get("unit")
-    text = interval.this.this.strip()
-    if unit is None or not text.lstrip("-").isdigit():
-        return None
-    count, name = sign * int(text), unit.name.upper().rstrip("S")
-    if name in ("DAY", "WEEK"):
-        return day + dt.timedelta(days=count * (7 if name == "WEEK" else 1))
-    if name not in ("MONTH", "YEAR"):
-        return None
-    months = day.year * 12 + day.month - 1 + count * (12 if name == "YEAR" else 1)
-    year, month = divmod(months, 12)
-    last = calendar.monthrange(year, month + 1)[1]
-    return dt.date(year, month + 1, min(day.day, last))  # Spark: clamped to the month's end
-
-
-def _number(expression: exp.Expr) -> Decimal | None:
-    if isinstance(expression, exp.Paren):
-        return _number(expression.this)
-    if isinstance(expression, exp.Literal) and not expression.is_string:
-        try:
-            return Decimal(expression.this)
-        except InvalidOperation:
-            return None
-    return None
-
-
-def _disjuncts(expression: exp.Expr) -> list[exp.Expr]:
-    if isinstance(expression, exp.Paren):
-        return _disjuncts(expression.this)
-    if isinstance(expression, exp.Or):
-        return _disjuncts(expression.left) + _disjuncts(expression.right)
-    return [expression]
 
 
 def _finish(select: exp.Select, plan: Node, alias: str, context: _Context) -> Node:
