@@ -225,6 +225,26 @@ def conjuncts(expression: exp.Expr | None) -> list[exp.Expr]:
     return [expression]
 
 
+def equi_keys(
+    condition: list[exp.Expr], left: set[str], right: set[str]
+) -> tuple[tuple[tuple[ColumnRef, ColumnRef], ...], list[exp.Expr]]:
+    """A join condition's conjuncts split into the equi-join keys between relations of
+    `left` and of `right` (left column, right column), and the rest, in order."""
+    keys: list[tuple[ColumnRef, ColumnRef]] = []
+    residual: list[exp.Expr] = []
+    for part in condition:
+        if isinstance(part, exp.EQ):
+            a, b = column_of(part.left), column_of(part.right)
+            if a and b and a[0] in left and b[0] in right:
+                keys.append((a, b))
+                continue
+            if a and b and b[0] in left and a[0] in right:
+                keys.append((b, a))
+                continue
+        residual.append(part)
+    return tuple(keys), residual
+
+
 def conjunction(parts: list[exp.Expr]) -> exp.Expr | None:
     if not parts:
         return None

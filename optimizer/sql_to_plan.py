@@ -17,14 +17,12 @@ comparison with its output column); a correlated one (an aggregate whose correla
 conjuncts are equalities) becomes Aggregate(its plan, grouped by the inner correlated
 columns) joined with the correlation equalities as keys and the comparison as residual.
 
-Before they are placed, the WHERE conjuncts without subqueries go through the rewrite rules
-(optimizer.rewrite.RULES: constants folded, conjuncts common to an OR's branches factored
-out, so `(a = b AND x) OR (a = b AND y)` joins on a = b). Placing them (push-down) and
-decorrelating subqueries stay part of the mapping: conjuncts are placed as the join tree is
-built from the FROM clause (the written join kinds say which sides are null-supplying, ON
-and WHERE conditions make one join's keys in written order), and a subquery's SELECT is
-planned where it is met, its fresh aliases (`_sqN`, which plans and the emitted SQL show)
-taken in mapping order.
+A SELECT's FROM list is mapped to its relations joined as written, each join on its ON
+condition; the WHERE's conjuncts without subqueries are then rewritten and placed by
+optimizer.rewrite (constants folded; conjuncts common to an OR's branches factored out, so
+`(a = b AND x) OR (a = b AND y)` joins on a = b; pushed down). Decorrelation stays part of
+the mapping: a subquery's SELECT is planned where it is met, its fresh aliases (`_sqN`,
+which plans and the emitted SQL show) taken in mapping order.
 
 `build_qualified_plan` also returns the qualified statement, whose nodes the joins name
 (optimizer.plan.Join, optimizer.origins): every Join built from a SELECT's FROM/JOIN list
@@ -37,7 +35,7 @@ semi join, that subquery.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import sqlglot
@@ -60,11 +58,11 @@ from optimizer.plan import (
     Union,
     Window,
     column_of,
-    columns_in,
     conjunction,
     conjuncts,
+    equi_keys,
 )
-from optimizer.rewrite import rewrite_conjunct
+from optimizer.rewrite import rewrite_where
 from optimizer.rewrite.fold_constants import folded
 from optimizer.sql_copy import TreeCopy
 from optimizer.sql_scope import DEFAULT_DB, free_aliases, scope_aliases, table_name
@@ -245,8 +243,9 @@ def _select_body(
         if scalars:
             subqueries.append((c, scalars))
         else:
-            plain += rewrite_conjunct(c.copy())
-    plan = _join_tree(relations, joins, plain, select)
+            plain.append(c.copy())
+    written = _written_joins(relations, joins, select)
+    plan = rewrite_where(written, [name for name, _ in relations], plain)
     for predicate, scalars in subqueries:
         if scalars is None:
             plan = _semi_join(plan, predicate, select, context)
@@ -309,83 +308,17 @@ def _join_kind(join: exp.Join) -> str:
     return "inner" if join.args.get("on") is not None or join.args.get("using") else "cross"
 
 
-def _join_tree(
-    relations: list[tuple[str, Node]],
-    joins: list[tuple[str, exp.Join]],
-    where: list[exp.Expr],
-    select: exp.Select,
+def _written_joins(
+    relations: list[tuple[str, Node]], joins: list[tuple[str, exp.Join]], select: exp.Select
 ) -> Node:
-    """Left-deep joins in the written order, WHERE conjuncts pushed where they belong; each
-    join names `select`, the SELECT whose FROM/JOIN list it joins."""
-    nullable: set[str] = set()
-    seen = {relations[0][0]}
-    for name, join in joins:
-        kind = _join_kind(join)
-        if kind == "left":
-            nullable.add(name)
-        elif kind == "right":
-            nullable |= seen
-        elif kind == "full":
-            nullable |= seen | {name}
-        seen.add(name)
-    pending = list(where)
-    nodes = dict(relations)
-    for name in nodes:
-        local = [c for c in pending if _aliases(c) == {name} and name not in nullable]
-        pending = [c for c in pending if c not in local]
-        nodes[name] = _push_down(nodes[name], local)
-    first = relations[0][0]
-    plan, covered = nodes[first], {first}
-    for name, join in joins:
-        kind = _join_kind(join)
-        condition = conjuncts(join.args.get("on"))
-        if kind in ("inner", "cross"):
-            ready = [c for c in pending if _aliases(c) <= covered | {name} and name in _aliases(c)]
-            pending = [c for c in pending if c not in ready]
-            condition += ready
-            if kind == "cross" and condition:
-                kind = "inner"
-        right = nodes[name]
-        if kind in ("left", "semi", "anti"):  # ON conjuncts on the inner side only filter it
-            inner = [c for c in condition if _aliases(c) == {name}]
-            condition = [c for c in condition if c not in inner]
-            right = _push_down(right, inner)
-        keys, residual = _equi_keys(condition, covered, {name})
-        plan = Join(plan, right, kind, keys, conjunction(residual), select=select)
+    """The FROM list's relations joined left-deep in the written order, each join on its ON
+    condition and naming `select`, the SELECT whose FROM/JOIN list it joins."""
+    plan, covered = relations[0][1], {relations[0][0]}
+    for (name, node), (_, join) in zip(relations[1:], joins, strict=True):
+        keys, residual = equi_keys(conjuncts(join.args.get("on")), covered, {name})
+        plan = Join(plan, node, _join_kind(join), keys, conjunction(residual), select=select)
         covered = covered | {name}
-    rest = conjunction(pending)
-    return plan if rest is None else Filter(plan, rest)
-
-
-def _push_down(node: Node, predicates: list[exp.Expr]) -> Node:
-    if not predicates:
-        return node
-    if isinstance(node, Scan):
-        keys = set(node.partition_keys)
-        on_keys = [p for p in predicates if {c for _, c in _columns(p)} <= keys and _columns(p)]
-        rest = [p for p in predicates if p not in on_keys]
-        node = replace(node, partition_filter=node.partition_filter + tuple(on_keys))
-        predicates = rest
-    condition = conjunction(predicates)
-    return node if condition is None else Filter(node, condition)
-
-
-def _equi_keys(
-    condition: list[exp.Expr], left: set[str], right: set[str]
-) -> tuple[tuple[tuple[ColumnRef, ColumnRef], ...], list[exp.Expr]]:
-    keys: list[tuple[ColumnRef, ColumnRef]] = []
-    residual: list[exp.Expr] = []
-    for part in condition:
-        if isinstance(part, exp.EQ):
-            a, b = column_of(part.left), column_of(part.right)
-            if a and b and a[0] in left and b[0] in right:
-                keys.append((a, b))
-                continue
-            if a and b and b[0] in left and a[0] in right:
-                keys.append((b, a))
-                continue
-        residual.append(part)
-    return tuple(keys), residual
+    return plan
 
 
 def _subquery_predicate(predicate: exp.Expr) -> tuple[str, exp.Expr] | None:
@@ -423,7 +356,7 @@ def _semi_join(plan: Node, predicate: exp.Expr, select: exp.Select, context: _Co
     correlated = [c for c in where if free_aliases(c, scope)]
     sub = _select_body(query, context, [c for c in where if not _among(c, correlated)])
     inner_aliases = {a for a, _ in sub.output()}
-    keys, residual = _equi_keys([c.copy() for c in correlated], outer_aliases, inner_aliases)
+    keys, residual = equi_keys([c.copy() for c in correlated], outer_aliases, inner_aliases)
     semi = SemiOrigin.of(kind, inner, query, select)
     return Join(plan, sub, kind, keys, conjunction(residual), semi=semi)
 
@@ -751,11 +684,3 @@ def _having(
 
 def _unalias(expression: exp.Expr) -> exp.Expr:
     return expression.this if isinstance(expression, exp.Alias) else expression
-
-
-def _columns(expression: exp.Expr) -> set[ColumnRef]:
-    return columns_in(expression)
-
-
-def _aliases(expression: exp.Expr) -> set[str]:
-    return {alias for alias, _ in columns_in(expression)}
