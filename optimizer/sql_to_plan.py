@@ -66,6 +66,7 @@ from optimizer.rewrite import rewrite_where
 from optimizer.rewrite.fold_constants import folded
 from optimizer.sql_copy import TreeCopy
 from optimizer.sql_scope import DEFAULT_DB, free_aliases, scope_aliases, table_name
+from optimizer.subqueries import ScalarSubquery, scalar_subqueries, subquery_predicate
 
 DIALECTS = ("spark", "hive")
 QUERY_ALIAS = "_q"
@@ -233,13 +234,13 @@ def _select_body(
     if where is None:
         where = conjuncts(select.args.get("where") and select.args["where"].this)
     where = list(where) + nested_conditions
-    subqueries: list[tuple[exp.Expr, list[_Scalar] | None]] = []
+    subqueries: list[tuple[exp.Expr, list[ScalarSubquery] | None]] = []
     plain: list[exp.Expr] = []
     for c in where:
-        if _subquery_predicate(c) is not None:
+        if subquery_predicate(c) is not None:
             subqueries.append((c, None))
             continue
-        scalars = _scalar_subqueries(c, scope_aliases(select))
+        scalars = scalar_subqueries(c, scope_aliases(select))
         if scalars:
             subqueries.append((c, scalars))
         else:
@@ -321,18 +322,8 @@ def _written_joins(
     return plan
 
 
-def _subquery_predicate(predicate: exp.Expr) -> tuple[str, exp.Expr] | None:
-    negated = isinstance(predicate, exp.Not)
-    inner = predicate.this if negated else predicate
-    if isinstance(inner, exp.In) and inner.args.get("query") is not None:
-        return ("anti" if negated else "semi"), inner
-    if isinstance(inner, exp.Exists):
-        return ("anti" if negated else "semi"), inner
-    return None
-
-
 def _semi_join(plan: Node, predicate: exp.Expr, select: exp.Select, context: _Context) -> Node:
-    found = _subquery_predicate(predicate)
+    found = subquery_predicate(predicate)
     assert found is not None
     kind, inner = found
     alias = context.fresh("_sq")
@@ -361,89 +352,10 @@ def _semi_join(plan: Node, predicate: exp.Expr, select: exp.Select, context: _Co
     return Join(plan, sub, kind, keys, conjunction(residual), semi=semi)
 
 
-@dataclass
-class _Scalar:
-    """A scalar subquery of a predicate: its SELECT, and for a correlated one the pairs
-    (outer column, inner column) of its correlation equalities and those conjuncts."""
-
-    subquery: exp.Subquery
-    select: exp.Select
-    pairs: list[tuple[exp.Column, exp.Column]]
-    correlated: list[exp.Expr]
-
-
-def _scalar_subqueries(predicate: exp.Expr, available: set[str]) -> list[_Scalar] | None:
-    """The scalar subqueries of a conjunct when each can be decorrelated against a plan
-    whose relations are `available` (None when the conjunct has none, or one that cannot:
-    it then stays an ordinary predicate, as it always did)."""
-    found = [
-        s
-        for s in predicate.find_all(exp.Subquery, exp.Exists, exp.In)
-        if _outermost(s, predicate) and (not isinstance(s, exp.In) or s.args.get("query"))
-    ]
-    if not found or not all(isinstance(s, exp.Subquery) for s in found):
-        return None
-    scalars = []
-    for subquery in found:
-        assert isinstance(subquery, exp.Subquery)
-        select = subquery.this
-        if not isinstance(select, exp.Select) or len(select.expressions) != 1:
-            return None
-        scope = scope_aliases(select)
-        if not free_aliases(select, set()):
-            scalars.append(_Scalar(subquery, select, [], []))
-            continue
-        where = conjuncts(select.args.get("where") and select.args["where"].this)
-        correlated = [c for c in where if free_aliases(c, scope)]
-        outside = select.copy()
-        outside.set("where", None)
-        rest_free = free_aliases(outside, set())  # correlation outside WHERE
-        aggregated = any(p.find(exp.AggFunc) for p in select.expressions)
-        if (
-            rest_free
-            or not aggregated
-            or any(select.args.get(k) is not None for k in ("group", "having", "limit", "order"))
-        ):
-            return None
-        pairs = []
-        for c in correlated:
-            pair = _correlation_pair(c, scope)
-            if pair is None or pair[0].table.lower() not in available:
-                return None
-            pairs.append(pair)
-        scalars.append(_Scalar(subquery, select, pairs, correlated))
-    return scalars
-
-
-def _outermost(node: exp.Expr, root: exp.Expr) -> bool:
-    """No other subquery (or IN/EXISTS) between `node` and `root`."""
-    parent = node.parent
-    while parent is not None and parent is not root:
-        if isinstance(parent, exp.Subquery | exp.Exists | exp.In | exp.Query):
-            return False
-        parent = parent.parent
-    return True
-
-
-def _correlation_pair(conjunct: exp.Expr, scope: set[str]) -> tuple[exp.Column, exp.Column] | None:
-    """(outer column, inner column) of a correlation equality, else None."""
-    if not isinstance(conjunct, exp.EQ):
-        return None
-    a, b = conjunct.left, conjunct.right
-    if not (isinstance(a, exp.Column) and isinstance(b, exp.Column) and a.table and b.table):
-        return None
-    a_inner, b_inner = a.table.lower() in scope, b.table.lower() in scope
-    if a_inner and not b_inner:
-        return b, a
-    if b_inner and not a_inner:
-        return a, b
-    return None
-
-
 def _scalar_join(
     plan: Node,
     predicate: exp.Expr,
-    scalars: list[_Scalar],
+    scalars: list[ScalarSubquery],
     context: _Context,
     rewrite: Callable[[exp.Expr], exp.Expr] | None = None,
     where_of: exp.Select | None = None,
@@ -486,7 +398,7 @@ def _scalar_join(
 
 
 def _scalar_origin(
-    scalar: _Scalar,
+    scalar: ScalarSubquery,
     where_of: exp.Select,
     alias: str,
     keys: tuple[tuple[ColumnRef, ColumnRef], ...],
@@ -512,7 +424,7 @@ def _scalar_origin(
 
 
 def _decorrelated(
-    scalar: _Scalar, context: _Context, alias: str
+    scalar: ScalarSubquery, context: _Context, alias: str
 ) -> tuple[Node, ColumnRef, tuple[tuple[ColumnRef, ColumnRef], ...]]:
     """Aggregate(the subquery's plan without its correlated conjuncts, grouped by its
     correlated columns): the node, its value column, and the join keys."""
@@ -660,7 +572,7 @@ def _having(
     """HAVING over an Aggregate: a Filter, except that conjuncts with scalar subqueries
     join them (their residual reads the aggregate's output columns where it can)."""
     available = {a for a, _ in plan.output()}
-    found = [(c, _scalar_subqueries(c, available)) for c in conjuncts(condition)]
+    found = [(c, scalar_subqueries(c, available)) for c in conjuncts(condition)]
     by_text = {e.sql(): ref for ref, e in outputs if e.find(exp.AggFunc) is not None}
 
     def to_outputs(predicate: exp.Expr) -> exp.Expr:
