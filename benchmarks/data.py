@@ -40,7 +40,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
-from tpcds_queries import PARTITION_KEYS, duckdb_connection
+
+# run as a script (benchmarks/ first on sys.path) or imported as benchmarks.data (tests)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.tpcds_queries import PARTITION_KEYS, duckdb_connection
 
 TABLES = ("lineitem", "orders", "customer", "part", "supplier", "partsupp", "nation", "region")
 DIMENSIONS = ("customer", "part", "supplier", "partsupp", "nation", "region")

@@ -7,9 +7,13 @@ name the column a predicate reads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
+
+if TYPE_CHECKING:
+    from optimizer.origins import ScalarOrigin, SemiOrigin
 
 ColumnRef = tuple[str, str]  # (relation alias, column name)
 
@@ -87,13 +91,23 @@ class Window(Project):
 @dataclass(frozen=True, eq=False)
 class Join(Node):
     """`kind` is one of JOIN_KINDS; `keys` are the equi-join pairs (left column, right
-    column) of the condition, `residual` the rest of it."""
+    column) of the condition, `residual` the rest of it.
+
+    Where the join comes from in the qualified statement (optimizer.origins), for the passes
+    that write the query back as SQL; a join rebuilt with `dataclasses.replace` keeps it:
+    `select`, the SELECT whose FROM/JOIN list it joins; `scalar`, the correlated scalar
+    subquery of a WHERE whose plan is one of its sides (the join that decorrelated it, or
+    the reordered join that takes it in); `semi`, the EXISTS or IN subquery a semi or anti
+    join planned, when that subquery's FROM list may take a semi join."""
 
     left: Node
     right: Node
     kind: str
     keys: tuple[tuple[ColumnRef, ColumnRef], ...] = ()
     residual: exp.Expr | None = None
+    select: exp.Select | None = field(default=None, repr=False)
+    scalar: ScalarOrigin | None = field(default=None, repr=False)
+    semi: SemiOrigin | None = field(default=None, repr=False)
 
     @property
     def children(self) -> tuple[Node, ...]:
@@ -165,6 +179,20 @@ class Limit(Node):
         return self.child.output()
 
 
+def with_children(node: Node, children: list[Node]) -> Node:
+    """The node over new children (the same node when they did not change), every other
+    field kept: a join keeps where it comes from."""
+    if all(a is b for a, b in zip(children, node.children, strict=True)):
+        return node
+    if isinstance(node, Filter | Project | Aggregate | Sort | Limit):
+        return replace(node, child=children[0])
+    if isinstance(node, Join):
+        return replace(node, left=children[0], right=children[1])
+    if isinstance(node, Union):
+        return replace(node, inputs=tuple(children))
+    raise TypeError(type(node).__name__)
+
+
 def walk(node: Node) -> list[Node]:
     """The nodes of a plan, children before parents."""
     result: list[Node] = []
@@ -195,6 +223,26 @@ def conjuncts(expression: exp.Expr | None) -> list[exp.Expr]:
     if isinstance(expression, exp.And):
         return conjuncts(expression.left) + conjuncts(expression.right)
     return [expression]
+
+
+def equi_keys(
+    condition: list[exp.Expr], left: set[str], right: set[str]
+) -> tuple[tuple[tuple[ColumnRef, ColumnRef], ...], list[exp.Expr]]:
+    """A join condition's conjuncts split into the equi-join keys between relations of
+    `left` and of `right` (left column, right column), and the rest, in order."""
+    keys: list[tuple[ColumnRef, ColumnRef]] = []
+    residual: list[exp.Expr] = []
+    for part in condition:
+        if isinstance(part, exp.EQ):
+            a, b = column_of(part.left), column_of(part.right)
+            if a and b and a[0] in left and b[0] in right:
+                keys.append((a, b))
+                continue
+            if a and b and b[0] in left and a[0] in right:
+                keys.append((b, a))
+                continue
+        residual.append(part)
+    return tuple(keys), residual
 
 
 def conjunction(parts: list[exp.Expr]) -> exp.Expr | None:

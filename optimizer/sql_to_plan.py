@@ -16,22 +16,26 @@ planned on its own and joined as a one-row side, Join(plan, sub, "inner", (), re
 comparison with its output column); a correlated one (an aggregate whose correlated
 conjuncts are equalities) becomes Aggregate(its plan, grouped by the inner correlated
 columns) joined with the correlation equalities as keys and the comparison as residual.
-Conjuncts common to every branch of an OR are factored out of it (Spark's
-BooleanSimplification), so `(a = b AND x) OR (a = b AND y)` joins on a = b.
 
-`build_qualified_plan` also returns the qualified statement and, for every Join built from
-a SELECT's FROM/JOIN list, that SELECT (so a later pass can rewrite its FROM clause); and
-for every Join that decorrelated a scalar subquery of a WHERE, the subquery as a derived
-table (so the pass can write that join out).
+A SELECT's FROM list is mapped to its relations joined as written, each join on its ON
+condition; the WHERE's conjuncts without subqueries are then rewritten and placed by
+optimizer.rewrite (constants folded; conjuncts common to an OR's branches factored out, so
+`(a = b AND x) OR (a = b AND y)` joins on a = b; pushed down). Decorrelation stays part of
+the mapping: a subquery's SELECT is planned where it is met, its fresh aliases (`_sqN`,
+which plans and the emitted SQL show) taken in mapping order.
+
+`build_qualified_plan` also returns the qualified statement, whose nodes the joins name
+(optimizer.plan.Join, optimizer.origins): every Join built from a SELECT's FROM/JOIN list
+carries that SELECT (so a later pass can rewrite its FROM clause); every Join that
+decorrelated a scalar subquery of a WHERE, the subquery as a derived table (so the pass can
+write that join out); every semi or anti Join of an EXISTS or IN subquery that may take a
+semi join, that subquery.
 """
 
 from __future__ import annotations
 
-import calendar
-import datetime as dt
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
-from decimal import Decimal, InvalidOperation
+from dataclasses import dataclass, field
 from typing import Any
 
 import sqlglot
@@ -40,6 +44,7 @@ from sqlglot.errors import OptimizeError, ParseError
 
 from metastore.catalog import TableInfo
 from metastore.errors import StatlasError, UnknownColumn
+from optimizer.origins import ScalarOrigin, SemiOrigin
 from optimizer.plan import (
     Aggregate,
     ColumnRef,
@@ -53,171 +58,31 @@ from optimizer.plan import (
     Union,
     Window,
     column_of,
-    columns_in,
     conjunction,
     conjuncts,
+    equi_keys,
 )
+from optimizer.rewrite import rewrite_where
+from optimizer.rewrite.fold_constants import folded
+from optimizer.sql_copy import TreeCopy
+from optimizer.sql_scope import DEFAULT_DB, free_aliases, scope_aliases, table_name
+from optimizer.subqueries import ScalarSubquery, scalar_subqueries, subquery_predicate
 
 DIALECTS = ("spark", "hive")
 QUERY_ALIAS = "_q"
-DEFAULT_DB = "statlas_default_db"
 
 
 class InvalidQuery(StatlasError):
     """SQL that does not parse, or uses a construct the optimizer does not plan."""
 
 
-@dataclass(frozen=True)
-class ScalarOrigin:
-    """A correlated scalar subquery of `select`'s WHERE that a Join decorrelated, as the
-    derived table that join reads: `(derived) AS alias ON on`, its value `alias.value`."""
-
-    select: exp.Select
-    subquery: exp.Subquery  # the node of the qualified statement
-    alias: str
-    keys: tuple[tuple[str, exp.Expr], ...]  # (name, inner correlated column)
-    value: str
-    value_expression: exp.Expr  # the subquery's projection
-    correlated: frozenset[str]  # its correlated conjuncts, as SQL
-    on: exp.Expr  # outer column = alias.key, for each correlation equality
-
-    def writable(self) -> bool:
-        """Whether SQL can say this join in place of the subquery: it returns the same rows
-        (the value is NULL over no rows, and the WHERE conjunct holding it is a comparison,
-        NULL when the value is, so a row without a group fails it either way), the SELECT's
-        FROM list is plain inner joins, and no table or alias of the statement is named
-        like the derived table."""
-        return (
-            self.alias not in relation_names(self.select.root())
-            and plain_from_items(self.select) is not None
-            and _null_when_no_rows(self.value_expression)
-            and _fails_on_null(self.subquery, self.select)
-        )
-
-    def derived(self, body: exp.Select) -> exp.Select:
-        """`body` (the subquery's SELECT, or a rewriting of it) made, in place, the derived
-        table: without the correlated conjuncts, projecting the keys and the value, grouped
-        by the keys."""
-        derived = body
-        where = derived.args.get("where")
-        kept = [c for c in conjuncts(where and where.this) if c.sql() not in self.correlated]
-        columns = [column.copy() for _, column in self.keys]
-        derived.set(
-            "expressions",
-            [exp.alias_(c, name) for c, (name, _) in zip(columns, self.keys, strict=True)]
-            + [exp.alias_(self.value_expression.copy(), self.value)],
-        )
-        derived.set("where", exp.Where(this=exp.and_(*kept, copy=False)) if kept else None)
-        derived.set("group", exp.Group(expressions=[c.copy() for c in columns]))
-        return derived
-
-
-@dataclass(frozen=True)
-class SemiOrigin:
-    """The SELECT of an `EXISTS`, `NOT EXISTS` or `IN` subquery (`select`, the node of the
-    qualified statement) that a semi or anti Join planned, when a semi join may be added to
-    its FROM list without changing the predicate (key_transfer): plain inner joins, no
-    grouping, aggregate or LIMIT, and for IN a projected column of its own relations
-    (`projected`; None for EXISTS). NOT IN is never one: dropping the subquery's NULL keys
-    would change its answer."""
-
-    select: exp.Select
-    projected: exp.Column | None
-    outer: exp.Select  # the SELECT whose WHERE holds the predicate
-
-    @staticmethod
-    def of(join: Join, inner: exp.Expr, query: exp.Expr, outer: exp.Select) -> SemiOrigin | None:
-        """`join`: the semi or anti join planned for `inner` (the EXISTS or IN expression,
-        without its NOT), `query` its subquery's SELECT."""
-        if not isinstance(query, exp.Select) or (join.kind == "anti" and isinstance(inner, exp.In)):
-            return None
-        if plain_from_items(query) is None or any(
-            query.args.get(k) for k in ("group", "having", "limit", "qualify", "offset")
-        ):
-            return None
-        if any(e.find(exp.AggFunc, exp.Window) for e in query.expressions):
-            return None
-        if not isinstance(inner, exp.In):
-            return SemiOrigin(query, None, outer)
-        if len(query.expressions) != 1:
-            return None
-        column = query.expressions[0].unalias()
-        own = {i.alias_or_name.lower() for i in from_items(query)}
-        if not isinstance(column, exp.Column) or column.table.lower() not in own:
-            return None
-        return SemiOrigin(query, column, outer)
-
-
-NULL_ON_NO_ROWS = (exp.Min, exp.Max, exp.Sum, exp.Avg)
-NULL_PROPAGATING = (exp.Paren, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Neg, exp.Cast)
-COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
-
-
-def _null_when_no_rows(value: exp.Expr) -> bool:
-    """An aggregate expression that is NULL over no rows: MIN, MAX, SUM, AVG and arithmetic
-    on them and on literals (not COUNT, not COALESCE, no column outside the aggregates)."""
-    for part in value.walk():
-        if isinstance(part, exp.AggFunc) and not isinstance(part, NULL_ON_NO_ROWS):
-            return False
-        allowed = isinstance(part, (exp.AggFunc, exp.Literal, *NULL_PROPAGATING))
-        if not allowed and part.find_ancestor(exp.AggFunc) is None:
-            return False
-    return True
-
-
-def _fails_on_null(subquery: exp.Subquery, select: exp.Select) -> bool:
-    """The subquery sits, through NULL-propagating arithmetic, in a comparison that is a
-    conjunct of the SELECT's WHERE."""
-    node: exp.Expr | None = subquery.parent
-    while isinstance(node, NULL_PROPAGATING):
-        node = node.parent
-    if not isinstance(node, COMPARISONS):
-        return False
-    where = select.args.get("where")
-    return where is not None and any(node is c for c in conjuncts(where.this))
-
-
-def relation_names(statement: exp.Expr) -> set[str]:
-    """Every table name and alias of a statement (lower case): names a rewrite may not
-    give a relation it adds."""
-    names = {t.name.lower() for t in statement.find_all(exp.Table)}
-    return names | {a.name.lower() for a in statement.find_all(exp.TableAlias)}
-
-
-def from_items(select: exp.Select) -> list[exp.Expr]:
-    """The relations of a SELECT's FROM clause and JOIN list, in written order."""
-    from_ = select.args.get("from_")
-    return ([from_.this] if from_ is not None else []) + [
-        j.this for j in select.args.get("joins") or ()
-    ]
-
-
-def plain_from_items(select: exp.Select) -> list[exp.Expr] | None:
-    """The SELECT's FROM items, or None when its joins are not all plain inner joins."""
-    from_ = select.args.get("from_")
-    if from_ is None:
-        return None
-    items = [from_.this]
-    for join in select.args.get("joins") or ():
-        side, kind = (join.side or "").upper(), (join.kind or "").upper()
-        if side or kind not in ("", "INNER", "CROSS") or join.args.get("using"):
-            return None
-        items.append(join.this)
-    return items
-
-
 @dataclass
 class QualifiedPlan:
-    """A plan with the qualified sqlglot statement it was built from; `origins` maps the
-    id() of every Join made for a SELECT's FROM/JOIN list to that SELECT of `statement`,
-    `scalar_origins` the id() of every Join that decorrelated a WHERE's scalar subquery,
-    `semi_origins` of every semi or anti Join whose subquery's FROM list may take a semi join."""
+    """A plan with the qualified sqlglot statement it was built from; its joins name the
+    nodes of `statement` they come from (optimizer.plan.Join: `select`, `scalar`, `semi`)."""
 
     plan: Node
     statement: exp.Expr
-    origins: dict[int, exp.Select] = field(default_factory=dict)
-    scalar_origins: dict[int, ScalarOrigin] = field(default_factory=dict)
-    semi_origins: dict[int, SemiOrigin] = field(default_factory=dict)
 
 
 @dataclass
@@ -225,9 +90,6 @@ class _Context:
     tables: dict[str, TableInfo]
     ctes: dict[str, exp.Expr] = field(default_factory=dict)
     counter: list[int] = field(default_factory=lambda: [0])
-    origins: dict[int, exp.Select] = field(default_factory=dict)
-    scalar_origins: dict[int, ScalarOrigin] = field(default_factory=dict)
-    semi_origins: dict[int, SemiOrigin] = field(default_factory=dict)
 
     def fresh(self, prefix: str) -> str:
         self.counter[0] += 1
@@ -262,7 +124,7 @@ def referenced_tables(statement: exp.Expr) -> list[str]:
     for table in statement.find_all(exp.Table):
         if table.find_ancestor(exp.Hint) is not None:
             continue
-        name = _table_name(table)
+        name = table_name(table)
         if name not in ctes and name not in names:
             names.append(name)
     return names
@@ -308,18 +170,7 @@ def build_qualified_plan(
         if "column" in message.lower():
             raise UnknownColumn(f"unknown column: {message}") from None
         raise InvalidQuery(f"cannot resolve the query: {message}") from None
-    context = _Context(tables)
-    plan = _query(qualified, context, QUERY_ALIAS)
-    return QualifiedPlan(
-        plan, qualified, context.origins, context.scalar_origins, context.semi_origins
-    )
-
-
-def _table_name(table: exp.Table) -> str:
-    parts = [p.name for p in table.parts]
-    if parts and parts[0] == DEFAULT_DB:
-        parts = parts[1:]
-    return ".".join(parts).lower()
+    return QualifiedPlan(_query(qualified, _Context(tables), QUERY_ALIAS), qualified)
 
 
 def _query(node: exp.Expr, context: _Context, alias: str) -> Node:
@@ -383,21 +234,19 @@ def _select_body(
     if where is None:
         where = conjuncts(select.args.get("where") and select.args["where"].this)
     where = list(where) + nested_conditions
-    subqueries: list[tuple[exp.Expr, list[_Scalar] | None]] = []
+    subqueries: list[tuple[exp.Expr, list[ScalarSubquery] | None]] = []
     plain: list[exp.Expr] = []
     for c in where:
-        if _subquery_predicate(c) is not None:
+        if subquery_predicate(c) is not None:
             subqueries.append((c, None))
             continue
-        scalars = _scalar_subqueries(c, _scope(select))
+        scalars = scalar_subqueries(c, scope_aliases(select))
         if scalars:
             subqueries.append((c, scalars))
         else:
-            plain += _factor_or(_fold_constants(c.copy()))
-    created: list[Join] = []
-    plan = _join_tree(relations, joins, plain, created)
-    for node in created:
-        context.origins[id(node)] = select
+            plain.append(c.copy())
+    written = _written_joins(relations, joins, select)
+    plan = rewrite_where(written, [name for name, _ in relations], plain)
     for predicate, scalars in subqueries:
         if scalars is None:
             plan = _semi_join(plan, predicate, select, context)
@@ -432,7 +281,7 @@ def _flattened_joins(joins: Iterable[exp.Join], conditions: list[exp.Expr]) -> l
 
 def _relation(source: exp.Expr, context: _Context) -> tuple[str, Node]:
     if isinstance(source, exp.Table):
-        name = _table_name(source)
+        name = table_name(source)
         alias = (source.alias_or_name or name).lower()
         if name in context.ctes:
             return alias, _query(context.ctes[name], context, alias)
@@ -460,99 +309,21 @@ def _join_kind(join: exp.Join) -> str:
     return "inner" if join.args.get("on") is not None or join.args.get("using") else "cross"
 
 
-def _join_tree(
-    relations: list[tuple[str, Node]],
-    joins: list[tuple[str, exp.Join]],
-    where: list[exp.Expr],
-    created: list[Join] | None = None,
+def _written_joins(
+    relations: list[tuple[str, Node]], joins: list[tuple[str, exp.Join]], select: exp.Select
 ) -> Node:
-    """Left-deep joins in the written order, WHERE conjuncts pushed where they belong
-    (`created`, when given, receives the Join nodes made here)."""
-    nullable: set[str] = set()
-    seen = {relations[0][0]}
-    for name, join in joins:
-        kind = _join_kind(join)
-        if kind == "left":
-            nullable.add(name)
-        elif kind == "right":
-            nullable |= seen
-        elif kind == "full":
-            nullable |= seen | {name}
-        seen.add(name)
-    pending = list(where)
-    nodes = dict(relations)
-    for name in nodes:
-        local = [c for c in pending if _aliases(c) == {name} and name not in nullable]
-        pending = [c for c in pending if c not in local]
-        nodes[name] = _push_down(nodes[name], local)
-    first = relations[0][0]
-    plan, covered = nodes[first], {first}
-    for name, join in joins:
-        kind = _join_kind(join)
-        condition = conjuncts(join.args.get("on"))
-        if kind in ("inner", "cross"):
-            ready = [c for c in pending if _aliases(c) <= covered | {name} and name in _aliases(c)]
-            pending = [c for c in pending if c not in ready]
-            condition += ready
-            if kind == "cross" and condition:
-                kind = "inner"
-        right = nodes[name]
-        if kind in ("left", "semi", "anti"):  # ON conjuncts on the inner side only filter it
-            inner = [c for c in condition if _aliases(c) == {name}]
-            condition = [c for c in condition if c not in inner]
-            right = _push_down(right, inner)
-        keys, residual = _equi_keys(condition, covered, {name})
-        plan = Join(plan, right, kind, keys, conjunction(residual))
-        if created is not None:
-            created.append(plan)
+    """The FROM list's relations joined left-deep in the written order, each join on its ON
+    condition and naming `select`, the SELECT whose FROM/JOIN list it joins."""
+    plan, covered = relations[0][1], {relations[0][0]}
+    for (name, node), (_, join) in zip(relations[1:], joins, strict=True):
+        keys, residual = equi_keys(conjuncts(join.args.get("on")), covered, {name})
+        plan = Join(plan, node, _join_kind(join), keys, conjunction(residual), select=select)
         covered = covered | {name}
-    rest = conjunction(pending)
-    return plan if rest is None else Filter(plan, rest)
-
-
-def _push_down(node: Node, predicates: list[exp.Expr]) -> Node:
-    if not predicates:
-        return node
-    if isinstance(node, Scan):
-        keys = set(node.partition_keys)
-        on_keys = [p for p in predicates if {c for _, c in _columns(p)} <= keys and _columns(p)]
-        rest = [p for p in predicates if p not in on_keys]
-        node = replace(node, partition_filter=node.partition_filter + tuple(on_keys))
-        predicates = rest
-    condition = conjunction(predicates)
-    return node if condition is None else Filter(node, condition)
-
-
-def _equi_keys(
-    condition: list[exp.Expr], left: set[str], right: set[str]
-) -> tuple[tuple[tuple[ColumnRef, ColumnRef], ...], list[exp.Expr]]:
-    keys: list[tuple[ColumnRef, ColumnRef]] = []
-    residual: list[exp.Expr] = []
-    for part in condition:
-        if isinstance(part, exp.EQ):
-            a, b = column_of(part.left), column_of(part.right)
-            if a and b and a[0] in left and b[0] in right:
-                keys.append((a, b))
-                continue
-            if a and b and b[0] in left and a[0] in right:
-                keys.append((b, a))
-                continue
-        residual.append(part)
-    return tuple(keys), residual
-
-
-def _subquery_predicate(predicate: exp.Expr) -> tuple[str, exp.Expr] | None:
-    negated = isinstance(predicate, exp.Not)
-    inner = predicate.this if negated else predicate
-    if isinstance(inner, exp.In) and inner.args.get("query") is not None:
-        return ("anti" if negated else "semi"), inner
-    if isinstance(inner, exp.Exists):
-        return ("anti" if negated else "semi"), inner
-    return None
+    return plan
 
 
 def _semi_join(plan: Node, predicate: exp.Expr, select: exp.Select, context: _Context) -> Node:
-    found = _subquery_predicate(predicate)
+    found = subquery_predicate(predicate)
     assert found is not None
     kind, inner = found
     alias = context.fresh("_sq")
@@ -563,118 +334,28 @@ def _semi_join(plan: Node, predicate: exp.Expr, select: exp.Select, context: _Co
         outer = column_of(inner.this)
         if outer is None or len(sub.output()) != 1:
             raise InvalidQuery("IN (subquery) needs a column on the left and one output column")
-        return _semi_origin(
-            Join(plan, sub, kind, ((outer, sub.output()[0]),)), inner, query, select, context
-        )
+        semi = SemiOrigin.of(kind, inner, query, select)
+        return Join(plan, sub, kind, ((outer, sub.output()[0]),), semi=semi)
     query = inner.this
     if isinstance(query, exp.Subquery):
         query = query.this
     if not isinstance(query, exp.Select):
         raise InvalidQuery("EXISTS needs a SELECT")
     outer_aliases = {a for a, _ in plan.output()}
-    scope = _scope(query)
+    scope = scope_aliases(query)
     where = conjuncts(query.args.get("where") and query.args["where"].this)
     correlated = [c for c in where if free_aliases(c, scope)]
     sub = _select_body(query, context, [c for c in where if not _among(c, correlated)])
     inner_aliases = {a for a, _ in sub.output()}
-    keys, residual = _equi_keys([c.copy() for c in correlated], outer_aliases, inner_aliases)
-    return _semi_origin(
-        Join(plan, sub, kind, keys, conjunction(residual)), inner, query, select, context
-    )
-
-
-def _semi_origin(
-    join: Join, inner: exp.Expr, query: exp.Expr, outer: exp.Select, context: _Context
-) -> Join:
-    origin = SemiOrigin.of(join, inner, query, outer)
-    if origin is not None:
-        context.semi_origins[id(join)] = origin
-    return join
-
-
-@dataclass
-class _Scalar:
-    """A scalar subquery of a predicate: its SELECT, and for a correlated one the pairs
-    (outer column, inner column) of its correlation equalities and those conjuncts."""
-
-    subquery: exp.Subquery
-    select: exp.Select
-    pairs: list[tuple[exp.Column, exp.Column]]
-    correlated: list[exp.Expr]
-
-
-def _scalar_subqueries(predicate: exp.Expr, available: set[str]) -> list[_Scalar] | None:
-    """The scalar subqueries of a conjunct when each can be decorrelated against a plan
-    whose relations are `available` (None when the conjunct has none, or one that cannot:
-    it then stays an ordinary predicate, as it always did)."""
-    found = [
-        s
-        for s in predicate.find_all(exp.Subquery, exp.Exists, exp.In)
-        if _outermost(s, predicate) and (not isinstance(s, exp.In) or s.args.get("query"))
-    ]
-    if not found or not all(isinstance(s, exp.Subquery) for s in found):
-        return None
-    scalars = []
-    for subquery in found:
-        assert isinstance(subquery, exp.Subquery)
-        select = subquery.this
-        if not isinstance(select, exp.Select) or len(select.expressions) != 1:
-            return None
-        scope = _scope(select)
-        if not free_aliases(select, set()):
-            scalars.append(_Scalar(subquery, select, [], []))
-            continue
-        where = conjuncts(select.args.get("where") and select.args["where"].this)
-        correlated = [c for c in where if free_aliases(c, scope)]
-        outside = select.copy()
-        outside.set("where", None)
-        rest_free = free_aliases(outside, set())  # correlation outside WHERE
-        aggregated = any(p.find(exp.AggFunc) for p in select.expressions)
-        if (
-            rest_free
-            or not aggregated
-            or any(select.args.get(k) is not None for k in ("group", "having", "limit", "order"))
-        ):
-            return None
-        pairs = []
-        for c in correlated:
-            pair = _correlation_pair(c, scope)
-            if pair is None or pair[0].table.lower() not in available:
-                return None
-            pairs.append(pair)
-        scalars.append(_Scalar(subquery, select, pairs, correlated))
-    return scalars
-
-
-def _outermost(node: exp.Expr, root: exp.Expr) -> bool:
-    """No other subquery (or IN/EXISTS) between `node` and `root`."""
-    parent = node.parent
-    while parent is not None and parent is not root:
-        if isinstance(parent, exp.Subquery | exp.Exists | exp.In | exp.Query):
-            return False
-        parent = parent.parent
-    return True
-
-
-def _correlation_pair(conjunct: exp.Expr, scope: set[str]) -> tuple[exp.Column, exp.Column] | None:
-    """(outer column, inner column) of a correlation equality, else None."""
-    if not isinstance(conjunct, exp.EQ):
-        return None
-    a, b = conjunct.left, conjunct.right
-    if not (isinstance(a, exp.Column) and isinstance(b, exp.Column) and a.table and b.table):
-        return None
-    a_inner, b_inner = a.table.lower() in scope, b.table.lower() in scope
-    if a_inner and not b_inner:
-        return b, a
-    if b_inner and not a_inner:
-        return a, b
-    return None
+    keys, residual = equi_keys([c.copy() for c in correlated], outer_aliases, inner_aliases)
+    semi = SemiOrigin.of(kind, inner, query, select)
+    return Join(plan, sub, kind, keys, conjunction(residual), semi=semi)
 
 
 def _scalar_join(
     plan: Node,
     predicate: exp.Expr,
-    scalars: list[_Scalar],
+    scalars: list[ScalarSubquery],
     context: _Context,
     rewrite: Callable[[exp.Expr], exp.Expr] | None = None,
     where_of: exp.Select | None = None,
@@ -685,8 +366,7 @@ def _scalar_join(
     sides: list[tuple[Node, tuple[tuple[ColumnRef, ColumnRef], ...]]] = []
     origins: list[ScalarOrigin | None] = []
     outer = set(plan.output())
-    residual = predicate.copy()
-    copies = dict(zip((id(n) for n in predicate.walk()), residual.walk(), strict=True))
+    copy = TreeCopy(predicate)
     for scalar in scalars:
         alias = context.fresh("_sq")
         if not scalar.pairs:
@@ -707,19 +387,18 @@ def _scalar_join(
             origins.append(
                 None if where_of is None else _scalar_origin(scalar, where_of, alias, keys, value)
             )
-        copies[id(scalar.subquery)].replace(exp.column(value[1], table=value[0]))
+        copy[scalar.subquery].replace(exp.column(value[1], table=value[0]))
         sides.append((sub, keys))
-    residual = _fold_constants(residual if rewrite is None else rewrite(residual))
+    # folded, not factored: the comparison with the subqueries' values is the join's residual
+    residual = folded(copy.root if rewrite is None else rewrite(copy.root))
     for position, ((sub, keys), origin) in enumerate(zip(sides, origins, strict=True)):
         last = position == len(sides) - 1
-        plan = Join(plan, sub, "inner", keys, residual if last else None)
-        if origin is not None:
-            context.scalar_origins[id(plan)] = origin
+        plan = Join(plan, sub, "inner", keys, residual if last else None, scalar=origin)
     return plan
 
 
 def _scalar_origin(
-    scalar: _Scalar,
+    scalar: ScalarSubquery,
     where_of: exp.Select,
     alias: str,
     keys: tuple[tuple[ColumnRef, ColumnRef], ...],
@@ -745,7 +424,7 @@ def _scalar_origin(
 
 
 def _decorrelated(
-    scalar: _Scalar, context: _Context, alias: str
+    scalar: ScalarSubquery, context: _Context, alias: str
 ) -> tuple[Node, ColumnRef, tuple[tuple[ColumnRef, ColumnRef], ...]]:
     """Aggregate(the subquery's plan without its correlated conjuncts, grouped by its
     correlated columns): the node, its value column, and the join keys."""
@@ -779,146 +458,8 @@ def _decorrelated(
     return node, (alias, value_name), tuple(keys)
 
 
-def _scope(select: exp.Select) -> set[str]:
-    """The aliases a SELECT's FROM and JOIN list define."""
-    result = set()
-    for source in from_items(select):
-        if isinstance(source, exp.Table):
-            result.add((source.alias_or_name or _table_name(source)).lower())
-        elif source.alias_or_name:
-            result.add(source.alias_or_name.lower())
-    return result
-
-
-def free_aliases(expression: exp.Expr, bound: set[str]) -> set[str]:
-    """Relation aliases `expression` reads that neither `bound` nor a SELECT inside it
-    defines (a subquery's correlation)."""
-    found: set[str] = set()
-
-    def visit(node: exp.Expr, bound: set[str]) -> None:
-        if isinstance(node, exp.Select):
-            bound = bound | _scope(node)
-        if isinstance(node, exp.Column) and node.table and node.table.lower() not in bound:
-            found.add(node.table.lower())
-        for child in node.iter_expressions():
-            visit(child, bound)
-
-    visit(expression, bound)
-    return found
-
-
 def _among(expression: exp.Expr, items: list[exp.Expr]) -> bool:
     return any(expression is item for item in items)
-
-
-def _factor_or(predicate: exp.Expr) -> list[exp.Expr]:
-    """`(a AND x) OR (a AND y)` as [a, x OR y]: conjuncts common to every branch of an OR
-    (Spark's BooleanSimplification), so that a join condition repeated in each branch
-    becomes a join key. Anything else is returned as it is."""
-    inner = predicate.this if isinstance(predicate, exp.Paren) else predicate
-    if not isinstance(inner, exp.Or):
-        return [predicate]
-    branches = [conjuncts(b) for b in _disjuncts(inner)]
-    texts = [[c.sql() for c in branch] for branch in branches]
-    common = [c for c in branches[0] if all(c.sql() in t for t in texts[1:])]
-    common = list({c.sql(): c for c in common}.values())
-    if not common:
-        return [predicate]
-    shared = {c.sql() for c in common}
-    rests = [[c for c in branch if c.sql() not in shared] for branch in branches]
-    result = [c.copy() for c in common]
-    if all(rests):
-        branches_left = [exp.and_(*(c.copy() for c in rest), copy=False) for rest in rests]
-        result.append(exp.or_(*branches_left, copy=False))
-    return result
-
-
-def _fold_constants(expression: exp.Expr) -> exp.Expr:
-    """Constant arithmetic folded as Spark's optimizer does: DATE 'd' +- INTERVAL 'n' DAY /
-    WEEK / MONTH / YEAR becomes a DATE literal, + - * of two numbers a number, so that
-    partition filters and estimates see literals. Subqueries are left alone (they are
-    folded when planned). Modifies and returns `expression`."""
-
-    def fold(node: exp.Expr) -> exp.Expr:
-        if not isinstance(node, exp.Add | exp.Sub | exp.Mul):
-            return node
-        left, right = node.left, node.right
-        day = _date_literal(left)
-        if day is not None and isinstance(node, exp.Add | exp.Sub):
-            shifted = _shift(day, right, -1 if isinstance(node, exp.Sub) else 1)
-            if shifted is not None:
-                return exp.cast(exp.Literal.string(shifted.isoformat()), exp.DataType.Type.DATE)
-            return node
-        a, b = _number(left), _number(right)
-        if a is None or b is None:
-            return node
-        value = (
-            a + b if isinstance(node, exp.Add) else a - b if isinstance(node, exp.Sub) else a * b
-        )
-        return exp.Literal.number(str(value))
-
-    def walk(node: exp.Expr) -> exp.Expr:
-        if isinstance(node, exp.Query | exp.Subquery):
-            return node
-        for key, value in list(node.args.items()):
-            if isinstance(value, exp.Expr):
-                node.set(key, walk(value))
-            elif isinstance(value, list):
-                node.set(key, [walk(v) if isinstance(v, exp.Expr) else v for v in value])
-        return fold(node)
-
-    return walk(expression)
-
-
-def _date_literal(expression: exp.Expr) -> dt.date | None:
-    if (
-        isinstance(expression, exp.Cast)
-        and expression.to.this == exp.DataType.Type.DATE
-        and isinstance(expression.this, exp.Literal)
-        and expression.this.is_string
-    ):
-        try:
-            return dt.date.fromisoformat(expression.this.this.strip())
-        except ValueError:
-            return None
-    return None
-
-
-def _shift(day: dt.date, interval: exp.Expr, sign: int) -> dt.date | None:
-    if not isinstance(interval, exp.Interval) or not isinstance(interval.this, exp.Literal):
-        return None
-    unit = interval.args.get("unit")
-    text = interval.this.this.strip()
-    if unit is None or not text.lstrip("-").isdigit():
-        return None
-    count, name = sign * int(text), unit.name.upper().rstrip("S")
-    if name in ("DAY", "WEEK"):
-        return day + dt.timedelta(days=count * (7 if name == "WEEK" else 1))
-    if name not in ("MONTH", "YEAR"):
-        return None
-    months = day.year * 12 + day.month - 1 + count * (12 if name == "YEAR" else 1)
-    year, month = divmod(months, 12)
-    last = calendar.monthrange(year, month + 1)[1]
-    return dt.date(year, month + 1, min(day.day, last))  # Spark: clamped to the month's end
-
-
-def _number(expression: exp.Expr) -> Decimal | None:
-    if isinstance(expression, exp.Paren):
-        return _number(expression.this)
-    if isinstance(expression, exp.Literal) and not expression.is_string:
-        try:
-            return Decimal(expression.this)
-        except InvalidOperation:
-            return None
-    return None
-
-
-def _disjuncts(expression: exp.Expr) -> list[exp.Expr]:
-    if isinstance(expression, exp.Paren):
-        return _disjuncts(expression.this)
-    if isinstance(expression, exp.Or):
-        return _disjuncts(expression.left) + _disjuncts(expression.right)
-    return [expression]
 
 
 def _finish(select: exp.Select, plan: Node, alias: str, context: _Context) -> Node:
@@ -1031,7 +572,7 @@ def _having(
     """HAVING over an Aggregate: a Filter, except that conjuncts with scalar subqueries
     join them (their residual reads the aggregate's output columns where it can)."""
     available = {a for a, _ in plan.output()}
-    found = [(c, _scalar_subqueries(c, available)) for c in conjuncts(condition)]
+    found = [(c, scalar_subqueries(c, available)) for c in conjuncts(condition)]
     by_text = {e.sql(): ref for ref, e in outputs if e.find(exp.AggFunc) is not None}
 
     def to_outputs(predicate: exp.Expr) -> exp.Expr:
@@ -1055,11 +596,3 @@ def _having(
 
 def _unalias(expression: exp.Expr) -> exp.Expr:
     return expression.this if isinstance(expression, exp.Alias) else expression
-
-
-def _columns(expression: exp.Expr) -> set[ColumnRef]:
-    return columns_in(expression)
-
-
-def _aliases(expression: exp.Expr) -> set[str]:
-    return {alias for alias, _ in columns_in(expression)}

@@ -13,7 +13,7 @@ from sqlglot import exp
 
 from benchmarks.tpch_queries import QUERIES
 from optimizer.physical.api import PhysicalPlan, emit, plan_query
-from optimizer.plan import conjuncts
+from optimizer.plan import Join, conjuncts
 from tests.support.tpch import MadeUpStatistics
 
 SOURCE = MadeUpStatistics()
@@ -28,9 +28,10 @@ def planned(sql: str, **config: str) -> PhysicalPlan:
 
 def scalar_algorithms(plan: PhysicalPlan) -> list[str]:
     """The algorithm of each join that decorrelated a scalar subquery."""
-    joins = plan.ordering.scalar_joins
     return [
-        n.algorithm or "" for n in plan.root.walk() if n.op == "join" and id(n.logical) in joins
+        n.algorithm or ""
+        for n in plan.root.walk()
+        if isinstance(n.logical, Join) and n.logical.scalar is not None
     ]
 
 

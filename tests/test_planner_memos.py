@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from sqlglot import exp
 
 from benchmarks.planner_cpu import QUERIES, SyntheticStatistics, plan
 from optimizer.estimate.column import ColumnEstimate, SampledColumn
@@ -20,7 +21,7 @@ from optimizer.plan import Join, Scan
 
 
 def test_one_join_node_per_inputs_and_condition() -> None:
-    joins = join_order._Joins()
+    joins = join_order._Joins(exp.Select(), {})
     a, b = Scan("t", "a", ("x",)), Scan("u", "b", ("y",))
     keys = ((("a", "x"), ("b", "y")),)
     first = joins.join(a, b, "inner", keys, [])

@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy import insert, select
 
 from metastore import Metastore, PartitionQuery
+from metastore.catalog import TableInfo
 from metastore.engine import make_engine, run_write
 from metastore.errors import InvalidValue
 from metastore.models import CatalogTable, CollectionRun
@@ -238,3 +239,33 @@ def test_one_snapshot_reads_one_state(metastore: Metastore, db_url: str, tmp_pat
         assert describe_table(metastore.engine, "t").partition_count == 2
     finally:
         other.dispose()
+
+
+def test_planning_starts_over_when_a_table_changes_meanwhile(
+    metastore: Metastore, db_url: str, tmp_path: Path
+) -> None:
+    """`plan_query` (explain, prune, the daemon's /explain) plans again, on the new state,
+    when a registration commits between its first read of a table and the next."""
+    from optimizer.physical.api import plan_query
+
+    root = tmp_path / "t"
+    metastore.register_table("t", str(write_partitions(root, ["k"], [["1"], ["2"]])))
+    other = Metastore(db_url)
+    counts: list[int] = []
+
+    class CommitAfterFirstRead(MetastoreSource):
+        def table(self, name: str) -> TableInfo:
+            info = super().table(name)
+            if not counts:
+                write_partitions(root, ["k"], [["3"]])
+                other.register_table("t", str(root))
+            counts.append(info.partition_count)
+            return info
+
+    try:
+        source = CommitAfterFirstRead(metastore.engine, memo=True)
+        plan = plan_query(None, "SELECT id FROM t WHERE k > 1", source=source)
+    finally:
+        other.dispose()
+    assert counts[0] == 2 and counts[-1] == 3  # planned again on the new registration
+    assert plan.root is not None

@@ -88,7 +88,7 @@ def test_every_from_list_join_has_its_select(name: str) -> None:
     qualified = build_qualified_plan(QUERIES[name], tpch_lookup)
     selects = list(qualified.statement.find_all(exp.Select))
     for join in joins(qualified.plan):
-        origin = qualified.origins.get(id(join))
+        origin = join.select
         if origin is None:  # only subqueries' joins have none
             assert join.kind in ("semi", "anti") or join.right.output()[0][0].startswith("_sq")
         else:
@@ -96,7 +96,8 @@ def test_every_from_list_join_has_its_select(name: str) -> None:
             aliases = {a for a, _ in join.right.output()}
             assert aliases & _scope_of(origin), (name, aliases)
     # one per JOIN or comma of every SELECT (each is planned once in TPC-H)
-    assert len(qualified.origins) == sum(len(s.args.get("joins") or ()) for s in selects)
+    from_list_joins = [j for j in joins(qualified.plan) if j.select is not None]
+    assert len(from_list_joins) == sum(len(s.args.get("joins") or ()) for s in selects)
 
 
 def _scope_of(select: exp.Select) -> set[str]:
@@ -273,14 +274,14 @@ def test_qualified_plan_maps_every_from_list_join_to_its_select() -> None:
     outer, inner = selects[0], next(s for s in selects if s.find(exp.Join) and s is not selects[0])
     all_joins = joins(qualified.plan)
     assert len(all_joins) == 4  # derived table's, outer FROM's, subquery's, decorrelation
-    mapped = [j for j in all_joins if id(j) in qualified.origins]
+    mapped = [j for j in all_joins if j.select is not None]
     assert len(mapped) == 3  # not the decorrelation join
     for join in mapped:
-        assert any(qualified.origins[id(join)] is s for s in selects)
+        assert any(join.select is s for s in selects)
     top = next(j for j in mapped if j.keys and j.keys[0][1] == ("t", "cust"))
-    assert qualified.origins[id(top)] is outer
+    assert top.select is outer
     derived = next(j for j in mapped if j.keys and j.keys[0][1] == ("s", "cust"))
-    assert qualified.origins[id(derived)] is inner
+    assert derived.select is inner
     assert "s.cust = c.id" in inner.sql()  # the statement is the qualified AST
 
 

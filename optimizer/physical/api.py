@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from sqlalchemy import Engine
@@ -12,17 +13,16 @@ from sqlglot import exp
 
 from optimizer.cost.params import CostParams, cost_params
 from optimizer.estimate.predicates import SKETCH
-from optimizer.estimate.sources import MetastoreSource, StatisticsSource
+from optimizer.estimate.sources import MetastoreSource, StatisticsSource, consistently
 from optimizer.estimate.stats_query import StatsQuery
 from optimizer.physical.build import to_physical
 from optimizer.physical.context import PlanningContext, needed_columns
 from optimizer.physical.correlation import (
     Counts,
+    before_correlation,
     counts,
     eliminate_shuffles,
     job_of_nodes,
-    restore_shuffles,
-    scan_count,
 )
 from optimizer.physical.emit_spark import emit_spark
 from optimizer.physical.join_order import Ordering
@@ -51,27 +51,23 @@ def plan_query(
     level: str = SKETCH,
 ) -> PhysicalPlan:
     """Plan `sql`: order joins, choose algorithms, place shuffles, eliminate the unnecessary
-    ones. Statistics come from `source` (default: the metastore behind `engine`)."""
+    ones. Statistics come from `source` (default: the metastore behind `engine`), of one
+    committed state of each table (planned again when a collection commits meanwhile)."""
     params = cost_params(config)
     source = source if source is not None else MetastoreSource(engine, memo=True)
+    return consistently(source, partial(_plan, sql, dialect, params, source, level))
+
+
+def _plan(
+    sql: str, dialect: str, params: CostParams, source: StatisticsSource, level: str
+) -> PhysicalPlan:
     qualified = build_qualified_plan(sql, source.table, dialect)
     stats = StatsQuery(source, level)
     context = PlanningContext(stats, params, needed_columns(qualified.plan))
-    ordering = Ordering(
-        context,
-        qualified.origins,
-        scalar_origins=qualified.scalar_origins,
-        semi_origins=qualified.semi_origins,
-    )
-    ordered = ordering.reorder(qualified.plan)
-    root = to_physical(ordered, context)
-    scans_before = scan_count(root)
-    eliminate_shuffles(root, multiway_only=True)
-    before = counts(root)
-    restore_shuffles(root)
-    eliminate_shuffles(root)
-    after = counts(root)
-    before = Counts(before.jobs, before.shuffles, scans_before)
+    ordering = Ordering(context)
+    physical = to_physical(ordering.reorder(qualified.plan), context)
+    root = eliminate_shuffles(physical)
+    before, after = before_correlation(physical), counts(root)
     return PhysicalPlan(root, before, after, ordering, qualified.statement, params, level, sql)
 
 
@@ -90,7 +86,6 @@ def emit(plan: PhysicalPlan) -> str:
         plan.statement,
         plan.ordering.groups,
         plan.root,
-        plan.ordering.join_origins,
         plan.params.common_hint,
         plan.sql,
         plan.ordering.semi_transfers,
@@ -110,7 +105,7 @@ def explain_json(plan: PhysicalPlan) -> dict[str, Any]:
     }
 
 
-def _node(node: PhysicalNode, jobs: dict[int, int]) -> dict[str, Any]:
+def _node(node: PhysicalNode, jobs: dict[PhysicalNode, int]) -> dict[str, Any]:
     result: dict[str, Any] = {
         "op": node.op,
         "detail": node.detail,
@@ -118,7 +113,7 @@ def _node(node: PhysicalNode, jobs: dict[int, int]) -> dict[str, Any]:
         "row_size": round(node.row_size, 1),
         "size": round(node.bytes, 1),
         "cost": {"cpu": node.cost.cpu, "io": node.cost.io},
-        "job": jobs[id(node)],
+        "job": jobs[node],
     }
     if node.op == "join":
         result["algorithm"] = node.algorithm

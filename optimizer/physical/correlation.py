@@ -11,13 +11,15 @@ at map joins. Input correlation: a table scanned by several map phases of one jo
 
 `multiway_only` applies only Hive's multi-way join (a common join directly on top of a common
 join with the same keys shares its reduce phase): the plan "before" the correlation optimizer.
+Elimination returns a marked copy and leaves the plan it reads as it is, so the counts before
+(`before_correlation`) and after come from one plan.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from optimizer.physical.plan import PhysicalNode
+from optimizer.physical.plan import PhysicalNode, Shuffle
 from optimizer.plan import ColumnRef, column_of
 
 Classes = list[set[ColumnRef]]
@@ -30,9 +32,16 @@ class Counts:
     scans: int
 
 
-def eliminate_shuffles(root: PhysicalNode, multiway_only: bool = False) -> None:
-    """Mark unnecessary shuffles removed (bottom-up), merging reduce phases."""
+def eliminate_shuffles(root: PhysicalNode, multiway_only: bool = False) -> PhysicalNode:
+    """The plan with its unnecessary shuffles marked removed; `root` is left as it is."""
+    return _marked(root, unnecessary_shuffles(root, multiway_only))
+
+
+def unnecessary_shuffles(root: PhysicalNode, multiway_only: bool = False) -> dict[Shuffle, str]:
+    """The shuffles that are not removed yet and need not run, each with why: decided
+    bottom-up, merging reduce phases."""
     phases = _Phases()
+    removed: dict[Shuffle, str] = {}
     for node in root.walk():
         for index, shuffle in enumerate(node.shuffles):
             if shuffle is None or shuffle.removed:
@@ -49,19 +58,38 @@ def eliminate_shuffles(root: PhysicalNode, multiway_only: bool = False) -> None:
             upstream = _reduce_side(child)
             if upstream is None or not phases.merge(upstream, node):
                 continue
-            shuffle.removed = True
-            shuffle.why_removed = (
+            removed[shuffle] = (
                 "multi-way join: same keys as the join below"
                 if multiway_only
                 else f"correlated with the {upstream.op} below (same partitioning and order)"
             )
+    return removed
 
 
-def restore_shuffles(root: PhysicalNode) -> None:
-    for node in root.walk():
-        for shuffle in node.shuffles:
-            if shuffle is not None:
-                shuffle.removed, shuffle.why_removed = False, ""
+def before_correlation(root: PhysicalNode) -> Counts:
+    """The counts of the plan before the correlation optimizer: only Hive's multi-way joins
+    share reduce phases, and every table scan reads its table (no input correlation)."""
+    multiway = counts(eliminate_shuffles(root, multiway_only=True))
+    return Counts(multiway.jobs, multiway.shuffles, len([n for n in root.walk() if n.op == "scan"]))
+
+
+def _marked(node: PhysicalNode, removed: dict[Shuffle, str]) -> PhysicalNode:
+    """A copy of the plan with the shuffles of `removed` marked removed."""
+    shuffles = [
+        None
+        if shuffle is None
+        else replace(shuffle, removed=True, why_removed=removed[shuffle])
+        if shuffle in removed
+        else replace(shuffle)
+        for shuffle in node.shuffles
+    ]
+    return replace(
+        node,
+        children=[_marked(child, removed) for child in node.children],
+        shuffles=shuffles,
+        broadcast=list(node.broadcast),
+        stage_break=list(node.stage_break),
+    )
 
 
 def partitioning(node: PhysicalNode, through: bool = True) -> Classes | None:
@@ -123,24 +151,23 @@ class _Phases:
     """Reduce phases as a union-find over reduce-side operators, with their reducers."""
 
     def __init__(self) -> None:
-        self.parent: dict[int, int] = {}
-        self.reducers: dict[int, tuple[int, bool]] = {}
+        self.parent: dict[PhysicalNode, PhysicalNode] = {}
+        self.reducers: dict[PhysicalNode, tuple[int, bool]] = {}
 
-    def find(self, node: PhysicalNode) -> int:
-        key = id(node)
-        if key not in self.parent:
-            self.parent[key] = key
+    def find(self, node: PhysicalNode) -> PhysicalNode:
+        if node not in self.parent:
+            self.parent[node] = node
             kept = [s for s in node.shuffles if s is not None]
             fixed = [s.reducers for s in kept if s.fixed]
             count = fixed[0] if fixed else max((s.reducers for s in kept), default=1)
-            self.reducers[key] = (count, bool(fixed))
-        while self.parent[key] != key:
-            key = self.parent[key]
-        return key
+            self.reducers[node] = (count, bool(fixed))
+        while self.parent[node] is not node:
+            node = self.parent[node]
+        return node
 
     def merge(self, upstream: PhysicalNode, downstream: PhysicalNode) -> bool:
         a, b = self.find(upstream), self.find(downstream)
-        if a == b:
+        if a is b:
             return True
         (ca, fa), (cb, fb) = self.reducers[a], self.reducers[b]
         if fa and fb and ca != cb:
@@ -150,7 +177,7 @@ class _Phases:
         return True
 
 
-def job_of_nodes(root: PhysicalNode) -> dict[int, int]:
+def job_of_nodes(root: PhysicalNode) -> dict[PhysicalNode, int]:
     """The job (numbered 1.. in execution order) of every node of the plan as its shuffles
     stand.
 
@@ -159,51 +186,51 @@ def job_of_nodes(root: PhysicalNode) -> dict[int, int]:
     shuffling into it; a fragment whose output is the result or starts a new map stage is a
     map-only job; a hash-table side is a local task of the job it feeds."""
     nodes = root.walk()
-    parent = {id(n): id(n) for n in nodes}
+    parent = {n: n for n in nodes}
 
-    def find(key: int) -> int:
-        while parent[key] != key:
-            parent[key] = parent[parent[key]]
-            key = parent[key]
-        return key
+    def find(node: PhysicalNode) -> PhysicalNode:
+        while parent[node] is not node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
 
-    cut: set[int] = set()
-    consumer: dict[int, PhysicalNode] = {}
-    stage_tops: set[int] = set()
+    cut: set[PhysicalNode] = set()
+    consumer: dict[PhysicalNode, PhysicalNode] = {}
+    stage_tops: set[PhysicalNode] = set()
     for node in nodes:
         for index, child in enumerate(node.children):
             shuffle = node.shuffles[index]
-            consumer[id(child)] = node
+            consumer[child] = node
             if shuffle is not None and not shuffle.removed:
-                cut.add(id(child))
+                cut.add(child)
             elif node.broadcast[index]:
-                cut.add(id(child))
+                cut.add(child)
             elif node.stage_break[index]:
-                cut.add(id(child))
-                stage_tops.add(id(child))
+                cut.add(child)
+                stage_tops.add(child)
             else:
-                parent[find(id(child))] = find(id(node))
+                parent[find(child)] = find(node)
     reduce_fragments = {
-        find(id(n)) for n in nodes if any(s is not None and not s.removed for s in n.shuffles)
+        find(n) for n in nodes if any(s is not None and not s.removed for s in n.shuffles)
     }
-    top_of = {find(id(n)): n for n in nodes if id(n) in cut or n is root}
+    top_of = {find(n): n for n in nodes if n in cut or n is root}
     jobs = reduce_fragments | {
         fragment
         for fragment, top in top_of.items()
-        if fragment not in reduce_fragments and (top is root or id(top) in stage_tops)
+        if fragment not in reduce_fragments and (top is root or top in stage_tops)
     }
 
-    def job_fragment(fragment: int) -> int:
+    def job_fragment(fragment: PhysicalNode) -> PhysicalNode:
         while fragment not in jobs:
             top = top_of[fragment]
-            fragment = find(id(consumer[id(top)]))
+            fragment = find(consumer[top])
         return fragment
 
-    numbers: dict[int, int] = {}
-    result: dict[int, int] = {}
+    numbers: dict[PhysicalNode, int] = {}
+    result: dict[PhysicalNode, int] = {}
     for node in nodes:  # children first: jobs numbered in the order they can run
-        fragment = job_fragment(find(id(node)))
-        result[id(node)] = numbers.setdefault(fragment, len(numbers) + 1)
+        fragment = job_fragment(find(node))
+        result[node] = numbers.setdefault(fragment, len(numbers) + 1)
     return result
 
 
@@ -213,9 +240,5 @@ def counts(root: PhysicalNode) -> Counts:
     jobs = job_of_nodes(root)
     nodes = root.walk()
     shuffles = sum(1 for n in nodes for s in n.shuffles if s is not None and not s.removed)
-    scanned = {(jobs[id(n)], n.logical.table) for n in nodes if n.op == "scan"}  # type: ignore[attr-defined]
+    scanned = {(jobs[n], n.logical.table) for n in nodes if n.op == "scan"}  # type: ignore[attr-defined]
     return Counts(len(set(jobs.values())), shuffles, len(scanned))
-
-
-def scan_count(root: PhysicalNode) -> int:
-    return sum(1 for n in root.walk() if n.op == "scan")

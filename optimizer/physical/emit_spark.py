@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import sqlglot
 from sqlglot import exp
 
+from optimizer.origins import ScalarOrigin, SemiOrigin
 from optimizer.physical.equivalence import (
     ColumnClasses,
     column_equality,
@@ -43,57 +44,49 @@ from optimizer.physical.join_order import OrderedGroup
 from optimizer.physical.key_transfer import KeyTransfer
 from optimizer.physical.plan import PhysicalNode
 from optimizer.plan import Filter, Join, Node, conjuncts
-from optimizer.sql_to_plan import (
-    ScalarOrigin,
-    SemiOrigin,
-    free_aliases,
-    from_items,
-    plain_from_items,
-    relation_names,
-)
+from optimizer.sql_copy import TreeCopy
+from optimizer.sql_scope import free_aliases, from_items, plain_from_items, relation_names
 
 
 def emit_spark(
     statement: exp.Expr,
     groups: list[OrderedGroup],
     root: PhysicalNode,
-    join_origins: dict[int, exp.Select],
     common_hint: str = "none",
     original: str | None = None,
     semi_transfers: Sequence[KeyTransfer] = (),
 ) -> str:
     """The rewritten query; `original` (the SQL as written) when nothing is to change;
-    `semi_transfers`: keys transferred into EXISTS and IN subqueries."""
-    copy = statement.copy()
-    counterpart = {id(a): b for a, b in zip(statement.walk(), copy.walk(), strict=True)}
-    selects = {k: v for k, v in counterpart.items() if isinstance(v, exp.Select)}
+    `semi_transfers`: keys transferred into EXISTS and IN subqueries. The joins of the plan
+    name the SELECTs of `statement` they come from; `statement` is left as it is."""
+    copy = TreeCopy(statement)
     changed = False
-    derived: dict[int, exp.Select] = {}
+    derived: dict[ScalarOrigin, exp.Select] = {}
     for group in groups:  # first: the FROM lists then hold the derived tables to order
         for origin in group.scalars:
-            derived[id(origin)] = _write_scalar_join(origin, counterpart, selects)
+            derived[origin] = _write_scalar_join(origin, copy)
             changed = True
     joins = _Derived(_hashed_joins(root), relation_names(statement))
     for group in groups:
-        if group.select is not None and id(group.select) in selects:
-            changed |= _reorder(selects[id(group.select)], group, joins)
-    for select, hint, alias in _hints(root, join_origins, common_hint, joins.alias_of):
-        target = selects.get(id(select))  # its FROM list may now hold derived tables
-        holder = _holder(target, alias, set(joins.alias_of.values())) if target else None
+        changed |= _reorder(copy[group.select], group, joins)
+    for select, hint, alias in _hints(root, common_hint, joins.alias_of):
+        target = copy[select]  # its FROM list may now hold derived tables
+        holder = _holder(target, alias, set(joins.alias_of.values()))
         if holder is not None:
             changed |= _add_hint(holder, hint, alias)
     for group in groups:  # last: a semi join would stop the derived table's reordering
         for transfer in group.transfers:
-            _write_key_transfer(transfer, derived[id(transfer.origin)])
+            assert isinstance(transfer.origin, ScalarOrigin)
+            _write_key_transfer(transfer, derived[transfer.origin])
     for transfer in semi_transfers:
         assert isinstance(transfer.origin, SemiOrigin)
-        _write_key_transfer(transfer, selects[id(transfer.origin.select)])
+        _write_key_transfer(transfer, copy[transfer.origin.select])
         changed = True
     if not changed and original is not None:
         return original
-    for join in copy.find_all(exp.Join):
+    for join in copy.root.find_all(exp.Join):
         _inner_not_cross(join)
-    return copy.sql(dialect="spark")
+    return copy.root.sql(dialect="spark")
 
 
 def _inner_not_cross(join: exp.Join) -> None:
@@ -106,20 +99,18 @@ def _inner_not_cross(join: exp.Join) -> None:
         join.set("kind", "INNER")
 
 
-def _write_scalar_join(
-    origin: ScalarOrigin, counterpart: dict[int, exp.Expr], selects: dict[int, exp.Select]
-) -> exp.Select:
+def _write_scalar_join(origin: ScalarOrigin, copy: TreeCopy) -> exp.Select:
     """The subquery (in the copy) replaced by `_sqN.value`, its SELECT made the derived
     table in place (so its own reordering and hints still find it), joined ON the
     correlation equalities to the end of the enclosing SELECT's FROM list."""
-    subquery = counterpart[id(origin.subquery)]
+    subquery = copy[origin.subquery]
     body = subquery.this
     assert isinstance(body, exp.Select)
     subquery.replace(exp.column(origin.value, table=origin.alias))
     derived = exp.Subquery(
         this=origin.derived(body), alias=exp.TableAlias(this=exp.to_identifier(origin.alias))
     )
-    selects[id(origin.select)].append("joins", exp.Join(this=derived, on=origin.on.copy()))
+    copy[origin.select].append("joins", exp.Join(this=derived, on=origin.on.copy()))
     return body
 
 
@@ -162,7 +153,7 @@ def _reorder(select: exp.Select, group: OrderedGroup, derived: _Derived) -> bool
     leaf_aliases = [_leaf_alias(leaf) for leaf in group.leaves]
     if sorted(a or "" for a in leaf_aliases) != sorted(by_alias):
         return False  # the group is not exactly this FROM list: keep the written order
-    alias_of = {id(leaf): a or "" for leaf, a in zip(group.leaves, leaf_aliases, strict=True)}
+    alias_of = {leaf: a or "" for leaf, a in zip(group.leaves, leaf_aliases, strict=True)}
     conditions = conjuncts(select.args.get("where") and select.args["where"].this)
     for join in select.args.get("joins") or ():
         conditions += conjuncts(join.args.get("on"))
@@ -194,9 +185,9 @@ class _Derived:
     several relations: Spark's BROADCAST hint names one relation): the logical joins to
     write so, the aliases given, and the names the statement already uses."""
 
-    hashed: set[int]
+    hashed: set[Node]
     taken: set[str]
-    alias_of: dict[int, str] = field(default_factory=dict)
+    alias_of: dict[Node, str] = field(default_factory=dict)
 
     def fresh(self) -> str:
         number = len(self.alias_of) + 1
@@ -261,7 +252,7 @@ class _FromWriter:
     def __init__(
         self,
         select: exp.Select,
-        alias_of: dict[int, str],
+        alias_of: dict[Node, str],
         by_alias: dict[str, exp.Expr],
         movable: list[exp.Expr],
         derived: _Derived,
@@ -276,15 +267,15 @@ class _FromWriter:
         self.equal = ColumnClasses()  # columns the equalities written so far make equal
 
     def covered(self, n: Node) -> set[str]:
-        if id(n) in self.alias_of:
-            return {self.alias_of[id(n)]}
+        if n in self.alias_of:
+            return {self.alias_of[n]}
         return set().union(*(self.covered(c) for c in n.children))
 
     def render(self, n: Node, nested: bool) -> str:
-        if id(n) in self.alias_of:
-            return self.by_alias[self.alias_of[id(n)]].sql(dialect="spark")
+        if n in self.alias_of:
+            return self.by_alias[self.alias_of[n]].sql(dialect="spark")
         assert isinstance(n, Join)
-        if id(n) in self.derived.hashed and self._can_derive(n):
+        if n in self.derived.hashed and self._can_derive(n):
             return self._derived_table(n)
         return self._join(n, nested)
 
@@ -339,9 +330,9 @@ class _FromWriter:
 
     def _written_later(self, first: Node, second: Node) -> bool:
         """Both sides are relations, and the query writes `first` after `second`."""
-        if id(first) not in self.alias_of or id(second) not in self.alias_of:
+        if first not in self.alias_of or second not in self.alias_of:
             return False
-        return self.written[self.alias_of[id(first)]] > self.written[self.alias_of[id(second)]]
+        return self.written[self.alias_of[first]] > self.written[self.alias_of[second]]
 
     def _text(self, condition: exp.Expr) -> str:
         if not self.moved:
@@ -376,7 +367,7 @@ class _FromWriter:
         )
         names = [name for _, name in read]
         alias = self.derived.fresh()
-        self.derived.alias_of[id(n)] = alias
+        self.derived.alias_of[n] = alias
         columns = []
         for table, name in read:
             output = name if names.count(name) == 1 else f"{table}_{name}"
@@ -388,15 +379,15 @@ class _FromWriter:
 
 
 # ---- hints -----------------------------------------------------------------------------
-def _hashed_joins(root: PhysicalNode) -> set[int]:
+def _hashed_joins(root: PhysicalNode) -> set[Node]:
     """The logical joins a map join holds as its hash table."""
-    hashed = set()
+    hashed: set[Node] = set()
     for node in root.walk():
         if node.op == "join" and node.algorithm in ("map", "bucket_map"):
             assert node.streamed is not None
             side = node.children[1 - node.streamed].logical
             if isinstance(side, Join) and _leaf_alias(side) is None:
-                hashed.add(id(side))
+                hashed.add(side)
     return hashed
 
 
@@ -416,16 +407,15 @@ def _holder(select: exp.Select, alias: str, derived: set[str]) -> exp.Select | N
 
 
 def _hints(
-    root: PhysicalNode,
-    join_origins: dict[int, exp.Select],
-    common_hint: str,
-    derived: dict[int, str],
+    root: PhysicalNode, common_hint: str, derived: dict[Node, str]
 ) -> Iterator[tuple[exp.Select, str, str]]:
+    """(the SELECT of the statement, the hint, the relation it names) of each join of a
+    FROM list."""
     for node in root.walk():
-        if node.op != "join" or id(node.logical) not in join_origins:
+        select = node.logical.select if isinstance(node.logical, Join) else None
+        if select is None:
             continue
-        select = join_origins[id(node.logical)]
-        aliases = [_leaf_alias(c.logical) or derived.get(id(c.logical)) for c in node.children]
+        aliases = [_leaf_alias(c.logical) or derived.get(c.logical) for c in node.children]
         if node.algorithm in ("map", "bucket_map") and node.streamed is not None:
             hashed = aliases[1 - node.streamed]
             if hashed:

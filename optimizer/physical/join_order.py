@@ -18,14 +18,15 @@ the written order, so the result is deterministic.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import partial, reduce
 from operator import or_
 
 from sqlglot import exp
 
 from optimizer.cost.formulas import Cost, Input, table_scan
+from optimizer.origins import ScalarOrigin
 from optimizer.physical.algorithms import Side, choose_join
 from optimizer.physical.context import DEFAULT_WIDTH, PlanningContext, describe
 from optimizer.physical.equivalence import ColumnClasses, column_equality
@@ -35,26 +36,22 @@ from optimizer.plan import (
     ColumnRef,
     Filter,
     Join,
-    Limit,
     Node,
-    Project,
-    Sort,
-    Union,
     column_of,
     columns_in,
     conjunction,
     conjuncts,
+    with_children,
 )
-from optimizer.sql_to_plan import ScalarOrigin, SemiOrigin, relation_names
+from optimizer.sql_scope import relation_names
 
 
 @dataclass(frozen=True)
 class OrderedGroup:
-    """A reordered group: the SELECT it came from (None when unknown), its new join tree,
-    its leaves (the SELECT's relations and grouped subqueries), and the scalar subqueries
-    among them."""
+    """A reordered group: the SELECT it came from, its new join tree, its leaves (the
+    SELECT's relations and grouped subqueries), and the scalar subqueries among them."""
 
-    select: exp.Select | None
+    select: exp.Select
     root: Node
     leaves: tuple[Node, ...]
     scalars: tuple[ScalarOrigin, ...] = ()
@@ -63,39 +60,21 @@ class OrderedGroup:
 
 @dataclass
 class Ordering:
+    """Reorders a plan's groups of inner joins; what SQL needs to say the result is in the
+    joins themselves (optimizer.plan.Join: `select`, `scalar`), in `groups`, and in the keys
+    transferred into EXISTS and IN subqueries (`semi_transfers`)."""
+
     context: PlanningContext
-    origins: dict[int, exp.Select] | None = None
     groups: list[OrderedGroup] = field(default_factory=list)
-    # joins of the new plan -> the SELECT their FROM list belongs to
-    join_origins: dict[int, exp.Select] = field(default_factory=dict)
-    # joins that decorrelated a scalar subquery, before and after reordering
-    scalar_origins: dict[int, ScalarOrigin] = field(default_factory=dict)
-    scalar_joins: dict[int, ScalarOrigin] = field(default_factory=dict)
-    # semi and anti joins whose subquery may take keys (SemiOrigin), and the keys taken
-    semi_origins: dict[int, SemiOrigin] = field(default_factory=dict)
     semi_transfers: list[KeyTransfer] = field(default_factory=list)
-    # joins a group may take in -> their SELECT: FROM-list joins and writable scalar joins
-    members: dict[int, exp.Select] | None = field(init=False, default=None)
     transfer_count: int = field(init=False, default=0)
     taken: set[str] | None = field(init=False, default=None)  # the statement's names
 
-    def __post_init__(self) -> None:
-        if self.origins is not None:
-            self.members = dict(self.origins)
-            for key, origin in self.scalar_origins.items():
-                if origin.writable():
-                    self.members[key] = origin.select
-
     def reorder(self, node: Node) -> Node:
-        if _group_root(node, self.members):
+        if _group_select(node.child if isinstance(node, Filter) else node) is not None:
             return self._group(node)
-        children = [self.reorder(child) for child in node.children]
-        rebuilt = with_children(node, children)
-        if isinstance(node, Join) and self.origins is not None and id(node) in self.origins:
-            self.join_origins[id(rebuilt)] = self.origins[id(node)]
-        if isinstance(node, Join) and id(node) in self.scalar_origins:
-            self.scalar_joins[id(rebuilt)] = self.scalar_origins[id(node)]
-        semi = self.semi_origins.get(id(node))
+        rebuilt = with_children(node, [self.reorder(child) for child in node.children])
+        semi = rebuilt.semi if isinstance(rebuilt, Join) else None
         if semi is not None and self.context.params.key_transfer:
             assert isinstance(rebuilt, Join)
             rebuilt, taken = transfer_into_semi_join(
@@ -106,15 +85,19 @@ class Ordering:
 
     # ---- one group ---------------------------------------------------------------------
     def _group(self, root: Node) -> Node:
-        select = self._select_of(root)
-        leaves, predicates, joins = _flatten(root, self.members, select)
-        scalar = [j for j in joins if id(j) in self.scalar_origins]
+        select = _group_select(root.child if isinstance(root, Filter) else root)
+        assert select is not None
+        leaves, predicates, joins = _flatten(root, select)
         reordered = [self.reorder(leaf) for leaf in leaves]
         transfers: list[KeyTransfer] = []
-        subquery: dict[int, ScalarOrigin] = {}  # leaf -> the scalar subquery it plans
-        for join in scalar:  # the subquery a scalar join decorrelated is its right side
+        subqueries: dict[Node, ScalarOrigin] = {}  # leaf -> the scalar subquery it plans
+        origins: list[ScalarOrigin] = []
+        for join in joins:  # the subquery a scalar join decorrelated is its right side
+            origin = join.scalar
+            if origin is None:
+                continue
+            origins.append(origin)
             position = next(i for i, leaf in enumerate(leaves) if leaf is join.right)
-            origin = self.scalar_origins[id(join)]
             new = reordered[position]
             if self.context.params.key_transfer and isinstance(new, Aggregate):
                 new, taken = transfer_keys(
@@ -127,30 +110,25 @@ class Ordering:
                 )
                 reordered[position] = new
                 transfers += taken
-            subquery[id(new)] = origin
-        planned, graph = self._best_order(reordered, predicates)
+            subqueries[new] = origin
+        planned, graph = self._best_order(reordered, predicates, _Joins(select, subqueries))
         loose = conjunction([p for p, mask in graph.predicates if mask == 0])
         result = planned if loose is None else Filter(planned, loose)
-        for join in _joins_of(planned, set(map(id, reordered))):
-            if select is not None:
-                self.join_origins[id(join)] = select
-            for child in join.children:  # the join that takes the subquery in
-                if id(child) in subquery:
-                    self.scalar_joins[id(join)] = subquery[id(child)]
-        origins = tuple(self.scalar_origins[id(j)] for j in scalar)
         self.groups.append(
-            OrderedGroup(select, result, tuple(reordered), origins, tuple(transfers))
+            OrderedGroup(select, result, tuple(reordered), tuple(origins), tuple(transfers))
         )
         return result
 
-    def _best_order(self, leaves: list[Node], predicates: list[exp.Expr]) -> tuple[Node, _Graph]:
+    def _best_order(
+        self, leaves: list[Node], predicates: list[exp.Expr], joins: _Joins
+    ) -> tuple[Node, _Graph]:
         """The cheapest order over the conditions written; with `transitive_joins`, the
         cheapest over the implied ones too where it saves `implied_join_gain` of the
         group's cost with its inputs read (the table scan cost of each leaf's rows).
         Orders of broadcast joins cost nearly alike (TPC-H q2's two: 0.01% of the
         query's cost apart), and there Spark ran the written conditions' order faster
-        (docs/benchmarks/2026-11-26-design-measurements.md#implied-join-conditions)."""
-        joins = _Joins()  # both orders' joins: one estimate of each join they share
+        (docs/benchmarks/2026-11-26-design-measurements.md#implied-join-conditions). `joins`
+        builds the joins of both orders: one estimate of each join they share."""
         written = _Graph(leaves, predicates, transitive=False)
         best = _Planner(self.context, written, joins).best()
         params = self.context.params
@@ -179,32 +157,19 @@ class Ordering:
             if alias not in self.taken:
                 return alias
 
-    def _select_of(self, root: Node) -> exp.Select | None:
-        if self.members is None:
-            return None
-        node = root.child if isinstance(root, Filter) else root
-        return self.members.get(id(node))
 
-
-def _group_root(node: Node, origins: dict[int, exp.Select] | None) -> bool:
-    if isinstance(node, Filter):
-        node = node.child
-    return _groupable(node, origins, None) and isinstance(node, Join)
-
-
-def _groupable(node: Node, origins: dict[int, exp.Select] | None, select: object) -> bool:
+def _group_select(node: Node) -> exp.Select | None:
+    """The SELECT whose group of inner joins `node` belongs to: an inner join of its FROM
+    list, or the join of a scalar subquery of its WHERE that SQL can say
+    (ScalarOrigin.writable); None for any other node."""
     if not isinstance(node, Join) or node.kind not in ("inner", "cross"):
-        return False
-    if origins is None:
-        return True
-    if id(node) not in origins:
-        return False
-    return select is None or origins[id(node)] is select
+        return None
+    if node.scalar is not None and node.scalar.writable:
+        return node.scalar.select
+    return node.select
 
 
-def _flatten(
-    root: Node, members: dict[int, exp.Select] | None, select: exp.Select | None
-) -> tuple[list[Node], list[exp.Expr], list[Join]]:
+def _flatten(root: Node, select: exp.Select) -> tuple[list[Node], list[exp.Expr], list[Join]]:
     """The group's leaves, its conjuncts (join keys as equalities, residuals, filters between
     its joins) and the joins it takes in."""
     predicates: list[exp.Expr] = []
@@ -212,10 +177,10 @@ def _flatten(
     joins: list[Join] = []
 
     def visit(node: Node) -> None:
-        if isinstance(node, Filter) and _groupable(node.child, members, select):
+        if isinstance(node, Filter) and _group_select(node.child) is select:
             predicates.extend(conjuncts(node.condition))  # a filter commutes with inner joins
             visit(node.child)
-        elif _groupable(node, members, select):
+        elif _group_select(node) is select:
             assert isinstance(node, Join)
             joins.append(node)
             visit(node.left)
@@ -235,15 +200,6 @@ def _col(ref: ColumnRef) -> exp.Column:
 
 def _equality(a: ColumnRef, b: ColumnRef) -> exp.EQ:
     return exp.EQ(this=_col(a), expression=_col(b))
-
-
-def _joins_of(node: Node, leaf_ids: set[int]) -> Iterator[Join]:
-    if id(node) in leaf_ids:
-        return
-    if isinstance(node, Join):
-        yield node
-    for child in node.children:
-        yield from _joins_of(child, leaf_ids)
 
 
 @dataclass(frozen=True)
@@ -381,8 +337,10 @@ class _Graph:
         return tuple(keys), residual
 
 
-@dataclass
+@dataclass(eq=False)
 class _Best:
+    """A part's best plan so far (known by identity: a better one replaces it)."""
+
     node: Node
     cost: Cost
     rows: float
@@ -391,9 +349,11 @@ class _Best:
 class _Joins:
     """The joins a group's planners build, one node per join of the same inputs on the same
     condition: the estimator keeps its figures per node, so a join both orders (or two
-    candidates) build is estimated once."""
+    candidates) build is estimated once. Each names the group's SELECT, and the scalar
+    subquery one of its sides plans (`subqueries`: leaf -> its subquery)."""
 
-    def __init__(self) -> None:
+    def __init__(self, select: exp.Select, subqueries: Mapping[Node, ScalarOrigin]) -> None:
+        self.select, self.subqueries = select, subqueries
         self._built: dict[_JoinKey, Join] = {}
 
     def join(
@@ -404,15 +364,20 @@ class _Joins:
         keys: tuple[tuple[ColumnRef, ColumnRef], ...],
         residual: list[exp.Expr],
     ) -> Join:
-        # ids are stable: the join built keeps its inputs and its residual conjuncts alive
-        key = (id(left), id(right), kind, keys, tuple(map(id, residual)))
+        # conjuncts are known by identity (sqlglot nodes compare by structure); their ids
+        # are stable: the join built keeps them alive
+        key = (left, right, kind, keys, tuple(map(id, residual)))
         found = self._built.get(key)
         if found is None:
-            found = self._built[key] = Join(left, right, kind, keys, conjunction(residual))
+            scalar = next((self.subqueries[s] for s in (right, left) if s in self.subqueries), None)
+            found = Join(
+                left, right, kind, keys, conjunction(residual), select=self.select, scalar=scalar
+            )
+            self._built[key] = found
         return found
 
 
-_JoinKey = tuple[int, int, str, tuple[tuple[ColumnRef, ColumnRef], ...], tuple[int, ...]]
+_JoinKey = tuple[Node, Node, str, tuple[tuple[ColumnRef, ColumnRef], ...], tuple[int, ...]]
 
 
 class _Planner:
@@ -421,7 +386,7 @@ class _Planner:
         self.best_of: dict[int, _Best] = {}
         self.rows_of: dict[int, float] = {}
         self.sides: dict[tuple[int, tuple[ColumnRef, ...]], Side] = {}  # leaves' sides
-        self.join_sides: dict[int, tuple[_Best, Side]] = {}  # parts' best plans' sides
+        self.join_sides: dict[_Best, Side] = {}  # parts' best plans' sides
         # each output column's bytes per row in the leaf that produces it: a join's row size
         # is theirs (its estimate carries its inputs' columns as they are)
         self.widths: dict[ColumnRef, float] = {}
@@ -518,11 +483,11 @@ class _Planner:
             if found is None:
                 found = self.sides[mask, keys] = self.context.side(best.node, keys, best.rows)
             return found
-        found_join = self.join_sides.get(id(best))
-        if found_join is None or found_join[0] is not best:  # a part's best is used often
+        side = self.join_sides.get(best)
+        if side is None:  # a part's best is used often
             side = Side(best.rows, self._row_size(best.node), describe(best.node), relation=False)
-            found_join = self.join_sides[id(best)] = (best, side)
-        return found_join[1]
+            self.join_sides[best] = side
+        return side
 
     def _row_size(self, join: Node) -> float:
         """PlanningContext.row_size of a join of the group's leaves, without its estimate."""
@@ -535,16 +500,3 @@ class _Planner:
 
 def _one_bit(mask: int) -> bool:
     return mask & (mask - 1) == 0
-
-
-def with_children(node: Node, children: list[Node]) -> Node:
-    """The node over new children (the same node when they did not change)."""
-    if all(a is b for a, b in zip(children, node.children, strict=True)):
-        return node
-    if isinstance(node, Filter | Project | Aggregate | Sort | Limit):
-        return replace(node, child=children[0])
-    if isinstance(node, Join):
-        return replace(node, left=children[0], right=children[1])
-    if isinstance(node, Union):
-        return replace(node, inputs=tuple(children))
-    raise TypeError(type(node).__name__)

@@ -31,10 +31,11 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
+from optimizer.origins import ScalarOrigin, SemiOrigin
 from optimizer.physical.build import to_physical
 from optimizer.physical.context import PlanningContext
 from optimizer.plan import Aggregate, ColumnRef, Filter, Join, Node, Scan, column_of
-from optimizer.sql_to_plan import ScalarOrigin, SemiOrigin, from_items
+from optimizer.sql_scope import from_items
 
 
 @dataclass(frozen=True)

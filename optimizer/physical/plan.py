@@ -1,6 +1,8 @@
 """Physical plan nodes: a logical node with its algorithm, cost, and the shuffle (Hive's
 ReduceSink: docs/design.md#shuffles-and-reducers) on each input edge.
 
+Both are known by identity (a plan's nodes and shuffles are never shared).
+
 A shuffle partitions rows by its keys (each key a set of equivalent qualified columns) into
 `reducers` reducers, sorted by the same keys; `fixed` marks a reducer count the operator
 needs (1 for a global aggregate or a total ORDER BY), which a correlated shuffle may not
@@ -17,7 +19,7 @@ from optimizer.plan import ColumnRef, Node
 ALGORITHMS = ("common", "map", "bucket_map", "smb", "skew")
 
 
-@dataclass
+@dataclass(eq=False)
 class Shuffle:
     keys: tuple[ColumnRef | str, ...]  # columns (alias, name), or expression text
     reducers: int
@@ -31,7 +33,7 @@ class Shuffle:
         return f"shuffle by ({keys}) sorted, {count}{' (fixed)' if self.fixed else ''}"
 
 
-@dataclass
+@dataclass(eq=False)
 class PhysicalNode:
     logical: Node
     op: str
