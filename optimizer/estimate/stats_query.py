@@ -21,7 +21,6 @@ from typing import Any
 from sqlglot import exp
 
 from metastore.catalog import TableInfo
-from metastore.lookup import PartitionQuery
 from metastore.samples import Sample
 from optimizer.estimate.column import (
     ColumnEstimate,
@@ -83,6 +82,7 @@ from optimizer.estimate.values import (
     clamp_fraction,
     weakest,
 )
+from optimizer.partition_predicates import selection_of, split_partition_conjuncts
 from optimizer.plan import (
     Aggregate,
     ColumnRef,
@@ -137,7 +137,7 @@ class StatsQuery:
     @_derive.register
     def _scan(self, node: Scan) -> NodeStats:
         usable, rest = self._partition_conjuncts(node)
-        selected = _selection(usable)
+        selected = selection_of(usable)
         partitions = self.source.partitions(node.table, selected)
         summary = self.source.summary(node.table, selected)
         rows = float(summary.row_count)
@@ -243,7 +243,7 @@ class StatsQuery:
     ) -> tuple[SampleCount | None, Sample | None]:
         """The filter counted on the row sample of the scan's partitions (None: no sample,
         or a predicate it cannot evaluate; optimizer.estimate.sample_filter)."""
-        sample = self.source.sample(scan.table, _selection(self._partition_conjuncts(scan)[0]))
+        sample = self.source.sample(scan.table, selection_of(self._partition_conjuncts(scan)[0]))
         if sample is None:
             return None, None
         info = self._table(scan.table)
@@ -1312,46 +1312,6 @@ def _constant_column(expression: exp.Expr) -> ColumnEstimate | None:
         values=(value,),
         width=float(len(str(value))),
     )
-
-
-def split_partition_conjuncts(node: Scan, info: TableInfo) -> tuple[list[exp.Expr], list[exp.Expr]]:
-    """The Scan's partition-key conjuncts the metastore's --where accepts, and the rest."""
-    from metastore.errors import StatlasError
-    from metastore.where import where_predicate
-
-    store = info.store()
-    usable, rest = [], []
-    for conjunct in node.partition_filter:
-        try:
-            where_predicate(_partition_where([conjunct]), store, "sqlite")
-            usable.append(conjunct)
-        except StatlasError:
-            rest.append(conjunct)
-    return usable, rest
-
-
-def static_selection(node: Scan, info: TableInfo) -> tuple[PartitionQuery, list[exp.Expr]]:
-    """The metastore query for the partitions a scan's own key filters keep, and the key
-    conjuncts it cannot express (they keep every partition)."""
-    usable, rest = split_partition_conjuncts(node, info)
-    return _selection(usable), rest
-
-
-def _selection(usable: list[exp.Expr]) -> PartitionQuery:
-    """The metastore's query for the partitions a scan's usable key conjuncts select."""
-    return PartitionQuery(where=_partition_where(usable)) if usable else PartitionQuery()
-
-
-def _partition_where(conjuncts: list[exp.Expr] | tuple[exp.Expr, ...]) -> str:
-    """Partition-key conjuncts as a --where expression on bare key names."""
-
-    def strip(n: exp.Expr) -> exp.Expr:
-        if isinstance(n, exp.Column):
-            return exp.column(n.name)
-        return n
-
-    parts = [p.transform(strip).sql(dialect="spark") for p in conjuncts]
-    return " AND ".join(f"({p})" for p in parts)
 
 
 def estimate_rows(stats: Callable[[Node], NodeStats], node: Node) -> float:
