@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from decimal import Decimal, InvalidOperation
-from functools import partial, singledispatchmethod
+from functools import partial
 from typing import Any
 
 from sqlglot import exp
@@ -43,6 +43,7 @@ from optimizer.estimate.key_lookup import (
     listed_key_join,
     surviving_mcvs,
 )
+from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.predicates import (
     BASIC,
     KLL_RANK_ERROR,
@@ -103,22 +104,13 @@ from optimizer.plan import (
 TYPE_WIDTH = {"tinyint": 1, "smallint": 2, "int": 4, "bigint": 8, "float": 4, "double": 8}
 
 
-@dataclass(frozen=True)
-class NodeStats:
-    rows: Estimate
-    row_size: float
-    columns: dict[ColumnRef, ColumnEstimate]
-    # the row sample behind a (filtered) scan, for heavy keys of a join (key_lookup)
-    sample: ScanSample | None = None
-
-
 class StatsQuery:
     def __init__(self, source: StatisticsSource, level: str = SKETCH) -> None:
         if level not in LEVELS:
             raise ValueError(f"unknown level {level!r}")
         self.source, self.level = source, level
         self._cache: dict[int, tuple[Node, NodeStats]] = {}
-        self._intersections: dict[tuple[Any, Any], float] = {}  # Theta pairs (_theta_overlap)
+        self.intersections: dict[tuple[Any, Any], float] = {}  # Theta pairs (_theta_overlap)
         self._tables: dict[str, TableInfo] = {}
 
     def of(self, node: Node) -> NodeStats:
@@ -129,19 +121,26 @@ class StatsQuery:
             cached = self._cache[key] = (node, self._derive(node))
         return cached[1]
 
-    @singledispatchmethod
     def _derive(self, node: Node) -> NodeStats:
-        raise NotImplementedError(type(node).__name__)
+        derive = _DERIVE.get(type(node))
+        if derive is None:
+            raise NotImplementedError(type(node).__name__)
+        return derive(self, node)
+
+    def table(self, name: str) -> TableInfo:
+        """The table's schema and partition keys, read once per query."""
+        if name not in self._tables:
+            self._tables[name] = self.source.table(name)
+        return self._tables[name]
 
     # ---- scan -------------------------------------------------------------------------
-    @_derive.register
     def _scan(self, node: Scan) -> NodeStats:
         usable, rest = self._partition_conjuncts(node)
         selected = selection_of(usable)
         partitions = self.source.partitions(node.table, selected)
         summary = self.source.summary(node.table, selected)
         rows = float(summary.row_count)
-        info = self._table(node.table)
+        info = self.table(node.table)
         columns: dict[ColumnRef, ColumnEstimate] = {}
         for name, column in summary.columns.items():
             columns[(node.alias, name)] = self._from_summary(column, rows)
@@ -173,7 +172,7 @@ class StatsQuery:
         return replace(stats, columns=_with_key_sets(stats.columns, node.table, conditions))
 
     def _partition_conjuncts(self, node: Scan) -> tuple[list[exp.Expr], list[exp.Expr]]:
-        return split_partition_conjuncts(node, self._table(node.table))
+        return split_partition_conjuncts(node, self.table(node.table))
 
     def _from_summary(self, column: Any, rows: float) -> ColumnEstimate:
         non_null = rows - column.null_count
@@ -202,13 +201,7 @@ class StatsQuery:
             source_rows=rows,
         )
 
-    def _table(self, name: str) -> TableInfo:
-        if name not in self._tables:
-            self._tables[name] = self.source.table(name)
-        return self._tables[name]
-
     # ---- filter -----------------------------------------------------------------------
-    @_derive.register
     def _filter(self, node: Filter) -> NodeStats:
         child = self.of(node.child)
         estimate, columns = selectivity(node.condition, child.columns, self.level)
@@ -246,7 +239,7 @@ class StatsQuery:
         sample = self.source.sample(scan.table, selection_of(self._partition_conjuncts(scan)[0]))
         if sample is None:
             return None, None
-        info = self._table(scan.table)
+        info = self.table(scan.table)
         types = {c.name: c.type for c in info.columns}
         types.update({k.name: str(k.type) for k in info.partition_keys})
         return count_on_sample(condition, sample, scan.alias, types), sample
@@ -279,13 +272,11 @@ class StatsQuery:
         return result
 
     # ---- project, sort, limit -----------------------------------------------------------
-    @_derive.register
     def _project(self, node: Project) -> NodeStats:
         child = self.of(node.child)
         columns = {ref: _expression_column(expression, child) for ref, expression in node.outputs}
         return NodeStats(child.rows, sum(c.width for c in columns.values()), columns)
 
-    @_derive.register
     def _window(self, node: Window) -> NodeStats:
         """Every input row kept; a rank (RANK, DENSE_RANK, ROW_NUMBER) runs from 1 to its
         partition's rows: spread evenly over 1 .. input rows / partitions, so that `rk <=
@@ -316,11 +307,9 @@ class StatsQuery:
                 )
         return replace(stats, columns=columns)
 
-    @_derive.register
     def _sort(self, node: Sort) -> NodeStats:
         return self.of(node.child)
 
-    @_derive.register
     def _limit(self, node: Limit) -> NodeStats:
         child = self.of(node.child)
         if child.rows.value <= node.count:
@@ -329,7 +318,6 @@ class StatsQuery:
         return NodeStats(rows, child.row_size, child.columns)
 
     # ---- aggregate ----------------------------------------------------------------------
-    @_derive.register
     def _aggregate(self, node: Aggregate) -> NodeStats:
         child = self.of(node.child)
         if node.grouping_sets:  # ROLLUP, CUBE, GROUPING SETS: the sets' groups together
@@ -372,7 +360,6 @@ class StatsQuery:
         )
 
     # ---- union --------------------------------------------------------------------------
-    @_derive.register
     def _union(self, node: Union) -> NodeStats:
         parts = [self.of(child) for child in node.inputs]
         total = sum(p.rows.value for p in parts)
@@ -421,7 +408,6 @@ class StatsQuery:
         return NodeStats(rows, row_size, columns)
 
     # ---- join ---------------------------------------------------------------------------
-    @_derive.register
     def _join(self, node: Join) -> NodeStats:
         left, right = self.of(node.left), self.of(node.right)
         # partition-key joins through the listing, on the sides as their nodes estimate
@@ -553,7 +539,7 @@ class StatsQuery:
         self, a: ColumnEstimate, b: ColumnEstimate, l_rows: float, r_rows: float
     ) -> tuple[float, str]:
         if self.level == SKETCH and a.theta is not None and b.theta is not None:
-            shared = _theta_overlap(a, b, self._intersections)
+            shared = _theta_overlap(a, b, self.intersections)
             heavy_a = {v: f * l_rows for v, f in a.mcv}
             heavy_b = {v: f * r_rows for v, f in b.mcv}
             # a heavy key on one side: the other side's sample says if its filter kept it
@@ -585,7 +571,7 @@ class StatsQuery:
         if a is None or b is None:
             return 0.5
         if self.level == SKETCH and a.theta is not None and b.theta is not None:
-            return clamp_fraction(_theta_overlap(a, b, self._intersections) / max(a.ndv.value, 1.0))
+            return clamp_fraction(_theta_overlap(a, b, self.intersections) / max(a.ndv.value, 1.0))
         return clamp_fraction(min(a.ndv.value, b.ndv.value) / max(a.ndv.value, 1.0)) * (
             1.0 - a.null_fraction
         )
@@ -1314,5 +1300,14 @@ def _constant_column(expression: exp.Expr) -> ColumnEstimate | None:
     )
 
 
-def estimate_rows(stats: Callable[[Node], NodeStats], node: Node) -> float:
-    return stats(node).rows.value
+_DERIVE: dict[type[Node], Callable[[StatsQuery, Any], NodeStats]] = {
+    Scan: StatsQuery._scan,
+    Filter: StatsQuery._filter,
+    Project: StatsQuery._project,
+    Window: StatsQuery._window,
+    Sort: StatsQuery._sort,
+    Limit: StatsQuery._limit,
+    Aggregate: StatsQuery._aggregate,
+    Union: StatsQuery._union,
+    Join: StatsQuery._join,
+}
