@@ -12,7 +12,7 @@ PostgreSQL's MCV matching; at `sketch`, Theta-sketch key overlap plus heavy hitt
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from functools import partial
@@ -44,6 +44,9 @@ from optimizer.estimate.key_lookup import (
     surviving_mcvs,
 )
 from optimizer.estimate.node_stats import NodeStats
+from optimizer.estimate.operators import scan
+from optimizer.estimate.operators.key_sets import conjuncts_of, with_conditions
+from optimizer.estimate.operators.scan import partition_conjuncts
 from optimizer.estimate.predicates import (
     BASIC,
     KLL_RANK_ERROR,
@@ -74,16 +77,14 @@ from optimizer.estimate.selectivity import (
     sketch_join_rows,
 )
 from optimizer.estimate.sources import LISTING, MCV_LIMIT, StatisticsSource
-from optimizer.estimate.tail import tail_ratio
 from optimizer.estimate.values import (
-    DEFAULT,
     ESTIMATED,
     EXACT,
     Estimate,
     clamp_fraction,
     weakest,
 )
-from optimizer.partition_predicates import selection_of, split_partition_conjuncts
+from optimizer.partition_predicates import selection_of
 from optimizer.plan import (
     Aggregate,
     ColumnRef,
@@ -97,11 +98,7 @@ from optimizer.plan import (
     Union,
     Window,
     column_of,
-    conjunction,
-    conjuncts,
 )
-
-TYPE_WIDTH = {"tinyint": 1, "smallint": 2, "int": 4, "bigint": 8, "float": 4, "double": 8}
 
 
 class StatsQuery:
@@ -133,74 +130,6 @@ class StatsQuery:
             self._tables[name] = self.source.table(name)
         return self._tables[name]
 
-    # ---- scan -------------------------------------------------------------------------
-    def _scan(self, node: Scan) -> NodeStats:
-        usable, rest = self._partition_conjuncts(node)
-        selected = selection_of(usable)
-        partitions = self.source.partitions(node.table, selected)
-        summary = self.source.summary(node.table, selected)
-        rows = float(summary.row_count)
-        info = self.table(node.table)
-        columns: dict[ColumnRef, ColumnEstimate] = {}
-        for name, column in summary.columns.items():
-            columns[(node.alias, name)] = self._from_summary(column, rows)
-        types = tuple(str(key.type) for key in info.partition_keys)
-        keys = self.source.key_columns(node.table, selected, types, rows) if types else []
-        for key, key_column in zip(info.partition_keys, keys, strict=True):
-            columns[(node.alias, key.name)] = key_column
-        for ref in node.output():
-            columns.setdefault(ref, unknown_column(rows))
-        row_size = sum(c.width for c in columns.values())
-        precision = EXACT if partitions or not info.partition_keys else ESTIMATED
-        source = "partition stats" if usable else "table stats"
-        if not partitions and summary.partitions == 0:
-            precision, source = DEFAULT, "no statistics (run statlas collect)"
-        sample = None
-        if self.level == SKETCH:
-            sample = ScanSample(
-                node.alias,
-                lambda: self.source.sample(node.table, selected),
-                every_partition=not usable and not rest,
-            )
-        if sample is not None:
-            columns = {ref: replace(c, origin=(sample, ref[1])) for ref, c in columns.items()}
-        stats = NodeStats(Estimate(rows, precision, source), row_size, columns, sample)
-        if rest:  # partition conjuncts the metastore cannot evaluate: estimated instead
-            estimate, after = selectivity(conjunction(rest), columns, self.level)  # type: ignore[arg-type]
-            stats = NodeStats(stats.rows.scaled(estimate), row_size, after)
-        conditions = frozenset(_unqualified(c) for c in _conjuncts_of(node.partition_filter))
-        return replace(stats, columns=_with_key_sets(stats.columns, node.table, conditions))
-
-    def _partition_conjuncts(self, node: Scan) -> tuple[list[exp.Expr], list[exp.Expr]]:
-        return split_partition_conjuncts(node, self.table(node.table))
-
-    def _from_summary(self, column: Any, rows: float) -> ColumnEstimate:
-        non_null = rows - column.null_count
-        if column.ndv is None:
-            ndv = Estimate(max(non_null, 1.0), DEFAULT, "default:ndv=rows")
-        else:
-            exact_small = column.ndv_source == "theta" and column.ndv < 4096
-            ndv = Estimate(
-                max(1.0, float(column.ndv)), EXACT if exact_small else ESTIMATED, column.ndv_source
-            )
-        level_mcv = self.level != BASIC
-        width = column.avg_len if column.avg_len is not None else TYPE_WIDTH.get(column.type, 8)
-        mcv = _provable_mcvs(column, rows) if level_mcv and rows else ()
-        heavy = [f * rows for _, f in mcv]
-        return ColumnEstimate(
-            column.type,
-            ndv,
-            null_fraction=(column.null_count / rows) if rows else 0.0,
-            low=column.min,
-            high=column.max,
-            mcv=mcv,
-            kll=column.kll if self.level != BASIC else None,
-            theta=column.theta if self.level == SKETCH else None,
-            width=float(width),
-            tail=tail_ratio(heavy, ndv.value, non_null - sum(heavy)) if heavy else 1.0,
-            source_rows=rows,
-        )
-
     # ---- filter -----------------------------------------------------------------------
     def _filter(self, node: Filter) -> NodeStats:
         child = self.of(node.child)
@@ -218,7 +147,7 @@ class StatsQuery:
         rows = child.rows.scaled(estimate)
         columns = self._after_filter(child, columns, rows.value)
         if _filters_over_scan(node):  # the scan's key sets, with this filter too
-            columns = _with_conditions(columns, _conjuncts_of([node.condition]))
+            columns = with_conditions(columns, conjuncts_of([node.condition]))
         scan_sample = None
         if count is not None and sample is not None:  # after: it compares columns by identity
             columns = _with_sampled_keys(alias, columns, child, sample, count)
@@ -236,7 +165,7 @@ class StatsQuery:
     ) -> tuple[SampleCount | None, Sample | None]:
         """The filter counted on the row sample of the scan's partitions (None: no sample,
         or a predicate it cannot evaluate; optimizer.estimate.sample_filter)."""
-        sample = self.source.sample(scan.table, selection_of(self._partition_conjuncts(scan)[0]))
+        sample = self.source.sample(scan.table, selection_of(partition_conjuncts(self, scan)[0]))
         if sample is None:
             return None, None
         info = self.table(scan.table)
@@ -1162,48 +1091,11 @@ def _overlap_within(ndv_a: float, ndv_b: float, ndv_set: float) -> float:
     return min(ndv_a * ndv_b / max(ndv_set, ndv_a, ndv_b, 1.0), ndv_a, ndv_b)
 
 
-def _with_key_sets(
-    columns: dict[ColumnRef, ColumnEstimate], table: str, conditions: frozenset[str]
-) -> dict[ColumnRef, ColumnEstimate]:
-    """A scan's columns, each the key set of `table`'s column under `conditions`."""
-    return {
-        ref: replace(c, key_set=KeySet(table, ref[1], conditions, c.ndv.value))
-        for ref, c in columns.items()
-    }
-
-
-def _with_conditions(
-    columns: dict[ColumnRef, ColumnEstimate], conditions: list[exp.Expr]
-) -> dict[ColumnRef, ColumnEstimate]:
-    """Columns of a filtered scan: their key sets narrowed by more conditions."""
-    more = frozenset(_unqualified(c) for c in conditions)
-    result = {}
-    for ref, column in columns.items():
-        found = column.key_set
-        if found is not None:
-            narrowed = KeySet(found.table, found.column, found.conditions | more, column.ndv.value)
-            column = replace(column, key_set=narrowed)
-        result[ref] = column
-    return result
-
-
 def _filters_over_scan(node: Filter) -> bool:
     child: Node = node.child
     while isinstance(child, Filter):
         child = child.child
     return isinstance(child, Scan)
-
-
-def _conjuncts_of(conditions: Iterable[exp.Expr]) -> list[exp.Expr]:
-    return [part for condition in conditions for part in conjuncts(condition)]
-
-
-def _unqualified(condition: exp.Expr) -> str:
-    """A condition's SQL with its columns' table qualifiers left out."""
-    copy = condition.copy()
-    for column in copy.find_all(exp.Column):
-        column.set("table", None)
-    return copy.sql()
 
 
 def _other_share(column: ColumnEstimate) -> float:
@@ -1218,20 +1110,6 @@ def _other_share(column: ColumnEstimate) -> float:
     if in_range <= 0:
         return 1.0
     return max(min(1.0, column.theta_share / in_range), 1e-9)
-
-
-def _provable_mcvs(column: Any, rows: float) -> tuple[tuple[Any, float], ...]:
-    """The heavy hitters whose count is provably above an average value's (estimate minus
-    the sketch's maximum error), as fractions of the rows: on a near-unique column the
-    sketch's estimates are mostly its error, not frequencies."""
-    if not column.mcv:
-        return ()
-    non_null = rows - column.null_count
-    average = non_null / max(float(column.ndv or 1.0), 1.0)
-    error = float(column.mcv_error or 0)
-    if error == 0:  # an exact sketch: every value it holds, with its true count
-        return tuple((v, c / rows) for v, c in column.mcv)
-    return tuple((v, c / rows) for v, c in column.mcv if c - error > average)
 
 
 def _expression_column(expression: exp.Expr, child: NodeStats) -> ColumnEstimate:
@@ -1301,7 +1179,7 @@ def _constant_column(expression: exp.Expr) -> ColumnEstimate | None:
 
 
 _DERIVE: dict[type[Node], Callable[[StatsQuery, Any], NodeStats]] = {
-    Scan: StatsQuery._scan,
+    Scan: scan.derive,
     Filter: StatsQuery._filter,
     Project: StatsQuery._project,
     Window: StatsQuery._window,
