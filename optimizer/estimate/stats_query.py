@@ -15,18 +15,14 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from decimal import Decimal, InvalidOperation
-from functools import partial
 from typing import Any
 
 from sqlglot import exp
 
 from metastore.catalog import TableInfo
-from metastore.samples import Sample
 from optimizer.estimate.column import (
     ColumnEstimate,
     KeySet,
-    SampledColumn,
-    distinct_after_sampling,
     encode,
     unknown_column,
 )
@@ -36,7 +32,6 @@ from optimizer.estimate.key_lookup import (
     ScanSample,
     carried_mcvs,
     determines,
-    distinct_in,
     distinct_left,
     distinct_tuples,
     key_in_sample,
@@ -44,9 +39,8 @@ from optimizer.estimate.key_lookup import (
     surviving_mcvs,
 )
 from optimizer.estimate.node_stats import NodeStats
+from optimizer.estimate.operators import filter as filter_
 from optimizer.estimate.operators import scan
-from optimizer.estimate.operators.key_sets import conjuncts_of, with_conditions
-from optimizer.estimate.operators.scan import partition_conjuncts
 from optimizer.estimate.predicates import (
     BASIC,
     KLL_RANK_ERROR,
@@ -57,11 +51,7 @@ from optimizer.estimate.predicates import (
     selectivity,
 )
 from optimizer.estimate.sample_filter import (
-    SampleCount,
-    combine_with_sample,
-    count_on_sample,
     holds_every_row,
-    worth_sampling,
 )
 from optimizer.estimate.selectivity import (
     NEARLY_UNIQUE,
@@ -84,7 +74,6 @@ from optimizer.estimate.values import (
     clamp_fraction,
     weakest,
 )
-from optimizer.partition_predicates import selection_of
 from optimizer.plan import (
     Aggregate,
     ColumnRef,
@@ -129,76 +118,6 @@ class StatsQuery:
         if name not in self._tables:
             self._tables[name] = self.source.table(name)
         return self._tables[name]
-
-    # ---- filter -----------------------------------------------------------------------
-    def _filter(self, node: Filter) -> NodeStats:
-        child = self.of(node.child)
-        estimate, columns = selectivity(node.condition, child.columns, self.level)
-        count, sample, alias = None, None, ""
-        if self.level == SKETCH and isinstance(node.child, Scan):
-            alias = node.child.alias
-            count, sample = self._on_sample(node.child, node.condition)
-            if count is not None and sample is not None and holds_every_row(sample):
-                # the sample is the table: its count is the filter's
-                precision = EXACT if child.rows.precision == EXACT else ESTIMATED
-                estimate = Estimate(count.fraction, precision, "sample: every row")
-            elif count is not None and worth_sampling(node.condition, estimate):
-                estimate = combine_with_sample(estimate, count, child.rows.value)
-        rows = child.rows.scaled(estimate)
-        columns = self._after_filter(child, columns, rows.value)
-        if _filters_over_scan(node):  # the scan's key sets, with this filter too
-            columns = with_conditions(columns, conjuncts_of([node.condition]))
-        scan_sample = None
-        if count is not None and sample is not None:  # after: it compares columns by identity
-            columns = _with_sampled_keys(alias, columns, child, sample, count)
-            every = child.sample is not None and child.sample.every_partition
-            scan_sample = ScanSample(alias, lambda: sample, count.passed, every)
-            complete = holds_every_row(sample)
-            columns = {
-                ref: _counted_on(c, scan_sample, sample, ref[1], complete) if ref[0] == alias else c
-                for ref, c in columns.items()
-            }
-        return NodeStats(rows, child.row_size, columns, scan_sample)
-
-    def _on_sample(
-        self, scan: Scan, condition: exp.Expr
-    ) -> tuple[SampleCount | None, Sample | None]:
-        """The filter counted on the row sample of the scan's partitions (None: no sample,
-        or a predicate it cannot evaluate; optimizer.estimate.sample_filter)."""
-        sample = self.source.sample(scan.table, selection_of(partition_conjuncts(self, scan)[0]))
-        if sample is None:
-            return None, None
-        info = self.table(scan.table)
-        types = {c.name: c.type for c in info.columns}
-        types.update({k.name: str(k.type) for k in info.partition_keys})
-        return count_on_sample(condition, sample, scan.alias, types), sample
-
-    def _after_filter(
-        self, child: NodeStats, columns: dict[ColumnRef, ColumnEstimate], rows: float
-    ) -> dict[ColumnRef, ColumnEstimate]:
-        """V(F, a) = V(R, a) at level basic (docs/design.md#distinct-values); else the distinct
-        values a filter on other columns leaves (distinct_after_sampling), and never more than
-        the rows."""
-        if self.level == BASIC:
-            return columns
-        result = {}
-        for ref, column in columns.items():
-            before = child.columns.get(ref)
-            if before is not None and column is before:  # not a column of the predicate
-                kept = distinct_after_sampling(column.ndv.value, child.rows.value, rows)
-                share = kept / column.ndv.value if column.ndv.value else 0.0
-                column = replace(
-                    column,
-                    ndv=Estimate(kept, column.ndv.precision, column.ndv.source),
-                    theta_share=column.theta_share * share,
-                )
-            elif before is not None and before.ndv.value:
-                share = min(1.0, column.ndv.value / before.ndv.value)
-                column = replace(column, theta_share=before.theta_share * share)
-            if column.ndv.value > rows:
-                column = replace(column, ndv=Estimate(rows, column.ndv.precision, "capped:rows"))
-            result[ref] = column
-        return result
 
     # ---- project, sort, limit -----------------------------------------------------------
     def _project(self, node: Project) -> NodeStats:
@@ -590,25 +509,6 @@ def _thinned_with_keys(
     return result
 
 
-def _counted_on(
-    column: ColumnEstimate, scan: ScanSample, sample: Sample, name: str, complete: bool
-) -> ColumnEstimate:
-    """A filtered scan's column with the filtered sample as its origin; where the sample
-    holds every row of the scan, its distinct values are those the sample's kept rows show."""
-    column = replace(column, origin=(scan, name))
-    if not complete or scan.passed is None:
-        return column
-    distinct = distinct_in(sample, scan.passed, name)
-    if distinct is None or distinct >= column.ndv.value:
-        return column
-    share = distinct / column.ndv.value if column.ndv.value else 1.0
-    return replace(
-        column,
-        ndv=Estimate(max(float(distinct), 1.0), column.ndv.precision, "sample: every row"),
-        theta_share=column.theta_share * share,
-    )
-
-
 def _matched_by_listing(
     columns: dict[ColumnRef, ColumnEstimate], other: NodeStats, found: ListedJoin
 ) -> dict[ColumnRef, ColumnEstimate]:
@@ -992,28 +892,6 @@ def _cdf_or_none(column: ColumnEstimate, code: float, inclusive: bool) -> float 
     return value if value is not None else column.linear_cdf(code)
 
 
-def _with_sampled_keys(
-    alias: str,
-    columns: dict[ColumnRef, ColumnEstimate],
-    child: NodeStats,
-    sample: Sample,
-    count: SampleCount,
-) -> dict[ColumnRef, ColumnEstimate]:
-    """Join-key candidates (columns with a Theta sketch) remember which sampled rows the
-    filter kept, so a join can tell which of the other side's heavy keys survive it."""
-    result = dict(columns)
-    for ref, column in columns.items():
-        before = child.columns.get(ref)
-        if ref[0] != alias or column.theta is None or before is None:
-            continue
-        if ref[1] not in sample.columns:
-            continue
-        values = partial(sample.columns.__getitem__, ref[1])  # read when first counted
-        sampled = SampledColumn(values, count.passed, before, child.rows.value)
-        result[ref] = replace(column, sampled=sampled)
-    return result
-
-
 def _sampled_heavy(
     heavy: dict[Any, float], other: ColumnEstimate, other_heavy: dict[Any, float]
 ) -> dict[Any, float]:
@@ -1089,13 +967,6 @@ def _overlap_within(ndv_a: float, ndv_b: float, ndv_set: float) -> float:
     """Distinct values common to two subsets of one set of `ndv_set` values, each spread
     over it independently of the other (never more than either side has)."""
     return min(ndv_a * ndv_b / max(ndv_set, ndv_a, ndv_b, 1.0), ndv_a, ndv_b)
-
-
-def _filters_over_scan(node: Filter) -> bool:
-    child: Node = node.child
-    while isinstance(child, Filter):
-        child = child.child
-    return isinstance(child, Scan)
 
 
 def _other_share(column: ColumnEstimate) -> float:
@@ -1180,7 +1051,7 @@ def _constant_column(expression: exp.Expr) -> ColumnEstimate | None:
 
 _DERIVE: dict[type[Node], Callable[[StatsQuery, Any], NodeStats]] = {
     Scan: scan.derive,
-    Filter: StatsQuery._filter,
+    Filter: filter_.derive,
     Project: StatsQuery._project,
     Window: StatsQuery._window,
     Sort: StatsQuery._sort,
