@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from sqlglot import exp
@@ -40,7 +39,8 @@ from optimizer.estimate.key_lookup import (
 )
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators import filter as filter_
-from optimizer.estimate.operators import scan
+from optimizer.estimate.operators import project, scan
+from optimizer.estimate.operators.expressions import expression_column
 from optimizer.estimate.predicates import (
     BASIC,
     KLL_RANK_ERROR,
@@ -119,17 +119,11 @@ class StatsQuery:
             self._tables[name] = self.source.table(name)
         return self._tables[name]
 
-    # ---- project, sort, limit -----------------------------------------------------------
-    def _project(self, node: Project) -> NodeStats:
-        child = self.of(node.child)
-        columns = {ref: _expression_column(expression, child) for ref, expression in node.outputs}
-        return NodeStats(child.rows, sum(c.width for c in columns.values()), columns)
-
     def _window(self, node: Window) -> NodeStats:
         """Every input row kept; a rank (RANK, DENSE_RANK, ROW_NUMBER) runs from 1 to its
         partition's rows: spread evenly over 1 .. input rows / partitions, so that `rk <=
         100` keeps about 100 rows per partition. statlas's rule (docs/estimator.md)."""
-        stats = self._project(node)
+        stats = project.derive(self, node)
         partitions = self._groups(self.of(node.child), node.partition_by).value
         per_partition = max(1.0, stats.rows.value / max(partitions, 1.0))
         columns = dict(stats.columns)
@@ -184,12 +178,12 @@ class StatsQuery:
             elif expression.find(exp.AggFunc) is not None:
                 columns[ref] = unknown_column(rows.value, "aggregate")
             else:
-                columns[ref] = _expression_column(expression, child)
+                columns[ref] = expression_column(expression, child)
         return NodeStats(rows, sum(c.width for c in columns.values()), columns)
 
     def _groups(self, child: NodeStats, group_by: tuple[exp.Expr, ...]) -> Estimate:
         """The number of groups of GROUP BY `group_by` over the child's rows."""
-        keys = [_expression_column(k, child) for k in group_by]
+        keys = [expression_column(k, child) for k in group_by]
         ndvs = [k.ndv.value for k in keys]
         if self.level == SKETCH and len(keys) > 1:
             ndvs = _correlated_group_ndvs(keys, ndvs)
@@ -983,24 +977,6 @@ def _other_share(column: ColumnEstimate) -> float:
     return max(min(1.0, column.theta_share / in_range), 1e-9)
 
 
-def _expression_column(expression: exp.Expr, child: NodeStats) -> ColumnEstimate:
-    ref = column_of(expression)
-    if ref is not None and ref in child.columns:
-        return child.columns[ref]
-    constant = _constant_column(expression)
-    if constant is not None:
-        return constant
-    refs = [column_of(c) for c in expression.find_all(exp.Column)]
-    inputs = [child.columns[r] for r in refs if r is not None and r in child.columns]
-    if len(inputs) == 1:  # a function of one column has at most its distinct values
-        only = inputs[0]
-        return replace(
-            unknown_column(child.rows.value),
-            ndv=Estimate(only.ndv.value, only.ndv.precision, "function of one column"),
-        )
-    return unknown_column(child.rows.value)
-
-
 RANK_POINTS = 1000  # ranks kept one by one in a rank's (even) distribution
 DETERMINES_TOLERANCE = 0.01  # a column with 99% of the combinations' count determines them
 
@@ -1022,37 +998,10 @@ def _count_column(input_rows: float, groups: float) -> ColumnEstimate:
     )
 
 
-def _constant_column(expression: exp.Expr) -> ColumnEstimate | None:
-    """A literal (or a CAST of one) projected as a column: one value in every row."""
-    inner = expression
-    while isinstance(inner, exp.Cast | exp.Paren):
-        inner = inner.this
-    if isinstance(inner, exp.Null):
-        return ColumnEstimate("unknown", Estimate(0.0, EXACT, "NULL"), null_fraction=1.0)
-    if not isinstance(inner, exp.Literal):
-        return None
-    value: Any = inner.this
-    if not inner.is_string:
-        try:
-            number = Decimal(inner.this)
-        except InvalidOperation:
-            return None
-        value = int(number) if number == number.to_integral_value() else number
-    return ColumnEstimate(
-        "string" if inner.is_string else "decimal",
-        Estimate(1.0, EXACT, "constant"),
-        low=value,
-        high=value,
-        mcv=((value, 1.0),),
-        values=(value,),
-        width=float(len(str(value))),
-    )
-
-
 _DERIVE: dict[type[Node], Callable[[StatsQuery, Any], NodeStats]] = {
     Scan: scan.derive,
     Filter: filter_.derive,
-    Project: StatsQuery._project,
+    Project: project.derive,
     Window: StatsQuery._window,
     Sort: StatsQuery._sort,
     Limit: StatsQuery._limit,
