@@ -25,22 +25,19 @@ from optimizer.estimate.column import (
     encode,
     unknown_column,
 )
-from optimizer.estimate.group_sizes import group_size_points
 from optimizer.estimate.key_lookup import (
     ListedJoin,
     ScanSample,
     carried_mcvs,
     determines,
     distinct_left,
-    distinct_tuples,
     key_in_sample,
     listed_key_join,
     surviving_mcvs,
 )
 from optimizer.estimate.node_stats import NodeStats
+from optimizer.estimate.operators import aggregate, project, scan
 from optimizer.estimate.operators import filter as filter_
-from optimizer.estimate.operators import project, scan
-from optimizer.estimate.operators.expressions import expression_column
 from optimizer.estimate.predicates import (
     BASIC,
     KLL_RANK_ERROR,
@@ -57,9 +54,7 @@ from optimizer.estimate.selectivity import (
     NEARLY_UNIQUE,
     composite_key_completion,
     eqjoin_mcv,
-    group_by_rows,
     seed_full_outer_join_rows,
-    seed_group_by_rows,
     seed_inner_join_rows,
     seed_join_distinct,
     seed_join_selectivity,
@@ -69,7 +64,6 @@ from optimizer.estimate.selectivity import (
 from optimizer.estimate.sources import LISTING, MCV_LIMIT, StatisticsSource
 from optimizer.estimate.values import (
     ESTIMATED,
-    EXACT,
     Estimate,
     clamp_fraction,
     weakest,
@@ -124,7 +118,7 @@ class StatsQuery:
         partition's rows: spread evenly over 1 .. input rows / partitions, so that `rk <=
         100` keeps about 100 rows per partition. statlas's rule (docs/estimator.md)."""
         stats = project.derive(self, node)
-        partitions = self._groups(self.of(node.child), node.partition_by).value
+        partitions = aggregate.groups(self.of(node.child), node.partition_by, self.level).value
         per_partition = max(1.0, stats.rows.value / max(partitions, 1.0))
         columns = dict(stats.columns)
         for ref, expression in node.outputs:
@@ -158,48 +152,6 @@ class StatsQuery:
             return child
         rows = Estimate(float(node.count), child.rows.precision, "limit")
         return NodeStats(rows, child.row_size, child.columns)
-
-    # ---- aggregate ----------------------------------------------------------------------
-    def _aggregate(self, node: Aggregate) -> NodeStats:
-        child = self.of(node.child)
-        if node.grouping_sets:  # ROLLUP, CUBE, GROUPING SETS: the sets' groups together
-            counts = [self._groups(child, keys) for keys in node.grouping_sets]
-            rows = Estimate(
-                sum(c.value for c in counts),
-                weakest(*(c.precision for c in counts)),
-                f"grouping sets: sum of {len(counts)} groupings",
-            )
-        else:
-            rows = self._groups(child, node.group_by)
-        columns = {}
-        for ref, expression in node.outputs:
-            if isinstance(expression, exp.Count) and node.group_by and self.level != BASIC:
-                columns[ref] = _count_column(child.rows.value, rows.value)
-            elif expression.find(exp.AggFunc) is not None:
-                columns[ref] = unknown_column(rows.value, "aggregate")
-            else:
-                columns[ref] = expression_column(expression, child)
-        return NodeStats(rows, sum(c.width for c in columns.values()), columns)
-
-    def _groups(self, child: NodeStats, group_by: tuple[exp.Expr, ...]) -> Estimate:
-        """The number of groups of GROUP BY `group_by` over the child's rows."""
-        keys = [expression_column(k, child) for k in group_by]
-        ndvs = [k.ndv.value for k in keys]
-        if self.level == SKETCH and len(keys) > 1:
-            ndvs = _correlated_group_ndvs(keys, ndvs)
-        if not group_by:
-            return Estimate(1.0, EXACT, "no grouping keys")
-        if self.level == BASIC:
-            return Estimate(
-                min(seed_group_by_rows(ndvs), child.rows.value),
-                weakest(ESTIMATED, *(k.ndv.precision for k in keys)),
-                "seed:max(V)",
-            )
-        return Estimate(
-            group_by_rows(ndvs, child.rows.value),
-            weakest(ESTIMATED, *(k.ndv.precision for k in keys)),
-            "product(V) capped",
-        )
 
     # ---- union --------------------------------------------------------------------------
     def _union(self, node: Union) -> NodeStats:
@@ -609,44 +561,6 @@ def _unique_on(side: NodeStats, ref: ColumnRef) -> bool:
     return column is not None and rows > 0 and column.ndv.value >= NEARLY_UNIQUE * rows
 
 
-def _correlated_group_ndvs(keys: list[ColumnEstimate], ndvs: list[float]) -> list[float]:
-    """Grouping columns read from one scan's row sample count as one key. Where the
-    sample shows one of them determining the rest (as many combinations as its own
-    values: a ticket number and its customer), the groups are that column's values;
-    otherwise the product of their distinct values times the share of that product the
-    sample shows as combinations (key_lookup.distinct_tuples), never fewer than the largest
-    of them. statlas's rule (docs/design.md#group-by), not a product of distinct values."""
-    by_sample: dict[int, list[int]] = {}
-    for position, key in enumerate(keys):
-        if key.origin is not None:
-            by_sample.setdefault(id(key.origin[0]), []).append(position)
-    result = list(ndvs)
-    for members in by_sample.values():
-        names = tuple(dict.fromkeys(keys[i].origin[1] for i in members))
-        if len(names) < 2:
-            continue
-        counted = distinct_tuples(keys[members[0]].origin[0], names)
-        if counted is None:
-            continue
-        combinations, singles = counted
-        values = {keys[i].origin[1]: ndvs[i] for i in members}
-        determining = [
-            values[name]
-            for name, single in zip(names, singles, strict=True)
-            if single >= combinations * (1.0 - DETERMINES_TOLERANCE)
-        ]
-        if determining:
-            combined = min(determining)
-        else:
-            share = min(1.0, combinations / math.prod(max(1, d) for d in singles))
-            product = math.prod(max(v, 1.0) for v in values.values())
-            combined = max(max(values.values()), product * share)
-        result[members[0]] = combined
-        for i in members[1:]:
-            result[i] = 1.0
-    return result
-
-
 def _transfer_ranges(node: Join, left: NodeStats, right: NodeStats) -> tuple[NodeStats, NodeStats]:
     """Transitive predicates: a = b and b restricted to [lo, hi] imply a in [lo, hi]. Both
     join keys are narrowed to the intersection of their ranges (each side's rows scaled by
@@ -978,26 +892,6 @@ def _other_share(column: ColumnEstimate) -> float:
 
 
 RANK_POINTS = 1000  # ranks kept one by one in a rank's (even) distribution
-DETERMINES_TOLERANCE = 0.01  # a column with 99% of the combinations' count determines them
-
-
-def _count_column(input_rows: float, groups: float) -> ColumnEstimate:
-    """COUNT(...) per group: at least one, input rows / groups on average, spread as
-    optimizer.estimate.group_sizes says."""
-    mean = input_rows / groups if groups > 0 else 1.0
-    points = group_size_points(mean)
-    if points is None:
-        return ColumnEstimate("bigint", Estimate(1.0, ESTIMATED, "group sizes"), low=1, high=1)
-    counts, _ = points
-    return ColumnEstimate(
-        "bigint",
-        Estimate(float(min(len(counts), max(groups, 1.0))), ESTIMATED, "group sizes"),
-        low=1,
-        high=int(counts[-1]),
-        points=points,
-    )
-
-
 _DERIVE: dict[type[Node], Callable[[StatsQuery, Any], NodeStats]] = {
     Scan: scan.derive,
     Filter: filter_.derive,
@@ -1005,7 +899,7 @@ _DERIVE: dict[type[Node], Callable[[StatsQuery, Any], NodeStats]] = {
     Window: StatsQuery._window,
     Sort: StatsQuery._sort,
     Limit: StatsQuery._limit,
-    Aggregate: StatsQuery._aggregate,
+    Aggregate: aggregate.derive,
     Union: StatsQuery._union,
     Join: StatsQuery._join,
 }
