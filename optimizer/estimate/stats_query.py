@@ -16,8 +16,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from sqlglot import exp
-
 from metastore.catalog import TableInfo
 from optimizer.estimate.column import (
     ColumnEstimate,
@@ -36,7 +34,7 @@ from optimizer.estimate.key_lookup import (
     surviving_mcvs,
 )
 from optimizer.estimate.node_stats import NodeStats
-from optimizer.estimate.operators import aggregate, project, scan
+from optimizer.estimate.operators import aggregate, limit_sort, project, scan, window
 from optimizer.estimate.operators import filter as filter_
 from optimizer.estimate.predicates import (
     BASIC,
@@ -112,46 +110,6 @@ class StatsQuery:
         if name not in self._tables:
             self._tables[name] = self.source.table(name)
         return self._tables[name]
-
-    def _window(self, node: Window) -> NodeStats:
-        """Every input row kept; a rank (RANK, DENSE_RANK, ROW_NUMBER) runs from 1 to its
-        partition's rows: spread evenly over 1 .. input rows / partitions, so that `rk <=
-        100` keeps about 100 rows per partition. statlas's rule (docs/estimator.md)."""
-        stats = project.derive(self, node)
-        partitions = aggregate.groups(self.of(node.child), node.partition_by, self.level).value
-        per_partition = max(1.0, stats.rows.value / max(partitions, 1.0))
-        columns = dict(stats.columns)
-        for ref, expression in node.outputs:
-            window = expression if isinstance(expression, exp.Window) else None
-            if window is not None and isinstance(
-                window.this, exp.Rank | exp.DenseRank | exp.RowNumber
-            ):
-                top = max(1, round(per_partition))
-                # every rank up to RANK_POINTS (top-k filters), a coarser grid above
-                step = max(1, math.ceil(top / RANK_POINTS))
-                dense = range(1, min(top, RANK_POINTS) + 1)
-                coarse = range(RANK_POINTS + step, top, step)
-                codes = tuple(
-                    float(k) for k in (*dense, *coarse, *([top] if top > RANK_POINTS else []))
-                )
-                columns[ref] = ColumnEstimate(
-                    "int",
-                    Estimate(float(top), ESTIMATED, "ranks per partition"),
-                    low=1,
-                    high=top,
-                    points=(codes, tuple(c / top for c in codes)),
-                )
-        return replace(stats, columns=columns)
-
-    def _sort(self, node: Sort) -> NodeStats:
-        return self.of(node.child)
-
-    def _limit(self, node: Limit) -> NodeStats:
-        child = self.of(node.child)
-        if child.rows.value <= node.count:
-            return child
-        rows = Estimate(float(node.count), child.rows.precision, "limit")
-        return NodeStats(rows, child.row_size, child.columns)
 
     # ---- union --------------------------------------------------------------------------
     def _union(self, node: Union) -> NodeStats:
@@ -891,14 +849,13 @@ def _other_share(column: ColumnEstimate) -> float:
     return max(min(1.0, column.theta_share / in_range), 1e-9)
 
 
-RANK_POINTS = 1000  # ranks kept one by one in a rank's (even) distribution
 _DERIVE: dict[type[Node], Callable[[StatsQuery, Any], NodeStats]] = {
     Scan: scan.derive,
     Filter: filter_.derive,
     Project: project.derive,
-    Window: StatsQuery._window,
-    Sort: StatsQuery._sort,
-    Limit: StatsQuery._limit,
+    Window: window.derive,
+    Sort: limit_sort.derive_sort,
+    Limit: limit_sort.derive_limit,
     Aggregate: aggregate.derive,
     Union: StatsQuery._union,
     Join: StatsQuery._join,
