@@ -1,6 +1,7 @@
 """One entry point for every estimate of a plan (Calcite's RelMetadataQuery): `StatsQuery.of(
-node)` gives the node's rows, row size and per-column statistics, derived once per node and
-cached, by one handler per operator.
+node)` gives the node's rows, row size and per-column statistics (NodeStats), derived once
+per node and cached, by one module per operator (optimizer.estimate.operators, as Spark's
+statistics visitor hands each operator to its estimation; docs/design.md#estimates).
 
 Scans take the statistics of exactly the partitions their partition-key conjuncts select
 (the metastore's lookup + sketch roll-up); partition keys themselves are described exactly
@@ -18,10 +19,7 @@ from metastore.catalog import TableInfo
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators import aggregate, join, limit_sort, project, scan, union, window
 from optimizer.estimate.operators import filter as filter_
-from optimizer.estimate.predicates import (
-    LEVELS,
-    SKETCH,
-)
+from optimizer.estimate.predicates import LEVELS, SKETCH
 from optimizer.estimate.sources import StatisticsSource
 from optimizer.plan import (
     Aggregate,
@@ -38,6 +36,9 @@ from optimizer.plan import (
 
 
 class StatsQuery:
+    """The estimates of one request (a query's planning or its EXPLAIN): per node, cached;
+    per table, its schema; per pair of Theta sketches, their intersection."""
+
     def __init__(self, source: StatisticsSource, level: str = SKETCH) -> None:
         if level not in LEVELS:
             raise ValueError(f"unknown level {level!r}")
@@ -67,6 +68,9 @@ class StatsQuery:
         return self._tables[name]
 
 
+# Each node type's estimate, on its exact type: the nodes are a closed set of frozen
+# dataclasses, and a type left out (a Window is a Project) fails instead of taking its
+# parent's rule, as singledispatch would let it.
 _DERIVE: dict[type[Node], Callable[[StatsQuery, Any], NodeStats]] = {
     Scan: scan.derive,
     Filter: filter_.derive,

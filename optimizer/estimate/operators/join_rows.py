@@ -4,7 +4,7 @@ join-cardinality: at level `basic` the Hive CBO proposal's 1/max(V1, V2) per key
 and heavy hitters, a partition key through its listing), several keys multiplied with a
 floor of one row per row unless a key is unique or both sides are grouped by their keys, a
 composite key the row sample proves; and the share of a semi join's left rows that match.
-Rules beyond the proposal: docs/estimator.md (`_inner_join_rows`, `_grouped_by`,
+Rules beyond the proposal: docs/estimator.md (`inner_join_rows`, `_grouped_by`,
 `composite_key_completion`, `listed_key_join`)."""
 
 from __future__ import annotations
