@@ -35,7 +35,7 @@ from metastore.catalog import TableInfo
 from metastore.lookup import Partition, PartitionQuery, TupleList, lookup_partitions
 from metastore.statistics import json_scalar
 from optimizer.estimate.sources import MetastoreSource, StatisticsSource, consistently
-from optimizer.estimate.stats_query import static_selection
+from optimizer.partition_predicates import static_selection
 from optimizer.physical.api import PhysicalPlan, plan_query
 from optimizer.physical.plan import PhysicalNode
 from optimizer.plan import Scan, walk

@@ -13,6 +13,7 @@ from sqlglot import exp
 
 from benchmarks.planner_cpu import QUERIES, SyntheticStatistics, plan
 from optimizer.estimate.column import ColumnEstimate, SampledColumn
+from optimizer.estimate.operators import join_rows
 from optimizer.estimate.stats_query import StatsQuery
 from optimizer.estimate.values import Estimate
 from optimizer.physical import join_order
@@ -31,16 +32,16 @@ def test_one_join_node_per_inputs_and_condition() -> None:
 
 
 def _join_estimates(monkeypatch: pytest.MonkeyPatch, name: str) -> int:
-    """Inner joins the estimator derives while planning `name` (each calls _inner_join_rows
+    """Inner joins the estimator derives while planning `name` (each calls inner_join_rows
     once)."""
     derived: Counter[str] = Counter()
-    original = StatsQuery._inner_join_rows
+    original = join_rows.inner_join_rows
 
     def counting(self: StatsQuery, node: Join, *sides: Any) -> tuple[float, str]:
         derived["join"] += 1
         return original(self, node, *sides)
 
-    monkeypatch.setattr(StatsQuery, "_inner_join_rows", counting)
+    monkeypatch.setattr(join_rows, "inner_join_rows", counting)
     plan(name)
     return derived["join"]
 

@@ -225,7 +225,7 @@ def test_correlated_grouping_columns_share_their_combinations() -> None:
 
 
 def test_a_grouping_of_correlated_columns_counts_them_as_one_key() -> None:
-    from optimizer.estimate.stats_query import _correlated_group_ndvs
+    from optimizer.estimate.operators.aggregate import _correlated_group_ndvs
 
     category = np.array(["a", "a", "b", "b"], dtype=object)
     category_id = np.array([1.0, 1.0, 2.0, 2.0])
@@ -271,7 +271,7 @@ def test_a_ticket_determines_its_date_in_the_sample() -> None:
 
 
 def test_grouping_by_a_column_and_what_it_determines_counts_the_column() -> None:
-    from optimizer.estimate.stats_query import _correlated_group_ndvs
+    from optimizer.estimate.operators.aggregate import _correlated_group_ndvs
 
     tickets = np.arange(40.0)
     customers = np.arange(40.0) % 8  # a ticket has one customer

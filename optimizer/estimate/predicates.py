@@ -7,7 +7,7 @@ histogram  most-common values, then the KLL distribution (equi-depth in the limi
            =, <>, ranges, BETWEEN, IN (values outside [min, max] match nothing), IS NULL,
            LIKE 'prefix%' and string ranges through an order-preserving encoding; ranges on
            one column condition each other (x >= a AND x < b is one interval).
-sketch     as histogram (the joins differ, see stats_query).
+sketch     as histogram (the joins differ, see operators/join_rows).
 
 Each call returns the selectivity as an Estimate (with its source) and the columns as they
 are after the filter (restricted ranges, NDV 1 after equality).

@@ -1,0 +1,126 @@
+"""An aggregate's estimates: its groups (docs/design.md#group-by: at level `basic` the Hive
+CBO proposal's largest distinct count, above it the product of the keys' distinct counts
+capped by the rows, at `sketch` grouping columns read from one scan's row sample counted as
+one key); ROLLUP, CUBE and GROUPING SETS the sum over their sets; COUNT per group a
+zero-truncated Poisson law (docs/estimator.md: `_correlated_group_ndvs`,
+`group_sizes.group_size_points`)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from optimizer.estimate.column import ColumnEstimate, unknown_column
+from optimizer.estimate.group_sizes import group_size_points
+from optimizer.estimate.key_lookup import distinct_tuples
+from optimizer.estimate.node_stats import NodeStats
+from optimizer.estimate.operators.expressions import expression_column
+from optimizer.estimate.predicates import BASIC, SKETCH
+from optimizer.estimate.selectivity import group_by_rows, seed_group_by_rows
+from optimizer.estimate.values import ESTIMATED, EXACT, Estimate, weakest
+from optimizer.plan import Aggregate
+
+if TYPE_CHECKING:
+    from optimizer.estimate.stats_query import StatsQuery
+
+DETERMINES_TOLERANCE = 0.01  # a column with 99% of the combinations' count determines them
+
+
+def derive(stats: StatsQuery, node: Aggregate) -> NodeStats:
+    child = stats.of(node.child)
+    if node.grouping_sets:  # ROLLUP, CUBE, GROUPING SETS: the sets' groups together
+        counts = [groups(child, keys, stats.level) for keys in node.grouping_sets]
+        rows = Estimate(
+            sum(c.value for c in counts),
+            weakest(*(c.precision for c in counts)),
+            f"grouping sets: sum of {len(counts)} groupings",
+        )
+    else:
+        rows = groups(child, node.group_by, stats.level)
+    columns = {}
+    for ref, expression in node.outputs:
+        if isinstance(expression, exp.Count) and node.group_by and stats.level != BASIC:
+            columns[ref] = _count_column(child.rows.value, rows.value)
+        elif expression.find(exp.AggFunc) is not None:
+            columns[ref] = unknown_column(rows.value, "aggregate")
+        else:
+            columns[ref] = expression_column(expression, child)
+    return NodeStats(rows, sum(c.width for c in columns.values()), columns)
+
+
+def groups(child: NodeStats, group_by: tuple[exp.Expr, ...], level: str) -> Estimate:
+    """The number of groups of GROUP BY `group_by` over the child's rows."""
+    keys = [expression_column(k, child) for k in group_by]
+    ndvs = [k.ndv.value for k in keys]
+    if level == SKETCH and len(keys) > 1:
+        ndvs = _correlated_group_ndvs(keys, ndvs)
+    if not group_by:
+        return Estimate(1.0, EXACT, "no grouping keys")
+    if level == BASIC:
+        return Estimate(
+            min(seed_group_by_rows(ndvs), child.rows.value),
+            weakest(ESTIMATED, *(k.ndv.precision for k in keys)),
+            "seed:max(V)",
+        )
+    return Estimate(
+        group_by_rows(ndvs, child.rows.value),
+        weakest(ESTIMATED, *(k.ndv.precision for k in keys)),
+        "product(V) capped",
+    )
+
+
+def _count_column(input_rows: float, groups: float) -> ColumnEstimate:
+    """COUNT(...) per group: at least one, input rows / groups on average, spread as
+    optimizer.estimate.group_sizes says."""
+    mean = input_rows / groups if groups > 0 else 1.0
+    points = group_size_points(mean)
+    if points is None:
+        return ColumnEstimate("bigint", Estimate(1.0, ESTIMATED, "group sizes"), low=1, high=1)
+    counts, _ = points
+    return ColumnEstimate(
+        "bigint",
+        Estimate(float(min(len(counts), max(groups, 1.0))), ESTIMATED, "group sizes"),
+        low=1,
+        high=int(counts[-1]),
+        points=points,
+    )
+
+
+def _correlated_group_ndvs(keys: list[ColumnEstimate], ndvs: list[float]) -> list[float]:
+    """Grouping columns read from one scan's row sample count as one key. Where the
+    sample shows one of them determining the rest (as many combinations as its own
+    values: a ticket number and its customer), the groups are that column's values;
+    otherwise the product of their distinct values times the share of that product the
+    sample shows as combinations (key_lookup.distinct_tuples), never fewer than the largest
+    of them. statlas's rule (docs/design.md#group-by), not a product of distinct values."""
+    by_sample: dict[int, list[int]] = {}
+    for position, key in enumerate(keys):
+        if key.origin is not None:
+            by_sample.setdefault(id(key.origin[0]), []).append(position)
+    result = list(ndvs)
+    for members in by_sample.values():
+        names = tuple(dict.fromkeys(keys[i].origin[1] for i in members))
+        if len(names) < 2:
+            continue
+        counted = distinct_tuples(keys[members[0]].origin[0], names)
+        if counted is None:
+            continue
+        combinations, singles = counted
+        values = {keys[i].origin[1]: ndvs[i] for i in members}
+        determining = [
+            values[name]
+            for name, single in zip(names, singles, strict=True)
+            if single >= combinations * (1.0 - DETERMINES_TOLERANCE)
+        ]
+        if determining:
+            combined = min(determining)
+        else:
+            share = min(1.0, combinations / math.prod(max(1, d) for d in singles))
+            product = math.prod(max(v, 1.0) for v in values.values())
+            combined = max(max(values.values()), product * share)
+        result[members[0]] = combined
+        for i in members[1:]:
+            result[i] = 1.0
+    return result

@@ -1,0 +1,211 @@
+"""A join's estimates (docs/design.md#join-cardinality): its rows from the rows of its
+matches (operators.join_rows) after the transfer of ranges between its keys
+(operators.join_ranges), a residual condition as a filter, outer joins as the Hive CBO
+proposal's max of the inner rows and the preserved side's, semi and anti joins the share of
+the left rows that match; its columns' distinct values (docs/design.md#distinct-values),
+NULLs padding an outer join's unmatched rows, and at level `sketch` what the row samples
+show (docs/estimator.md: `_matched_by_listing`, `_thinned_with_keys`, `_outer_nulls`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from optimizer.estimate.column import ColumnEstimate, KeySet
+from optimizer.estimate.key_lookup import ListedJoin, ScanSample, determines, distinct_left
+from optimizer.estimate.node_stats import NodeStats
+from optimizer.estimate.operators import join_rows
+from optimizer.estimate.operators.join_heavy_keys import carry_heavy_keys
+from optimizer.estimate.operators.join_ranges import transfer_ranges
+from optimizer.estimate.predicates import BASIC, SKETCH, selectivity
+from optimizer.estimate.sample_filter import holds_every_row
+from optimizer.estimate.selectivity import (
+    seed_full_outer_join_rows,
+    seed_join_distinct,
+    seed_outer_join_rows,
+)
+from optimizer.estimate.values import ESTIMATED, Estimate, clamp_fraction, weakest
+from optimizer.plan import ColumnRef, Join
+
+if TYPE_CHECKING:
+    from optimizer.estimate.stats_query import StatsQuery
+
+
+def derive(stats: StatsQuery, node: Join) -> NodeStats:
+    left, right = stats.of(node.left), stats.of(node.right)
+    # partition-key joins through the listing, on the sides as their nodes estimate
+    # them (the transfer of ranges below keeps neither samples nor listings)
+    listed = {(a, b): join_rows.listed_join(stats, (left, right), a, b) for a, b in node.keys}
+    if stats.level != BASIC and node.kind in ("inner", "semi"):
+        left, right = transfer_ranges(node, left, right)
+    inner, source = join_rows.inner_join_rows(stats, node, left, right, listed)
+    precision = weakest(left.rows.precision, right.rows.precision, ESTIMATED)
+    if node.residual is not None:
+        combined = {**left.columns, **right.columns}
+        residual, _ = selectivity(node.residual, combined, stats.level)
+        inner *= residual.value
+    rows = inner
+    if node.kind == "left":
+        rows = seed_outer_join_rows(inner, left.rows.value)
+    elif node.kind == "right":
+        rows = seed_outer_join_rows(inner, right.rows.value)
+    elif node.kind == "full":
+        rows = seed_full_outer_join_rows(inner, left.rows.value, right.rows.value)
+    elif node.kind in ("semi", "anti"):
+        matched = join_rows.semi_fraction(stats, node, left, right)
+        fraction = matched if node.kind == "semi" else 1.0 - matched
+        rows = left.rows.value * fraction
+        source = f"{node.kind}:{source}"
+    columns = _join_columns(stats, node, left, right, rows)
+    if node.kind in ("left", "right", "full") and stats.level != BASIC:
+        columns = _outer_nulls(node, left, right, columns, inner, rows)
+    if node.kind == "inner":
+        for found in listed.values():
+            if found is not None:
+                columns = _matched_by_listing(columns, *found)
+    if stats.level == SKETCH and node.kind == "inner":
+        columns = carry_heavy_keys(node, left, right, columns, rows)
+    size = left.row_size + (0.0 if node.kind in ("semi", "anti") else right.row_size)
+    return NodeStats(Estimate(max(rows, 0.0), precision, source), size, columns)
+
+
+def _join_columns(
+    stats: StatsQuery, node: Join, left: NodeStats, right: NodeStats, rows: float
+) -> dict[ColumnRef, ColumnEstimate]:
+    sides = [left] if node.kind in ("semi", "anti") else [left, right]
+    columns: dict[ColumnRef, ColumnEstimate] = {}
+    for position, side in enumerate(sides):
+        keys = [pair[position] for pair in node.keys]
+        thinned = (
+            _thinned_with_keys(side, keys, rows)
+            if stats.level == SKETCH and node.kind in ("inner", "semi")
+            else {}
+        )
+        for ref, column in side.columns.items():
+            column = thinned.get(ref, column)
+            if column.sampled is not None:  # the sample shows the scan's rows, not these
+                column = replace(column, sampled=None)
+            if stats.level != BASIC and column.ndv.value > rows:
+                share = rows / column.ndv.value  # of its distinct values, at most these
+                column = replace(
+                    column,
+                    ndv=Estimate(rows, ESTIMATED, "capped:rows"),
+                    theta_share=column.theta_share * share,
+                )
+            columns[ref] = column
+    for a, b in node.keys:  # join keys: docs/design.md#distinct-values
+        if a in columns and b in columns and node.kind == "inner":
+            left_ndv, right_ndv = columns[a].ndv.value, columns[b].ndv.value
+            ndv = (
+                seed_join_distinct(left_ndv, right_ndv)
+                if stats.level == BASIC
+                else min(left_ndv, right_ndv)  # a key in the output matched both sides
+            )
+            # each key's values are the other's: both in the sets semi joins put either in
+            within = _merged(columns[a].within, columns[b].within)
+            for ref in (a, b):
+                columns[ref] = replace(
+                    columns[ref], ndv=Estimate(ndv, ESTIMATED, "join key"), within=within
+                )
+        elif a in columns and b in right.columns and node.kind == "semi":
+            # a semi join keeps only keys the right side has: at most its distinct count,
+            # and only values of the sets holding the right key's
+            kept = right.columns[b].ndv.value
+            if stats.level != BASIC and columns[a].ndv.value > kept:
+                capped = Estimate(kept, ESTIMATED, "semi join key")
+                columns[a] = replace(columns[a], ndv=capped)
+            within = _merged(columns[a].within, right.columns[b].containers())
+            columns[a] = replace(columns[a], within=within)
+    return columns
+
+
+def _thinned_with_keys(
+    side: NodeStats, keys: list[ColumnRef], rows: float
+) -> dict[ColumnRef, ColumnEstimate]:
+    """A join keeping `rows` of a side's rows through its key columns `keys`: a column of
+    the side that determines a key (its rows with one value share one key value, as a
+    ticket's items share its date, store and customer; key_lookup.determines, on the row
+    sample) loses its values in proportion to the rows, not as rows drawn at random would
+    (Cardenas): a ticket is joined whole or not at all."""
+    before = side.rows.value
+    if rows >= before or before <= 0 or not keys:
+        return {}
+    key_origins = [side.columns[k].origin for k in keys if k in side.columns]
+    key_origins = [o for o in key_origins if o is not None]
+    if not key_origins:
+        return {}
+    result = {}
+    for ref, column in side.columns.items():
+        if column.origin is None or ref in keys:
+            continue
+        scan, name = column.origin
+        if not any(o[0] is scan and determines(scan, name, o[1]) for o in key_origins):
+            continue
+        ndv = max(1.0, column.ndv.value * rows / before)
+        if ndv < column.ndv.value:
+            result[ref] = replace(
+                column,
+                ndv=Estimate(ndv, ESTIMATED, "determines the join key"),
+                theta_share=column.theta_share * ndv / column.ndv.value,
+            )
+    return result
+
+
+def _matched_by_listing(
+    columns: dict[ColumnRef, ColumnEstimate], other: NodeStats, found: ListedJoin
+) -> dict[ColumnRef, ColumnEstimate]:
+    """After a join through a partition listing: the other side's columns keep the distinct
+    values of its sampled rows that met a listed key (a calendar's years narrowed to those
+    the fact table's partitions cover), counted exactly where the sample holds every row,
+    else scaled by the share of the sample's distinct values they keep."""
+    assert other.sample is not None
+    scan = other.sample
+    narrowed = ScanSample(scan.alias, scan.load, found.matched, scan.every_partition)
+    loaded = scan.load()
+    complete = loaded is not None and holds_every_row(loaded)
+    result = dict(columns)
+    for ref, column in columns.items():
+        if column.origin is None or column.origin[0] is not scan:
+            continue
+        counted = distinct_left(scan, found.matched, column.origin[1])
+        if counted is None:
+            continue
+        before, after = counted
+        ndv = float(after) if complete else column.ndv.value * after / max(before, 1)
+        if ndv < column.ndv.value:
+            column = replace(column, ndv=Estimate(max(ndv, 1.0), ESTIMATED, "listing x sample"))
+        result[ref] = replace(column, origin=(narrowed, column.origin[1]))
+    return result
+
+
+def _outer_nulls(
+    node: Join,
+    left: NodeStats,
+    right: NodeStats,
+    columns: dict[ColumnRef, ColumnEstimate],
+    inner: float,
+    rows: float,
+) -> dict[ColumnRef, ColumnEstimate]:
+    """An outer join's null-supplying side is NULL in the rows the inner join did not
+    produce: (rows - inner) / rows of them (a LEFT JOIN ... WHERE right.key IS NULL keeps
+    the unmatched rows, not the right table's own NULLs)."""
+    if rows <= 0:
+        return columns
+    unmatched = clamp_fraction((rows - inner) / rows)
+    padded = []
+    if node.kind in ("left", "full"):
+        padded.append(right)
+    if node.kind in ("right", "full"):
+        padded.append(left)
+    result = dict(columns)
+    for side in padded:
+        for ref in side.columns:
+            column = result.get(ref)
+            if column is not None:
+                nulls = unmatched + (1.0 - unmatched) * column.null_fraction
+                result[ref] = replace(column, null_fraction=nulls)
+    return result
+
+
+def _merged(first: tuple[KeySet, ...], second: tuple[KeySet, ...]) -> tuple[KeySet, ...]:
+    return first + tuple(k for k in second if k not in first)
