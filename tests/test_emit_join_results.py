@@ -11,15 +11,10 @@ import sqlglot
 from sqlglot import exp
 
 from benchmarks.tpch_queries import QUERIES
-from optimizer.physical.api import PhysicalPlan, emit, plan_query
-from tests.support.tpch import MadeUpStatistics
+from optimizer.physical.api import PhysicalPlan, emit
+from tests.support.planning import planned
 
-SOURCE = MadeUpStatistics()
 ON = {"broadcast_join_results": "1"}
-
-
-def planned(sql: str, **config: str) -> PhysicalPlan:
-    return plan_query(None, sql, config=config, source=SOURCE)
 
 
 def hashed_joins(plan: PhysicalPlan) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlglot
 
 from optimizer.physical.api import emit
-from tests.test_emit_subqueries import hints, planned
+from tests.support.planning import hints, planned
 
 THREE = (
     "SELECT o_orderkey, l_quantity FROM {tables} WHERE l_orderkey = o_orderkey "
@@ -30,6 +30,6 @@ def test_the_first_pair_keeps_the_written_order_and_the_rest_follows_the_plan() 
         ("lineitem, orders, customer", ["orders", "customer"]),
         ("lineitem, customer, orders", ["customer", "orders"]),
     ):
-        sql = emit(planned(THREE.format(tables=tables)))
+        sql = emit(planned(THREE.format(tables=tables), broadcast_join_results="0"))
         assert written(sql) == [*pair, "lineitem"]
         assert hints(sql) == ["BROADCAST(customer)"]

@@ -7,23 +7,21 @@ test_tpch_planning."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 import sqlglot
 from sqlglot import exp
 
 from benchmarks.tpch_queries import QUERIES
-from optimizer.physical.api import PhysicalPlan, emit, plan_query
+from optimizer.physical.api import PhysicalPlan, emit
 from optimizer.plan import conjuncts
-from tests.support.tpch import MadeUpStatistics
+from tests.support import planning
+from tests.support.planning import hints
 
-SOURCE = MadeUpStatistics()
-
-
-def planned(sql: str, **config: str) -> PhysicalPlan:
-    """Planned hashing relations only (join results written as derived tables are
-    test_emit_join_results' subject), unless the test says otherwise."""
-    config.setdefault("broadcast_join_results", "0")
-    return plan_query(None, sql, config=config, source=SOURCE)
+# planned hashing relations only (join results written as derived tables are
+# test_emit_join_results' subject), unless the test says otherwise
+planned = partial(planning.planned, broadcast_join_results="0")
 
 
 def scalar_algorithms(plan: PhysicalPlan) -> list[str]:
@@ -32,11 +30,6 @@ def scalar_algorithms(plan: PhysicalPlan) -> list[str]:
     return [
         n.algorithm or "" for n in plan.root.walk() if n.op == "join" and id(n.logical) in joins
     ]
-
-
-def hints(sql: str) -> list[str]:
-    tree = sqlglot.parse_one(sql, read="spark")
-    return sorted(h.sql(dialect="spark") for h in tree.find_all(exp.JoinHint))
 
 
 def derived_table(sql: str, alias: str = "_sq1") -> exp.Subquery:

@@ -7,41 +7,26 @@ Spark); the rows are compared on Spark in test_tpch_planning."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import ClassVar
+from functools import partial
 
 import pytest
 import sqlglot
 from sqlglot import exp
 
-from metastore.lookup import PartitionQuery
-from metastore.statistics import TableSummary
-from optimizer.physical.api import PhysicalPlan, emit, plan_query
-from tests.support.tpch import ROWS, MadeUpStatistics
+from optimizer.physical.api import emit
+from tests.support import planning
+from tests.support.tpch import ROWS, KeyedStatistics
 
-
-class KeyedStatistics(MadeUpStatistics):
-    """The made-up statistics with TPC-H's distinct keys (a key column has one value per
-    row of the table it keys) and 25 nations."""
-
-    NDV: ClassVar[dict[str, float]] = {
+# TPC-H's distinct keys (a key column has one value per row of the table it keys), 25 nations
+SOURCE = KeyedStatistics(
+    {
         "l_orderkey": ROWS["orders"],
         "o_orderkey": ROWS["orders"],
         "o_custkey": ROWS["customer"] * 2 / 3,
         "c_custkey": ROWS["customer"],
         "c_nationkey": 25,
     }
-
-    def summary(self, name: str, query: PartitionQuery) -> TableSummary:
-        summary = super().summary(name, query)
-        columns = dict(summary.columns)
-        for column, ndv in self.NDV.items():
-            if column in columns:
-                columns[column] = replace(columns[column], ndv=float(ndv))
-        return replace(summary, columns=columns)
-
-
-SOURCE = KeyedStatistics()
+)
 
 CLERK = "o_clerk = 'Clerk#000000001'"
 LATE = "l_commitdate < l_receiptdate"
@@ -58,9 +43,7 @@ NOT_EXISTS_QUERY = (
     "(SELECT * FROM orders WHERE o_custkey = c_custkey)"
 )
 
-
-def planned(sql: str, **config: str) -> PhysicalPlan:
-    return plan_query(None, sql, config=config, source=SOURCE)
+planned = partial(planning.planned, source=SOURCE)
 
 
 def semi_joins(sql: str) -> list[exp.Join]:

@@ -7,17 +7,13 @@ rows are compared on Spark in test_tpch_planning."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import sqlglot
 from sqlglot import exp
 
-from metastore.lookup import PartitionQuery
-from metastore.statistics import TableSummary
 from optimizer.physical.api import PhysicalPlan, emit, plan_query
 from optimizer.physical.equivalence import ColumnClasses, column_equality, implied_equalities
 from optimizer.plan import Join, Node, conjuncts
-from tests.support.tpch import MadeUpStatistics
+from tests.support.tpch import KeyedStatistics
 
 KEY_NDV = {
     "p_partkey": 200_000,
@@ -28,19 +24,7 @@ KEY_NDV = {
 }
 
 
-class KeyedStatistics(MadeUpStatistics):
-    """TPC-H SF 1 row counts with its key columns' distinct counts."""
-
-    def summary(self, name: str, query: PartitionQuery) -> TableSummary:
-        summary = super().summary(name, query)
-        columns = {
-            column: replace(found, ndv=float(KEY_NDV[column])) if column in KEY_NDV else found
-            for column, found in summary.columns.items()
-        }
-        return replace(summary, columns=columns)
-
-
-SOURCE = KeyedStatistics()
+SOURCE = KeyedStatistics(KEY_NDV)  # TPC-H SF 1 row counts with its key columns' NDVs
 GREEN_SUPPLIES = (
     "SELECT ps_supplycost, l_quantity FROM lineitem, part, partsupp "
     "WHERE p_partkey = l_partkey AND ps_partkey = l_partkey AND ps_suppkey = l_suppkey "
