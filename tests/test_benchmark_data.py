@@ -10,8 +10,9 @@ import pyarrow.dataset as ds
 import pytest
 
 from metastore import Metastore
+from tests.support.repository import ROOT
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 import data
 
 

@@ -10,7 +10,6 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -27,7 +26,8 @@ from sqlalchemy import Engine, create_engine, select
 
 from metastore.hive_paths import partition_name
 from metastore.models import CollectionRun, ColumnStats, PartitionStats
-from tests.test_collect import write_partition
+from tests.support.partitions import write_partition
+from tests.support.processes import free_port, log_tail, stop_group
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark")]
 
@@ -204,20 +204,6 @@ def jvm_in_scan(engine: Engine, pid: int) -> int | None:
     return jvm
 
 
-def stop_group(process: subprocess.Popen[Any]) -> None:
-    """Terminate the process group of a process we started in a session of its own."""
-    if process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=30)
-    except ProcessLookupError:
-        process.wait(timeout=30)
-
-
 # --- a JVM killed in the middle of a collection ----------------------------------------
 
 
@@ -330,18 +316,6 @@ class Cluster:
     def apps(self) -> dict[str, str]:
         state = self.state()
         return {a["id"]: a["name"] for a in state["activeapps"] + state["completedapps"]}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def log_tail(path: Path, lines: int = 30) -> str:
-    text = path.read_text(errors="replace") if path.exists() else ""
-    return f"--- {path.name}:\n" + "\n".join(text.splitlines()[-lines:])
 
 
 @pytest.fixture(scope="module")

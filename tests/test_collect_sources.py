@@ -20,7 +20,7 @@ from metastore import Metastore, PartitionQuery
 from metastore.errors import InvalidValue, UnknownColumn, UnknownTable
 from metastore.models import CollectionRun, ColumnStats
 from metastore.statistics import table_statistics
-from tests.test_collect import write_partition
+from tests.support.partitions import write_partition
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 

@@ -24,16 +24,9 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from statlas.cli import build_parser
+from tests.support.repository import ROOT, compose
 
-ROOT = Path(__file__).resolve().parent.parent
 STATLAS_SPARK_JAVA = 17  # the oldest Java that Spark 4 (pyproject: pyspark>=4.0) runs on
-
-
-def compose() -> dict[str, Any]:
-    import yaml  # PyYAML comes with the dev extra (schemathesis)
-
-    loaded: dict[str, Any] = yaml.safe_load((ROOT / "compose.yaml").read_text())
-    return loaded
 
 
 def dockerfile() -> str:

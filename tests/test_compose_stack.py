@@ -25,8 +25,8 @@ from sqlalchemy import create_engine, select
 
 from metastore.models import CollectionRun
 from tests.conftest import postgres_schema, write_partitions
-from tests.test_collect_cluster import free_port, log_tail, stop_group
-from tests.test_compose import compose as compose_file
+from tests.support.processes import free_port, log_tail, stop_group
+from tests.support.repository import compose as compose_file
 
 pytestmark = [
     pytest.mark.postgres,
@@ -35,7 +35,6 @@ pytestmark = [
     pytest.mark.xdist_group("daemon"),
 ]
 
-ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 START_TIMEOUT = 90.0
 JOB_TIMEOUT = 180.0

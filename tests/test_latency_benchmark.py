@@ -5,12 +5,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from tests.support.repository import ROOT
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
 import latency
 
 

@@ -15,13 +15,13 @@ import difflib
 import hashlib
 import json
 import sys
-from pathlib import Path
 
 import pytest
 
 from benchmarks.planner_cpu import QUERIES, plan_fingerprint
+from tests.support.repository import FIXTURES
 
-FIXTURE = Path(__file__).parent / "fixtures" / "plan_fingerprints.json"
+FIXTURE = FIXTURES / "plan_fingerprints.json"
 VARIANTS = {"bushy": {"bushy": "1"}, "greedy": {"greedy_above": "4"}}
 
 

@@ -254,7 +254,7 @@ def test_a_small_side_over_the_threshold_is_not_a_map_join(registered: Metastore
     plan's, and the plan `explain` makes with that setting runs the join as a common one."""
     from optimizer.physical.api import explain_json, plan_query
     from pruner.prune import plan_pruning
-    from tests.test_prune_map_joins import explained_map_joins
+    from tests.support.map_joins import explained_map_joins
 
     sql = "SELECT * FROM facts f JOIN dates d ON f.day = d.d"
     compiled = plan_pruning(registered.engine, sql, threshold=10)
@@ -276,7 +276,7 @@ def test_prune_and_explain_agree_on_collected_statistics(registered: Metastore) 
     queries over made-up statistics)."""
     from optimizer.physical.api import explain_json, plan_query
     from pruner.prune import plan_pruning
-    from tests.test_prune_map_joins import explained_map_joins, pruned_map_joins
+    from tests.support.map_joins import explained_map_joins, pruned_map_joins
 
     queries = [
         "SELECT COUNT(*) FROM facts f JOIN dates d ON f.day = d.d "

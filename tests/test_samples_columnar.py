@@ -28,8 +28,7 @@ from metastore.samples import (
     sample_kind,
 )
 from metastore.types import parse_key_type
-
-COLUMNS = [("id", "bigint"), ("price", "decimal(10,2)"), ("day", "date"), ("name", "string")]
+from tests.support.samples import COLUMNS, pooled_sample
 
 
 def json_form(columns: list[tuple[str, str]], rows: list[tuple[Any, ...]]) -> bytes:
@@ -110,41 +109,6 @@ def test_pool_fills_keys_and_weights(form: str) -> None:
     ]
     assert pooled.columns["name"].tolist() == ["a", None, "b"]
     assert np.isnan(pooled.columns["price"][1]) and pooled.columns["price"][2] == 2.0
-
-
-def pooled_sample(rows: int = 2000) -> Any:
-    """A pooled sample of two partitions of `rows` rows each, keyed by a date and a region."""
-    info = TableInfo(
-        id=1,
-        name="t",
-        location="/x",
-        format="parquet",
-        columns=(),
-        partition_keys=(
-            PartitionKey("dt", parse_key_type("date")),
-            PartitionKey("region", parse_key_type("string")),
-        ),
-        bucketing=None,
-        properties={},
-        version=1,
-    )
-    tables = [
-        partition_sample(
-            pid,
-            rows * 3,
-            rows,
-            encode_sample(
-                COLUMNS,
-                [
-                    (i, Decimal(i) / 4, dt.date(2024, 1, 1 + i % 28), f"name-{pid}-{i % 97}")
-                    for i in range(rows)
-                ],
-            ),
-        )
-        for pid in (7, 9)
-    ]
-    keys = (np.array([7, 9]), [[dt.date(2024, 3, 1), dt.date(2024, 3, 2)], ["emea", "apac"]])
-    return pool(info, [t for t in tables if t is not None], keys)
 
 
 def test_pooled_columns_stay_in_arrow_until_read() -> None:

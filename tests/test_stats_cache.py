@@ -77,7 +77,7 @@ def test_sizes_count_buffers_and_boxes() -> None:
 
 
 def test_a_cached_sample_growing_is_counted() -> None:
-    from tests.test_samples_columnar import pooled_sample
+    from tests.support.samples import pooled_sample
 
     stamp = TableStamp(1, 1, 1)
     sample = pooled_sample()
@@ -111,7 +111,7 @@ def test_a_cached_sample_growing_is_counted() -> None:
 def test_a_dropped_sample_is_freed_at_once() -> None:
     """Nothing but the cache keeps a cached sample: once dropped it is freed by its reference
     count, not at the garbage collector's next full pass (a daemon's memory would grow)."""
-    from tests.test_samples_columnar import pooled_sample
+    from tests.support.samples import pooled_sample
 
     stamp = TableStamp(1, 1, 1)
     cache = StatisticsCache(10_000_000)
