@@ -12,12 +12,14 @@ import os
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from metastore import Metastore
+from tests.support.tpch_lake import Lake, collected_tpch_lake
 
 DEFAULT_PG_URL = "postgresql+psycopg2://postgres@127.0.0.1:5432/test"
 PG_URL = os.environ.get("STATLAS_TEST_DB_URL", DEFAULT_PG_URL)
@@ -102,6 +104,28 @@ def metastore(db_url: str) -> Iterator[Metastore]:
     ms.upgrade()
     yield ms
     ms.dispose()
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """The one local Spark of a test process (a start costs 10-20 s), shared by every test
+    that needs a Spark: none stops it, and a setting a test changes is put back after it
+    (collectors.spark_session.session_settings). Spark sessions are process-wide
+    (getOrCreate), so a test needing a Spark configured otherwise (Hive support, a
+    standalone cluster, the daemon's metastore) runs it in a process of its own."""
+    from collectors.spark_session import spark_session
+
+    session = spark_session("local[2]")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def tpch_lake(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lake]:
+    """TPC-H SF 0.01 with statistics Spark collected into a SQLite metastore."""
+    lake = collected_tpch_lake(tmp_path_factory.mktemp("tpch-sf0.01"), spark)
+    yield lake
+    lake.metastore.dispose()
 
 
 def write_partitions(

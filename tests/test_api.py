@@ -841,15 +841,6 @@ def test_fuzz_finds_no_server_error(sales: Metastore, db_url: str, mode: Generat
 # --- with statistics collected by Spark ---------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from collectors.spark_session import spark_session
-
-    session = spark_session("local[1]")
-    yield session
-    session.stop()
-
-
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
 def test_statistics_estimate_and_runs_after_a_collection(

@@ -5,7 +5,6 @@ statistics."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -19,15 +18,6 @@ from metastore.statistics import table_statistics
 from tests.support.partitions import write_partition
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from collectors.spark_session import spark_session
-
-    session = spark_session("local[2]")
-    yield session
-    session.stop()
 
 
 @pytest.fixture

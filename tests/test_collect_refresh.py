@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +20,6 @@ from statlas.cli import main
 from tests.conftest import write_partitions
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from collectors.spark_session import spark_session
-
-    session = spark_session("local[2]")
-    yield session
-    session.stop()
 
 
 def days(root: Path, *values: str) -> Path:

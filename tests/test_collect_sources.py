@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 import random
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +22,6 @@ from metastore.statistics import table_statistics
 from tests.support.partitions import write_partition
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from collectors.spark_session import spark_session
-
-    session = spark_session("local[2]")
-    yield session
-    session.stop()
 
 
 def small_table(rng: random.Random, rows: int) -> pa.Table:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -101,15 +100,6 @@ def q_error(estimate: float, truth: float) -> float:
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from collectors.spark_session import spark_session
-
-    session = spark_session("local[2]")
-    yield session
-    session.stop()
-
-
-@pytest.fixture(scope="module")
 def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rng = random.Random(42)
     root = tmp_path_factory.mktemp("golden")
@@ -183,14 +173,21 @@ TABLES = ("facts", "dims", "grps", "offers", "sups")
 
 @pytest.fixture(scope="module")
 def truth(spark: Any, lake: Path) -> dict[str, int]:
+    from collectors.spark_session import session_settings
+
     spark.read.option("basePath", str(lake / "facts")).parquet(
         str(lake / "facts")
     ).createOrReplaceTempView("facts")
     for table in TABLES[1:]:
         spark.read.parquet(str(lake / table)).createOrReplaceTempView(table)
-    spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "true")
-    counts = {sql: spark.sql(f"SELECT COUNT(*) FROM ({sql}) q").first()[0] for sql, _, _ in GOLDEN}
-    spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+    with session_settings(
+        spark, {"spark.sql.sources.partitionColumnTypeInference.enabled": "true"}
+    ):
+        counts = {
+            sql: spark.sql(f"SELECT COUNT(*) FROM ({sql}) q").first()[0] for sql, _, _ in GOLDEN
+        }
+    for table in TABLES:
+        spark.catalog.dropTempView(table)
     return counts
 
 

@@ -13,7 +13,6 @@ import json
 import math
 import random
 import struct
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -69,15 +68,6 @@ MEMBERS = {
     "binary": "binaryStats",
     "boolean": "booleanStats",
 }
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from collectors.spark_session import spark_session
-
-    session = spark_session("local[2]")
-    yield session
-    session.stop()
 
 
 def _maybe(rng: random.Random, value: Any, nulls: float = 0.1) -> Any:

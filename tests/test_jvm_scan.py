@@ -9,7 +9,6 @@ import datetime as dt
 import logging
 import math
 import random
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -43,13 +42,6 @@ from metastore.hive_paths import partition_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 SEED = 11
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    session = spark_session("local[2]")
-    yield session
-    session.stop()
 
 
 def rows_table(rng: random.Random, rows: int) -> pa.Table:

@@ -74,15 +74,6 @@ GROUP BY s.name"""
 NO_MAP_JOINS = {"map_join_threshold": "0"}
 
 
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from collectors.spark_session import spark_session
-
-    session = spark_session("local[2]")
-    yield session
-    session.stop()
-
-
 def _write(root: Path, name: str, columns: dict[str, pa.Array]) -> None:
     (root / name).mkdir()
     pq.write_table(pa.table(columns), root / name / "part-0.parquet")

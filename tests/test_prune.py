@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import random
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +23,6 @@ pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
 DAYS = [dt.date(2024, 1, 1) + dt.timedelta(days=i) for i in range(8)]
 REGIONS = ["emea", "apac", "amer", None]  # None: the __HIVE_DEFAULT_PARTITION__
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from collectors.spark_session import spark_session
-
-    session = spark_session("local[2]")
-    yield session
-    session.stop()
 
 
 @pytest.fixture(scope="module")

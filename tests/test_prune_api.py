@@ -41,12 +41,10 @@ def lake(metastore: Metastore, tmp_path: Path) -> Metastore:
 
 
 @pytest.fixture
-def app(lake: Metastore, db_url: str) -> Iterator[FastAPI]:
-    application = create_app(db_url, spark_master="local[1]")
-    yield application
-    spark = application.state.service.spark
-    if spark.started:
-        spark.session().stop()
+def app(lake: Metastore, db_url: str) -> FastAPI:
+    """The API. The Spark a /prune starts is the process's one session (getOrCreate): the
+    tests' shared `spark`, which stops at the end of the run, not here."""
+    return create_app(db_url, spark_master="local[1]")
 
 
 @pytest.fixture
@@ -98,6 +96,7 @@ def test_errors_stay_errors(client: TestClient, app: FastAPI) -> None:
 
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
+@pytest.mark.usefixtures("spark")
 def test_nothing_to_prune_runs_the_query(lake: Metastore, client: TestClient, app: FastAPI) -> None:
     """Run: the query's rows. With statistics, the request's threshold is the plan's: 0
     makes the join a common one (not a map join), the default a map join."""

@@ -16,7 +16,7 @@ from optimizer.physical.api import explain_json, plan_query
 from pruner.prune import plan_pruning
 from tests.support.map_joins import explained_map_joins, pruned_map_joins
 from tests.support.tpch import MadeUpStatistics
-from tests.test_tpch_planning import Lake, tpch_lake  # noqa: F401 (tpch_lake: a fixture)
+from tests.support.tpch_lake import Lake
 
 QUERIES = {**TPCH_QUERIES, **STAR_QUERIES}
 
@@ -78,7 +78,7 @@ def test_the_settings_exercise_map_joins_and_common_joins() -> None:
 @pytest.mark.slow
 @pytest.mark.xdist_group("spark")
 def test_prune_takes_the_map_joins_explain_marks_on_collected_statistics(
-    tpch_lake: Lake,  # noqa: F811 (the fixture imported above)
+    tpch_lake: Lake,
 ) -> None:
     """The same over statistics Spark collected from TPC-H SF 0.01 (heavy hitters, sketches
     and samples: skew joins, key transfers), with the default threshold and 100 kB."""

@@ -92,15 +92,6 @@ def test_whole_table_is_its_top_blocks() -> None:
 START = dt.date(2024, 1, 1)
 
 
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from collectors.spark_session import spark_session
-
-    session = spark_session("local[2]")
-    yield session
-    session.stop()
-
-
 def write_day(root: Path, day: int, rows: int = 4) -> None:
     """One partition: every kind of column, values a function of the day and the row."""
     values = range(day * rows, (day + 1) * rows)

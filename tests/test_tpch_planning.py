@@ -5,12 +5,8 @@ collects from TPC-H SF 0.01 (tpchgen-cli), where every query also runs."""
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,6 +23,7 @@ from optimizer.estimate.stats_query import StatsQuery
 from optimizer.plan import Aggregate, Filter, Join, Node, Scan, walk
 from optimizer.sql_to_plan import build_plan, build_qualified_plan
 from tests.support.tpch import MadeUpStatistics, info, tpch_lookup
+from tests.support.tpch_lake import Lake
 
 # Join nodes of each query's plan: FROM-list joins, IN/EXISTS semi and anti joins, and
 # one join per decorrelated scalar subquery (plus the joins of the subquery's own FROM)
@@ -305,50 +302,18 @@ class SmallStatistics(StatisticsSource):
 # --- TPC-H SF 0.01 with statistics collected by Spark ----------------------------------------
 
 
-@dataclass
-class Lake:
-    root: Path
-    metastore: Any
-
-
-@pytest.fixture(scope="session")
-def tpch_lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lake]:
-    """TPC-H SF 0.01 (tpchgen-cli) as one Parquet directory per table, registered in a
-    SQLite metastore and collected with Spark."""
-    from benchmarks.data import TABLES as TPCH_TABLES
-    from benchmarks.data import read, write
-    from collectors.collect import collect
-    from collectors.spark_session import spark_session
-    from metastore import Metastore
-
-    root = tmp_path_factory.mktemp("tpch-sf0.01")
-    tool = Path(sys.executable).parent / "tpchgen-cli"
-    raw = root / "raw"
-    subprocess.run(
-        [str(tool), "parquet", "-s", "0.01", f"--output-dir={raw}"], check=True, capture_output=True
-    )
-    for table in TPCH_TABLES:
-        write(read(raw, table), root / table)
-    spark = spark_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
-    metastore = Metastore(f"sqlite:///{root / 'statlas.db'}")
-    metastore.upgrade()
-    for table in TPCH_TABLES:
-        metastore.register_table(table, str(root / table))
-        collect(metastore.engine, table, spark=spark)
-    yield Lake(root, metastore)
-    metastore.dispose()
-
-
 @pytest.fixture(scope="module")
-def spark(tpch_lake: Lake) -> Iterator[Any]:
+def tpch_views(spark: Any, tpch_lake: Lake) -> Iterator[None]:
+    """TPC-H's tables as temporary views of the tests' Spark, on 2 shuffle partitions."""
     from benchmarks.data import TABLES as TPCH_TABLES
-    from collectors.spark_session import spark_session
+    from collectors.spark_session import session_settings
 
-    session = spark_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
-    for table in TPCH_TABLES:
-        session.read.parquet(str(tpch_lake.root / table)).createOrReplaceTempView(table)
-    yield session
-    session.stop()
+    with session_settings(spark, {"spark.sql.shuffle.partitions": "2"}):
+        for table in TPCH_TABLES:
+            spark.read.parquet(str(tpch_lake.root / table)).createOrReplaceTempView(table)
+        yield
+        for table in TPCH_TABLES:
+            spark.catalog.dropTempView(table)
 
 
 @pytest.mark.spark
@@ -369,6 +334,7 @@ def test_every_query_estimates_over_collected_statistics(tpch_lake: Lake) -> Non
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
 @pytest.mark.parametrize("name", list(QUERIES))
+@pytest.mark.usefixtures("tpch_views")
 def test_every_query_runs_on_spark(spark: Any, name: str) -> None:
     assert spark.sql(QUERIES[name]).collect(), name  # every answer has rows at SF 0.01
 
@@ -383,6 +349,7 @@ def _rows(spark: Any, sql: str) -> list[tuple[Any, ...]]:
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
 @pytest.mark.parametrize("name", list(QUERIES))
+@pytest.mark.usefixtures("tpch_views")
 def test_emitted_spark_sql_returns_the_query_rows(tpch_lake: Lake, spark: Any, name: str) -> None:
     """`statlas explain --emit spark` (join order and hints) never changes a result: with the
     default map-join threshold (every dimension broadcast at this scale, join results too,
@@ -402,6 +369,7 @@ def test_emitted_spark_sql_returns_the_query_rows(tpch_lake: Lake, spark: Any, n
 
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
+@pytest.mark.usefixtures("tpch_views")
 def test_a_written_out_scalar_subquery_returns_the_query_rows(tpch_lake: Lake, spark: Any) -> None:
     """Most parts have no supplier with more than 9,000 available: their subquery is NULL,
     and the join written out for it has no group for them; both drop them."""
@@ -423,6 +391,7 @@ def test_a_written_out_scalar_subquery_returns_the_query_rows(tpch_lake: Lake, s
 
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
+@pytest.mark.usefixtures("tpch_views")
 def test_keys_transferred_into_a_subquery_keep_the_query_rows(tpch_lake: Lake, spark: Any) -> None:
     """The small parts' keys filter the subquery's partsupp before it groups: the groups of
     every other part go, and with them nothing the query returns (key_transfer off: the
@@ -467,6 +436,7 @@ SEMI_TRANSFERS = {
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
 @pytest.mark.parametrize("shape", list(SEMI_TRANSFERS))
+@pytest.mark.usefixtures("tpch_views")
 def test_keys_transferred_into_exists_and_in_keep_the_query_rows(
     tpch_lake: Lake, spark: Any, shape: str
 ) -> None:
@@ -493,6 +463,7 @@ def test_keys_transferred_into_exists_and_in_keep_the_query_rows(
 
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
+@pytest.mark.usefixtures("tpch_views")
 def test_a_join_on_an_implied_condition_keeps_the_query_rows(tpch_lake: Lake, spark: Any) -> None:
     """part joins partsupp on the part key equality the query only implies (through
     lineitem's), and returns the query's rows, as the plan over the written conditions does
