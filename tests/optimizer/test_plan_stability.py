@@ -6,7 +6,7 @@ SQL emitted, in full for the default settings, as a SHA-256 for the settings of 
 it faster must leave them all as they are; a change meant to alter plans re-records them
 and says so:
 
-    .venv/bin/python -m tests.test_plan_stability --update
+    .venv/bin/python -m tests.optimizer.test_plan_stability --update
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def test_chosen_plan_under_other_settings_is_unchanged(name: str, variant: str) 
 
 def main() -> None:
     if sys.argv[1:] != ["--update"]:
-        sys.exit("usage: python -m tests.test_plan_stability --update")
+        sys.exit("usage: python -m tests.optimizer.test_plan_stability --update")
     fingerprints = {name: plan_fingerprint(name) for name in QUERIES}
     for variant in VARIANTS:
         fingerprints |= {f"{name} {variant}": digest(name, variant) for name in QUERIES}

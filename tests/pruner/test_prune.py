@@ -262,7 +262,7 @@ def test_a_small_side_over_the_threshold_is_not_a_map_join(registered: Metastore
 
 def test_prune_and_explain_agree_on_collected_statistics(registered: Metastore) -> None:
     """On statistics Spark collected (both databases), the joins prune treats as map joins
-    are those `explain --json` marks `map` (tests/test_prune_map_joins.py: TPC-H and star
+    are those `explain --json` marks `map` (tests/pruner/test_prune_map_joins.py: TPC-H and star
     queries over made-up statistics)."""
     from optimizer.physical.api import explain_json, plan_query
     from pruner.prune import plan_pruning

@@ -2,7 +2,7 @@
 query, the joins `prune` treats as map joins are exactly those `statlas explain --json`
 marks `map`, with the same streamed (big) side, under the default settings and others;
 `prune`'s threshold is explain's map_join_threshold. Made-up statistics (TPC-H SF 1 row
-counts, tests/test_tpch_planning.py): no Spark, no database."""
+counts, tests/support/tpch.py): no Spark, no database."""
 
 from __future__ import annotations
 

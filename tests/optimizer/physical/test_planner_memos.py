@@ -1,6 +1,7 @@
 """What keeps the planner's CPU down without changing a plan (the plans themselves:
-tests/test_plan_stability.py): a group's two orders share the joins they both build, a
-join's row size is its leaves' column widths, and a sampled column counts a value once."""
+tests/optimizer/test_plan_stability.py): a group's two orders share the joins they both
+build, a join's row size is its leaves' column widths, and a sampled column counts a value
+once."""
 
 from __future__ import annotations
 
