@@ -17,7 +17,7 @@ from metastore import Metastore
 from metastore.models import CollectionRun
 from metastore.statistics import table_statistics
 from statlas.cli import main
-from tests.conftest import write_partitions
+from tests.support.partitions import write_partitions
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 

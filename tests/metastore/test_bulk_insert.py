@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 
 from metastore import Metastore, bulk_insert
 from metastore.models import ColumnStats
-from tests.conftest import write_partitions
+from tests.support.partitions import write_partitions
 
 
 def column_rows(table_id: int, count: int, offset: int = 0) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from sqlalchemy import inspect
 from metastore import BucketSpec, Metastore
 from metastore.catalog import parse_partition_types
 from metastore.errors import InvalidValue, RegistrationError, UnknownTable
-from tests.conftest import write_partitions
+from tests.support.partitions import write_partitions
 
 
 def test_register_infers_types_and_schema(metastore: Metastore, tmp_path: Path) -> None:

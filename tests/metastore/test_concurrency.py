@@ -7,7 +7,7 @@ from pathlib import Path
 
 from metastore import Metastore
 from metastore.errors import ConcurrentModification
-from tests.conftest import write_partitions
+from tests.support.partitions import write_partitions
 
 
 def test_concurrent_registrations_of_one_table(db_url: str, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from metastore import Metastore, TupleList
 from metastore.errors import InvalidLookup, InvalidValue, UnknownColumn, UnknownTable
-from tests.conftest import write_partitions
+from tests.support.partitions import write_partitions
 
 DAYS = ["2024-01-01", "2024-01-02", "2024-01-03"]
 REGIONS = ["emea", "apac", "amer"]

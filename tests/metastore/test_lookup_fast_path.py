@@ -20,7 +20,8 @@ from metastore.errors import InvalidValue, UnknownColumn, UnknownTable
 from metastore.lookup import _iso_dates_literal, _state
 from metastore.partition_store import _pg_array_literal
 from metastore.types import KeyType
-from tests.conftest import PG_URL, write_partitions
+from tests.support.databases import PG_URL
+from tests.support.partitions import write_partitions
 
 DATE = KeyType("date")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from sqlalchemy import inspect
 
 from metastore import Metastore, migrate
-from tests.conftest import write_partitions
+from tests.support.partitions import write_partitions
 
 
 def test_upgrade_head_has_no_drift(db_url: str, tmp_path: Path) -> None:

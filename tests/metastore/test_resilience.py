@@ -10,7 +10,8 @@ from sqlalchemy import create_engine, inspect, text
 
 from metastore import Metastore
 from metastore.errors import RegistrationError
-from tests.conftest import PG_URL, write_partitions
+from tests.support.databases import PG_URL
+from tests.support.partitions import write_partitions
 
 
 @pytest.mark.postgres

@@ -27,7 +27,7 @@ from metastore.stats_cache import (
     table_stamps,
 )
 from optimizer.estimate.sources import MetastoreSource, StatisticsChanged, consistently
-from tests.conftest import write_partitions
+from tests.support.partitions import write_partitions
 
 
 def test_entries_follow_the_stamp() -> None:

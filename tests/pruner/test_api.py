@@ -30,7 +30,7 @@ from metastore.models import CatalogTable, CollectionRun
 from pruner import metrics
 from pruner.api import create_app
 from statlas.cli import main
-from tests.conftest import write_partitions
+from tests.support.partitions import write_partitions
 
 with warnings.catch_warnings():  # starlette asks for httpx2; the httpx installed works
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

@@ -24,7 +24,8 @@ import pytest
 from sqlalchemy import create_engine, select
 
 from metastore.models import CollectionRun
-from tests.conftest import postgres_schema, write_partitions
+from tests.support.databases import postgres_schema
+from tests.support.partitions import write_partitions
 from tests.support.processes import free_port, log_tail, stop_group
 from tests.support.repository import compose as compose_file
 

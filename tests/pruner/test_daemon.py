@@ -35,7 +35,8 @@ from metastore import Metastore
 from metastore.models import CollectionRun, PartitionStats
 from pruner.leader import FileLock, LeaderElector, PostgresLock
 from pruner.schedules import Schedules
-from tests.conftest import postgres_schema, write_partitions
+from tests.support.databases import postgres_schema
+from tests.support.partitions import write_partitions
 
 pytestmark = [pytest.mark.xdist_group("daemon")]
 

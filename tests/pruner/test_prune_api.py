@@ -16,7 +16,7 @@ from starlette.exceptions import StarletteDeprecationWarning
 from metastore import Metastore
 from pruner.api import PruneOut, create_app
 from pruner.prune import LARGEST_PARTITIONED
-from tests.conftest import write_partitions
+from tests.support.partitions import write_partitions
 
 with warnings.catch_warnings():  # starlette asks for httpx2; the httpx installed works
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

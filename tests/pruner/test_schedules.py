@@ -28,7 +28,7 @@ from pruner.schedules import (
     schedules_router,
 )
 from statlas.cli import main
-from tests.conftest import write_partitions
+from tests.support.partitions import write_partitions
 
 with warnings.catch_warnings():  # starlette asks for httpx2; the httpx installed works
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from statlas.cli import main
-from tests.conftest import write_partitions
+from tests.support.partitions import write_partitions
 
 
 @pytest.fixture

@@ -1,11 +1,13 @@
-"""A partition of the collection tests' table (`write_partition`): random rows of every kind
-of column (integers, a decimal, a date, strings with NULLs, a list), one Parquet file under
-the Hive-style directory of its (dt, region) values."""
+"""Hive-style partition directories: small ones of three rows for any keys
+(`write_partitions`), and a partition of the collection tests' table (`write_partition`):
+random rows of every kind of column (integers, a decimal, a date, strings with NULLs, a
+list), one Parquet file under the directory of its (dt, region) values."""
 
 from __future__ import annotations
 
 import datetime as dt
 import random
+from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 
@@ -43,3 +45,24 @@ def write_partition(
     directory.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, directory / "part-00000.parquet")
     return table
+
+
+def write_partitions(
+    root: Path,
+    keys: Sequence[str],
+    rows: Sequence[Sequence[str | None]],
+    data_format: str = "parquet",
+) -> Path:
+    """A Hive-style dataset under root: one small data file per partition. Raw values are
+    escaped as Hive does; None is the default partition."""
+    table = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "label": ["a", None, "c"]})
+    for raw in rows:
+        directory = root / partition_name(list(keys), list(raw)) if keys else root
+        directory.mkdir(parents=True, exist_ok=True)
+        if data_format == "orc":
+            from pyarrow import orc
+
+            orc.write_table(table, str(directory / "part-00000.orc"))
+        else:
+            pq.write_table(table, directory / "part-00000.parquet")
+    return root

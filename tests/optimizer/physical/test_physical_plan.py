@@ -18,7 +18,7 @@ import pytest
 from metastore import Metastore
 from optimizer.physical.api import emit, explain_json, explain_text, plan_query
 from optimizer.physical.plan import PhysicalNode
-from tests.conftest import BACKENDS, postgres_schema
+from tests.support.databases import BACKENDS, postgres_schema
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 

@@ -17,7 +17,7 @@ from thrift.transport import TSocket, TTransport
 
 from metastore import Metastore
 from pruner.hms.server import ThriftService
-from tests.conftest import write_partitions
+from tests.support.partitions import write_partitions
 
 PARQUET_IN = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat"
 PARQUET_OUT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
