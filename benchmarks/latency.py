@@ -320,7 +320,7 @@ def pg_schema(name: str) -> str:
 
 def metastore_url(db: str, name: str, pg_url: str) -> str:
     """The URL of the set's metastore: a SQLite file, or a PostgreSQL schema of its own
-    (search_path, as tests/conftest.py does)."""
+    (search_path, as tests/support/databases.py does)."""
     if db == "sqlite":
         return f"sqlite:///{sqlite_path(name)}"
     from sqlalchemy.engine import make_url

@@ -9,7 +9,7 @@ run as they do over a collected lake.
 Prints per query the median and the best CPU time (this process's, so other load on the
 host counts little) of `repeat` plannings (each with a fresh source
 and planner, the statistics built once beforehand), and `--profile` a cProfile of one
-query. `plan_fingerprint` is the chosen plan as text (tests/test_plan_stability.py)."""
+query. `plan_fingerprint` is the chosen plan as text (tests/optimizer/test_plan_stability.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,11 @@
 """TPC-H's tables as a planner sees them, without Spark or a database: their TableInfo
-(`tpch_lookup`) and made-up statistics (`MadeUpStatistics`), for the planner's tests."""
+(`tpch_lookup`) and made-up statistics (`MadeUpStatistics`, and `KeyedStatistics` with some
+columns' distinct counts given), for the planner's tests."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
 
 from benchmarks.tpch_queries import PARTITION_KEYS, ROWS, SCHEMA
 from metastore.catalog import PartitionKey, TableInfo
@@ -12,7 +16,15 @@ from metastore.statistics import ColumnSummary, PartitionRows, TableSummary
 from metastore.types import parse_key_type
 from optimizer.estimate.sources import StatisticsSource
 
-__all__ = ["ROWS", "SCHEMA", "TPCH_INFO", "MadeUpStatistics", "info", "tpch_lookup"]
+__all__ = [
+    "ROWS",
+    "SCHEMA",
+    "TPCH_INFO",
+    "KeyedStatistics",
+    "MadeUpStatistics",
+    "info",
+    "tpch_lookup",
+]
 
 
 def info(
@@ -78,3 +90,19 @@ class MadeUpStatistics(StatisticsSource):
 
     def partitions(self, name: str, query: PartitionQuery) -> list[PartitionRows]:
         return []
+
+
+class KeyedStatistics(MadeUpStatistics):
+    """The made-up statistics with the distinct counts `ndv` gives for some columns (a key
+    column has one value per row of the table it keys)."""
+
+    def __init__(self, ndv: Mapping[str, float]) -> None:
+        self.ndv = dict(ndv)
+
+    def summary(self, name: str, query: PartitionQuery) -> TableSummary:
+        summary = super().summary(name, query)
+        columns = {
+            column: replace(found, ndv=float(self.ndv[column])) if column in self.ndv else found
+            for column, found in summary.columns.items()
+        }
+        return replace(summary, columns=columns)

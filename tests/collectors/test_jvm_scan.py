@@ -1,0 +1,292 @@
+"""The one-pass JVM collection scan (collectors.jvm_scan) against Spark's own aggregates on
+the same data: every exact figure equal, every sketch estimating the same (both are fed the
+same values), over every column type, partitions split across tasks and merged, a NULL
+partition key, an unpartitioned table, and the row sample."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import math
+import random
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from collectors import jvm_scan
+from collectors.aggregations import (
+    ColumnRecord,
+    aggregate_expressions,
+    column_records,
+    plan_columns,
+    sample_record,
+    sampled,
+    with_draw,
+)
+from collectors.driver_rows import driver_rows
+from collectors.jvm_scan import ScanUnavailable, scan, scan_method, spec, top_k_map_size
+from collectors.spark_session import session_settings, spark_session
+from metastore.errors import StatlasError
+from metastore.histograms import (
+    merge_frequent_items,
+    merge_hll,
+    merge_kll,
+    merge_theta,
+    most_common,
+)
+from metastore.hive_paths import partition_name
+
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
+SEED = 11
+
+
+def rows_table(rng: random.Random, rows: int) -> pa.Table:
+    def values(make: Any) -> list[Any]:  # about 15% NULLs
+        return [None if rng.random() < 0.15 else make() for _ in range(rows)]
+
+    day0 = dt.date(2024, 1, 1)
+    utc0 = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+    local0 = dt.datetime(2024, 1, 1)
+    names = ["ä", "b", "", "zz", "日本"]
+    return pa.table(
+        {
+            "flag": pa.array(values(lambda: rng.random() < 0.3), pa.bool_()),
+            "tiny": pa.array(values(lambda: rng.randrange(-128, 128)), pa.int8()),
+            "small": pa.array(values(lambda: rng.randrange(-3000, 3000)), pa.int16()),
+            "id": pa.array(values(lambda: rng.randrange(5_000)), pa.int32()),
+            "big": pa.array(values(lambda: rng.randrange(-(2**50), 2**50)), pa.int64()),
+            "ratio": pa.array(values(rng.random), pa.float32()),
+            "score": pa.array(
+                values(lambda: rng.choice([1.5, -0.0, 0.0, float("nan"), rng.random() * 100])),
+                pa.float64(),
+            ),
+            "amount": pa.array(
+                values(lambda: Decimal(rng.randrange(-100_000, 100_000)) / 100),
+                pa.decimal128(10, 2),
+            ),
+            "huge": pa.array(
+                values(lambda: Decimal(rng.randrange(10**25)) / 10**5), pa.decimal128(30, 5)
+            ),
+            "day": pa.array(values(lambda: day0 + dt.timedelta(rng.randrange(400))), pa.date32()),
+            "at": pa.array(
+                values(lambda: utc0 + dt.timedelta(seconds=rng.randrange(10**7))),
+                pa.timestamp("us", tz="UTC"),
+            ),
+            "local": pa.array(
+                values(lambda: local0 + dt.timedelta(microseconds=rng.randrange(10**12))),
+                pa.timestamp("us"),
+            ),
+            "name": values(lambda: rng.choice([*names, f"n{rng.randrange(300)}"])),
+            "blob": pa.array(
+                values(lambda: bytes([rng.randrange(256)]) * rng.randrange(4)), pa.binary()
+            ),
+            "tags": values(lambda: ["a", "b"][: rng.randrange(3)]),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Partitions by (dt, region): one of three files, one NULL-keyed, one of 3,000 rows
+    (beyond the sketches' exact modes), the rest small."""
+    rng = random.Random(SEED)
+    root = tmp_path_factory.mktemp("jvm-scan") / "events"
+    layout = [
+        (["2024-01-01", "emea"], [150, 90, 60]),
+        (["2024-01-01", "apac"], [120]),
+        (["2024-01-02", "emea"], [3_000]),
+        ([None, "emea"], [80]),
+        (["2024-01-03", None], [40]),
+    ]
+    for values, files in layout:
+        directory = root / partition_name(["dt", "region"], values)
+        directory.mkdir(parents=True)
+        for i, rows in enumerate(files):
+            pq.write_table(rows_table(rng, rows), directory / f"part-{i:05d}.parquet")
+    return root
+
+
+def by_partition(frame: Any, keys: list[str]) -> dict[tuple[Any, ...], Any]:
+    return {tuple(row[k] for k in keys): row for row in frame.collect()}
+
+
+def plans_of(frame: Any, keys: list[str]) -> list[Any]:
+    return plan_columns(
+        [(f.name, f.dataType.simpleString()) for f in frame.schema.fields if f.name not in keys]
+    )
+
+
+def spark_aggregates(frame: Any, keys: list[str], plans: list[Any], rate: float) -> Any:
+    drawn = with_draw(frame, rate)
+    grouped = drawn.groupBy(*keys) if keys else drawn.groupBy()
+    return grouped.agg(*aggregate_expressions(plans, rate))
+
+
+def comparable(items: list[tuple[Any, int]]) -> list[tuple[str, int]]:
+    """Heavy hitters with NaN comparable to itself (NaN != NaN in Python)."""
+    return [(repr(value), count) for value, count in items]
+
+
+def assert_same_column(jvm: ColumnRecord, spark: ColumnRecord, rows: int) -> None:
+    where = jvm.name
+    assert jvm.null_count == spark.null_count, where
+    assert (jvm.min_value, jvm.max_value) == (spark.min_value, spark.max_value), where
+    assert (jvm.total_len, jvm.max_len) == (spark.total_len, spark.max_len), where
+    assert jvm.top_k_items == spark.top_k_items, where
+    for mine, theirs, merge in (
+        (jvm.hll, spark.hll, merge_hll),
+        (jvm.theta, spark.theta, merge_theta),
+    ):
+        assert (mine is None) == (theirs is None), where
+        if mine is not None and theirs is not None:
+            a, b = merge([mine]).get_estimate(), merge([theirs]).get_estimate()
+            assert math.isclose(a, b, rel_tol=0.02 if rows > 1_000 else 1e-12), (where, a, b)
+    assert (jvm.kll is None) == (spark.kll is None), where
+    if jvm.kll is not None and spark.kll is not None:
+        a, b = merge_kll([jvm.kll]), merge_kll([spark.kll])
+        assert a.n == b.n, where
+        if a.n:
+            assert (a.get_min_value(), a.get_max_value()) == (b.get_min_value(), b.get_max_value())
+            for q in (0.1, 0.5, 0.9):
+                if a.n <= 200:
+                    assert a.get_quantile(q) == b.get_quantile(q), (where, q)
+                else:  # both within KLL's rank error of the truth: of each other within twice
+                    # it (a value with a mass of its own spans the ranks from below to above it)
+                    x = a.get_quantile(q)
+                    low, high = b.get_rank(x, inclusive=False), b.get_rank(x, inclusive=True)
+                    assert low - 0.04 <= q <= high + 0.04, (where, q, low, high)
+    assert (jvm.top_k is None) == (spark.top_k is None), where
+    if jvm.top_k is not None and spark.top_k is not None:
+        a = comparable(most_common(merge_frequent_items([jvm.top_k], jvm.top_k_items), 10))
+        b = comparable(most_common(merge_frequent_items([spark.top_k], spark.top_k_items), 10))
+        if rows <= 200:
+            assert a == b, where
+        else:
+            assert [v for v, _ in a[:3]] == [v for v, _ in b[:3]], where
+
+
+def compare(frame: Any, keys: list[str], rate: float = 0.0) -> dict[tuple[Any, ...], Any]:
+    plans = plans_of(frame, keys)
+    assert scan_method(frame.sparkSession, plans) == "jvm"
+    mine = by_partition(scan(frame, keys, plans, rate, SEED, 8), keys)
+    theirs = by_partition(spark_aggregates(frame, keys, plans, rate), keys)
+    assert mine.keys() == theirs.keys()
+    for key, row in mine.items():
+        rows = int(row["__rows"])
+        assert rows == int(theirs[key]["__rows"]), key
+        pairs = zip(column_records(row, plans), column_records(theirs[key], plans), strict=True)
+        for a, b in pairs:
+            assert_same_column(a, b, rows)
+    return mine
+
+
+def test_one_pass_scan_equals_spark_aggregates(spark: Any, lake: Path) -> None:
+    frame = spark.read.parquet(str(lake))
+    # one file per task: the partition of three files is merged from three tasks' states
+    small = {"spark.sql.files.maxPartitionBytes": "1024", "spark.sql.files.openCostInBytes": "1024"}
+    with session_settings(spark, small):
+        assert frame.rdd.getNumPartitions() >= 7
+        mine = compare(frame, ["dt", "region"])
+    assert len(mine) == 5
+    assert int(mine[("2024-01-01", "emea")]["__rows"]) == 300
+    assert ("__HIVE_DEFAULT_PARTITION__", "emea") in mine or (None, "emea") in mine
+    types = {f.name: f.dataType.simpleString() for f in frame.schema.fields}
+    assert types["local"] == "timestamp_ntz"
+    assert types["huge"] == "decimal(30,5)"
+
+
+def test_unpartitioned_table_and_empty_table(spark: Any, tmp_path: Path) -> None:
+    pq.write_table(rows_table(random.Random(3), 500), tmp_path / "flat.parquet")
+    frame = spark.read.parquet(str(tmp_path / "flat.parquet"))
+    mine = compare(frame, [])
+    assert int(mine[()]["__rows"]) == 500
+    empty = frame.limit(0)
+    plans = plans_of(empty, [])
+    rows = scan(empty, [], plans, 0.0, SEED, 1).collect()
+    theirs = spark_aggregates(empty, [], plans, 0.0).collect()
+    assert len(rows) <= 1
+    assert [r["__rows"] for r in rows] in ([0], [])
+    assert theirs[0]["__rows"] == 0
+
+
+def test_row_sample_keeps_every_row_at_rate_one(spark: Any, lake: Path) -> None:
+    frame = spark.read.parquet(str(lake / "dt=2024-01-01"))
+    keys = ["region"]
+    plans = plans_of(frame, keys)
+    mine = by_partition(scan(frame, keys, plans, 1.0, SEED, 2), keys)
+    theirs = by_partition(spark_aggregates(frame, keys, plans, 1.0), keys)
+    # the day's two partitions, 300 and 120 rows: the loop below checks each of them
+    assert sorted(mine) == sorted(theirs) == [("apac",), ("emea",)]
+    assert [int(mine[k]["__rows"]) for k in [("apac",), ("emea",)]] == [120, 300]
+    columns = [p.alias for p in sampled(plans)]
+    assert len(columns) == 13  # every column but the binary and the array one
+    for key in mine:
+        a, b = sample_record(mine[key], plans), sample_record(theirs[key], plans)
+        assert a is not None
+        assert b is not None
+        assert a[0] == b[0] == int(mine[key]["__rows"])
+        rows_a = sorted(repr([r[c] for c in columns]) for r in mine[key]["__sample"])
+        rows_b = sorted(repr([r[c] for c in columns]) for r in theirs[key]["__sample"])
+        assert rows_a == rows_b
+    # at a rate below one, about that share of the rows is drawn
+    drawn = by_partition(scan(frame, keys, plans, 0.5, SEED, 2), keys)
+    total = sum(len(r["__sample"]) for r in drawn.values())
+    assert 0.4 * 420 < total < 0.6 * 420
+
+
+def test_scan_method_choice(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    plans = plan_columns([("id", "bigint"), ("span", "interval day to second")])
+    assert scan_method(spark, plans[:1]) == "jvm"
+    assert scan_method(spark, plans) == "spark"  # a type it does not describe: Spark's aggregates
+    with pytest.raises(ScanUnavailable, match="cannot describe interval"):
+        scan_method(spark, plans, "jvm")
+    monkeypatch.setenv("STATLAS_SCAN", "spark")
+    assert scan_method(spark, plans[:1]) == "spark"
+    assert scan_method(spark, plans[:1], "jvm") == "jvm"
+
+
+def test_column_plan_text() -> None:
+    id_plan, name_plan, tags_plan = plan_columns(
+        [("id", "bigint"), ("name", "string"), ("tags", "array<string>")]
+    )
+    assert spec(id_plan).startswith("alias=c0,minmax,distinct=theta,kll,topk=longs,")
+    assert spec(name_plan).startswith("alias=c1,minmax,length,distinct=theta,topk=strings,")
+    assert spec(tags_plan).startswith("alias=c2,hll=")
+    assert top_k_map_size(100) == 256
+    assert top_k_map_size(3) == 4
+
+
+def test_driver_rows_streams_every_row_a_few_partitions_per_job(spark: Any) -> None:
+    frame = spark.range(0, 1_000, numPartitions=7).selectExpr("id", "id * 2 AS twice")
+    context = spark.sparkContext
+    context.setJobGroup("driver-rows-test", "driver_rows test")
+    try:
+        rows = list(driver_rows(frame, partitions_per_job=3))
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+    assert [tuple(r) for r in rows] == [tuple(r) for r in frame.collect()]
+    assert rows[0].twice == 0
+    assert rows[-1].asDict() == {"id": 999, "twice": 1998}
+    assert len(context.statusTracker().getJobIdsForGroup("driver-rows-test")) == 3  # 3+3+1
+    assert list(driver_rows(frame.limit(0))) == []
+
+
+def test_a_failed_jar_build_falls_back_to_sparks_aggregates(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    package = tmp_path / "src" / "statlas" / "collect"
+    package.mkdir(parents=True)
+    (package / "Broken.java").write_text("package statlas.collect; class Broken { int x = ; }")
+    monkeypatch.setattr(jvm_scan, "SOURCES", tmp_path / "src")
+    monkeypatch.setattr(jvm_scan, "JAR", tmp_path / "statlas-collect.jar")
+    with pytest.raises(StatlasError, match="building the collection scan's jar failed"):
+        jvm_scan.scan_jar()
+    assert not (tmp_path / "statlas-collect.jar").exists()
+    with caplog.at_level(logging.WARNING, logger="collectors.spark_session"):
+        session = spark_session("local[2]")  # the running session, not an error
+    assert session.sparkContext is spark.sparkContext
+    assert "collecting with Spark's aggregates" in caplog.text

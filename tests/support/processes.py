@@ -1,0 +1,37 @@
+"""Processes the tests start: a free port on loopback for them, the end of their logs, and
+stopping a process's whole group."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def log_tail(path: Path, lines: int = 30) -> str:
+    text = path.read_text(errors="replace") if path.exists() else ""
+    return f"--- {path.name}:\n" + "\n".join(text.splitlines()[-lines:])
+
+
+def stop_group(process: subprocess.Popen[Any]) -> None:
+    """Terminate the process group of a process we started in a session of its own."""
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+    except ProcessLookupError:
+        process.wait(timeout=30)
