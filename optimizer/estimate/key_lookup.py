@@ -363,8 +363,8 @@ def distinct_in(sample: Sample, rows: np.ndarray, name: str) -> int | None:
     None when the sample lacks the column."""
     if name not in sample.columns:
         return None
-    column = sample_table(sample, (name,), rows)[name]
-    return int(pc.count_distinct(column, mode="only_valid").as_py())
+    codes = _codes(sample, name)[rows]  # the column's codes, kept with the sample
+    return int(np.count_nonzero(np.bincount(codes[codes >= 0]))) if codes.size else 0
 
 
 def sample_table(
@@ -393,10 +393,22 @@ def distinct_tuples(side: ScanSample, names: tuple[str, ...]) -> tuple[int, list
     sample, passed = loaded
     if not passed.any() or any(name not in sample.columns for name in names):
         return None
-    table = sample_table(sample, names, passed)
-    combinations = int(table.group_by(list(names)).aggregate([]).num_rows)
-    singles = [int(pc.count_distinct(table[name], mode="all").as_py()) for name in names]
-    return combinations, singles
+    # each column's codes (kept with the sample), NULL as one more value, then the
+    # combinations as one mixed-radix number per row
+    columns = [_codes(sample, name)[passed] + 1 for name in names]
+    singles = [int(np.count_nonzero(np.bincount(codes))) for codes in columns]
+    combined = np.zeros(int(passed.sum()), dtype=np.int64)
+    for codes in columns:
+        radix = int(codes.max()) + 1
+        if radix and combined.size and int(combined.max()) > (2**62) // radix:
+            return _distinct_rows(sample, names, passed), singles  # too many to number
+        combined = combined * radix + codes
+    return int(np.unique(combined).size), singles
+
+
+def _distinct_rows(sample: Sample, names: tuple[str, ...], rows: np.ndarray) -> int:
+    """The distinct combinations of the columns `names` among `rows`, by Arrow's grouping."""
+    return int(sample_table(sample, names, rows).group_by(list(names)).aggregate([]).num_rows)
 
 
 def distinct_tuple_share(side: ScanSample, names: tuple[str, ...]) -> float | None:
