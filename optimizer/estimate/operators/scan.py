@@ -15,9 +15,9 @@ from optimizer.estimate.column import ColumnEstimate, unknown_column
 from optimizer.estimate.key_lookup import ScanSample
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.key_sets import conjuncts_of, unqualified, with_key_sets
-from optimizer.estimate.predicates import BASIC, SKETCH, selectivity
+from optimizer.estimate.predicates import BASIC, SKETCH, Level, selectivity
 from optimizer.estimate.tail import tail_ratio
-from optimizer.estimate.values import DEFAULT, ESTIMATED, EXACT, Estimate
+from optimizer.estimate.values import DEFAULT, ESTIMATED, EXACT, Estimate, Precision
 from optimizer.partition_predicates import selection_of, split_partition_conjuncts
 from optimizer.plan import ColumnRef, Scan, conjunction
 
@@ -44,7 +44,7 @@ def derive(stats: StatsQuery, node: Scan) -> NodeStats:
     for ref in node.output():
         columns.setdefault(ref, unknown_column(rows))
     row_size = sum(c.width for c in columns.values())
-    precision = EXACT if partitions or not info.partition_keys else ESTIMATED
+    precision: Precision = EXACT if partitions or not info.partition_keys else ESTIMATED
     source = "partition stats" if usable else "table stats"
     if not partitions and summary.partitions == 0:
         precision, source = DEFAULT, "no statistics (run statlas collect)"
@@ -70,7 +70,7 @@ def partition_conjuncts(stats: StatsQuery, node: Scan) -> tuple[list[exp.Expr], 
     return split_partition_conjuncts(node, stats.table(node.table))
 
 
-def _from_summary(column: Any, rows: float, level: str) -> ColumnEstimate:
+def _from_summary(column: Any, rows: float, level: Level) -> ColumnEstimate:
     non_null = rows - column.null_count
     if column.ndv is None:
         ndv = Estimate(max(non_null, 1.0), DEFAULT, "default:ndv=rows")
