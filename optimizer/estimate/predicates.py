@@ -23,6 +23,7 @@ from typing import Any, Final, Literal, get_args
 
 from sqlglot import exp
 
+from metastore.column_type import ColumnType
 from optimizer.estimate.column import ColumnEstimate, encode, encode_string
 from optimizer.estimate.selectivity import (
     SEED_INEQUALITY,
@@ -43,7 +44,6 @@ DEFAULT_SELECTIVITY = 1.0 / 3.0  # a predicate nothing is known about (the propo
 DEFAULT_IS_NULL = 0.01  # IS NULL on a column without statistics
 DEFAULT_LIKE = 0.1  # LIKE with a pattern that is not a plain prefix
 KLL_RANK_ERROR = 0.0165  # KLL k=200: normalised rank error (two-sided, 99% confidence)
-INTEGRAL_TYPES = ("tinyint", "smallint", "int", "bigint")
 
 Columns = Mapping[ColumnRef, ColumnEstimate]
 
@@ -301,15 +301,12 @@ def _in_list(predicate: exp.In, state: dict[ColumnRef, ColumnEstimate], level: L
     return estimate
 
 
-INTEGER_TYPES = ("tinyint", "smallint", "int", "bigint")
-
-
 def expected_present(column: ColumnEstimate, unlisted: int) -> float:
     """Of `unlisted` IN-list values outside the most-common values, how many the column is
     expected to hold: on an integer column, its distinct values cover NDV / (max - min + 1)
     of the keys in [min, max] (TPC-H orders leave every third customer out, the Zipf data
     four in five), so k arbitrary keys find about k times that, never fewer than one."""
-    if unlisted <= 1 or column.type not in INTEGER_TYPES or column.values is not None:
+    if unlisted <= 1 or not ColumnType.of(column.type).integral or column.values is not None:
         return float(unlisted)
     low, high = column.low, column.high
     if not isinstance(low, int) or not isinstance(high, int) or high < low:
@@ -367,7 +364,7 @@ def narrow_range(
     below = 1.0 if hi is None else column.linear_cdf(hi)
     if above is None or below is None:
         return from_kll
-    step = 1.0 if column.type in INTEGRAL_TYPES or column.type == "date" else 0.0
+    step = 1.0 if ColumnType.of(column.type).integral or column.type == "date" else 0.0
     span = (encode(column.high) or 0.0) - (encode(column.low) or 0.0) + step
     linear = clamp_fraction(below - above + (step / span if span > 0 and lo == hi else 0.0))
     return min(max(linear, from_kll - KLL_RANK_ERROR, 0.0), from_kll + KLL_RANK_ERROR)
@@ -453,7 +450,7 @@ def _literal(expression: exp.Expr, column: ColumnEstimate) -> Any:
 
 def _typed(text: str, is_string: bool, type_: str) -> Any:
     try:
-        if type_ in ("tinyint", "smallint", "int", "bigint"):
+        if ColumnType.of(type_).integral:
             return int(Decimal(text)) if Decimal(text) == int(Decimal(text)) else float(text)
         if type_ in ("float", "double"):
             return float(text)
