@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
+from metastore.column_type import ColumnType
 from optimizer.estimate.column import ColumnEstimate, unknown_column
 from optimizer.estimate.key_lookup import ScanSample
 from optimizer.estimate.node_stats import NodeStats
@@ -24,7 +25,7 @@ from optimizer.plan import ColumnRef, Scan, conjunction
 if TYPE_CHECKING:
     from optimizer.estimate.stats_query import StatsQuery
 
-TYPE_WIDTH = {"tinyint": 1, "smallint": 2, "int": 4, "bigint": 8, "float": 4, "double": 8}
+OTHER_WIDTH = 8  # bytes of a value of a non-numeric type without a collected average length
 
 
 def derive(stats: StatsQuery, node: Scan) -> NodeStats:
@@ -80,7 +81,7 @@ def _from_summary(column: Any, rows: float, level: Level) -> ColumnEstimate:
             max(1.0, float(column.ndv)), EXACT if exact_small else ESTIMATED, column.ndv_source
         )
     level_mcv = level != BASIC
-    width = column.avg_len if column.avg_len is not None else TYPE_WIDTH.get(column.type, 8)
+    width = column.avg_len if column.avg_len is not None else _type_width(column.type)
     mcv = _provable_mcvs(column, rows) if level_mcv and rows else ()
     heavy = [f * rows for _, f in mcv]
     return ColumnEstimate(
@@ -110,3 +111,10 @@ def _provable_mcvs(column: Any, rows: float) -> tuple[tuple[Any, float], ...]:
     if error == 0:  # an exact sketch: every value it holds, with its true count
         return tuple((v, c / rows) for v, c in column.mcv)
     return tuple((v, c / rows) for v, c in column.mcv if c - error > average)
+
+
+def _type_width(type_: str) -> int:
+    kind = ColumnType.of(type_)
+    if kind.family in ("integral", "fractional") and kind.width is not None:
+        return kind.width
+    return OTHER_WIDTH
