@@ -27,12 +27,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from metastore.column_type import ColumnType
 from metastore.histograms import HLL_LG_K, KLL_K, THETA_LG_K
 from metastore.samples import encode_sample, sample_kind
 from metastore.types import format_value
 
-INTEGRAL = ("tinyint", "smallint", "int", "bigint")
-FRACTIONAL = ("float", "double")
 TOP_K_ITEMS = 100
 SAMPLE_SEED = 20261122
 DRAW = "__statlas_draw"
@@ -61,7 +60,7 @@ class ColumnPlan:
 
     @property
     def numeric(self) -> bool:
-        return self.type in INTEGRAL or self.type in FRACTIONAL or self.type.startswith("decimal")
+        return ColumnType.of(self.type).family in ("integral", "fractional", "decimal")
 
     @property
     def temporal(self) -> bool:
@@ -83,13 +82,13 @@ class ColumnPlan:
     def has_theta(self) -> bool:
         if self.theta is not None:
             return self.theta and self.has_sketches
-        return self.type in INTEGRAL or self.type == "string"
+        return ColumnType.of(self.type).integral or self.type == "string"
 
     @property
     def top_k_items(self) -> str:
-        if self.type in INTEGRAL or self.temporal:
+        if ColumnType.of(self.type).integral or self.temporal:
             return TopKItems.LONGS
-        if self.type in FRACTIONAL or self.type.startswith("decimal"):
+        if ColumnType.of(self.type).family in ("fractional", "decimal"):
             return TopKItems.DOUBLES
         return TopKItems.STRINGS
 

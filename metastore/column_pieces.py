@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from metastore.column_type import ColumnType
 from metastore.histograms import (
     merge_hll,
     merge_kll,
@@ -20,8 +21,6 @@ from metastore.histograms import (
     merge_theta,
     text_form,
 )
-
-INTEGRAL_TYPES = ("tinyint", "smallint", "int", "bigint")
 
 
 @dataclass(frozen=True)
@@ -136,7 +135,7 @@ def _blob(value: Any) -> bytes | None:
 
 def value_parser(type_: str) -> Callable[[str], Any]:
     """A stored min/max text as a value of the column's type."""
-    if type_ in INTEGRAL_TYPES:
+    if ColumnType.of(type_).integral:
         return int
     if type_ in ("float", "double"):
         return float

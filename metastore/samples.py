@@ -31,6 +31,7 @@ from pyarrow import ipc
 from sqlalchemy import Connection, Engine
 
 from metastore.catalog import TableInfo, get_table
+from metastore.column_type import ColumnType
 from metastore.engine import run_read
 from metastore.errors import InvalidValue
 from metastore.lookup import PartitionQuery, build_predicate
@@ -49,12 +50,12 @@ PARTITION_ID, WEIGHT = "__partition_id", "__weight"  # columns of pooled samples
 # Arrow IPC's buffer compression of stored samples of at least COMPRESS_ROWS rows (a smaller
 # one decodes faster uncompressed: a decompression per buffer costs more than it saves)
 SAMPLE_COMPRESSION, COMPRESS_ROWS = "lz4", 2048
-NUMERIC_TYPES = ("tinyint", "smallint", "int", "bigint", "float", "double", "boolean")
+NUMERIC_FAMILIES = ("integral", "fractional", "decimal", "boolean")  # sampled as numbers
 
 
 def sample_kind(type_: str) -> str | None:
     """How a column's values are sampled: as numbers, as strings, or not at all."""
-    if type_ in NUMERIC_TYPES or type_.startswith("decimal"):
+    if ColumnType.of(type_).family in NUMERIC_FAMILIES:
         return NUMBER
     if type_ in ("date", "timestamp", "timestamp_ntz"):
         return NUMBER
@@ -84,7 +85,7 @@ def from_number(value: float, type_: str) -> Any:
         return EPOCH + dt.timedelta(microseconds=round(value))
     if type_ == "boolean":
         return bool(value)
-    if type_ in ("tinyint", "smallint", "int", "bigint"):
+    if ColumnType.of(type_).integral:
         return int(value)
     if type_.startswith("decimal"):
         return Decimal(repr(value))

@@ -15,7 +15,8 @@ from datasketches import frequent_items_error_type
 from sqlalchemy import Connection, Engine, func, select
 
 from metastore.catalog import TableInfo, get_table
-from metastore.column_pieces import INTEGRAL_TYPES, ColumnPiece, value_parser
+from metastore.column_pieces import ColumnPiece, value_parser
+from metastore.column_type import ColumnType
 from metastore.engine import run_read
 from metastore.errors import UnknownColumn
 from metastore.histograms import (
@@ -323,7 +324,7 @@ def decimal_scale(type_: str) -> int:
 def histogram_scale(type_: str) -> int | None:
     """The grid of a column's histogram edges: steps of 10**-scale, None for real numbers."""
     # as sketched: integers as they are, dates in days, timestamps in microseconds
-    if type_ in INTEGRAL_TYPES or type_ == "date" or type_.startswith("timestamp"):
+    if ColumnType.of(type_).integral or type_ == "date" or type_.startswith("timestamp"):
         return 0
     if type_.startswith("decimal"):
         scale = decimal_scale(type_)

@@ -13,7 +13,7 @@ from functools import cached_property
 
 from sqlglot import exp
 
-from optimizer.plan import conjuncts
+from optimizer.plan import JoinKind, conjuncts
 from optimizer.sql_scope import from_items, plain_from_items, relation_names
 
 NULL_ON_NO_ROWS = (exp.Min, exp.Max, exp.Sum, exp.Avg)
@@ -81,7 +81,9 @@ class SemiOrigin:
     outer: exp.Select  # the SELECT whose WHERE holds the predicate
 
     @staticmethod
-    def of(kind: str, inner: exp.Expr, query: exp.Expr, outer: exp.Select) -> SemiOrigin | None:
+    def of(
+        kind: JoinKind, inner: exp.Expr, query: exp.Expr, outer: exp.Select
+    ) -> SemiOrigin | None:
         """`kind`: the semi or anti join planned for `inner` (the EXISTS or IN expression,
         without its NOT), `query` its subquery's SELECT."""
         if not isinstance(query, exp.Select) or (kind == "anti" and isinstance(inner, exp.In)):

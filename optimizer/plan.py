@@ -8,7 +8,7 @@ name the column a predicate reads.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, get_args
 
 from sqlglot import exp
 
@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 ColumnRef = tuple[str, str]  # (relation alias, column name)
 
-JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti", "cross")
+JoinKind = Literal["inner", "left", "right", "full", "semi", "anti", "cross"]
+JOIN_KINDS: tuple[JoinKind, ...] = get_args(JoinKind)
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,7 +103,7 @@ class Join(Node):
 
     left: Node
     right: Node
-    kind: str
+    kind: JoinKind
     keys: tuple[tuple[ColumnRef, ColumnRef], ...] = ()
     residual: exp.Expr | None = None
     select: exp.Select | None = field(default=None, repr=False)

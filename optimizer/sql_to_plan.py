@@ -46,10 +46,12 @@ from metastore.catalog import TableInfo
 from metastore.errors import StatlasError, UnknownColumn
 from optimizer.origins import ScalarOrigin, SemiOrigin
 from optimizer.plan import (
+    JOIN_KINDS,
     Aggregate,
     ColumnRef,
     Filter,
     Join,
+    JoinKind,
     Limit,
     Node,
     Project,
@@ -206,7 +208,7 @@ def _intersect_or_except(node: exp.Intersect | exp.Except, context: _Context, al
         base = Aggregate(left, tuple(e.copy() for _, e in outputs), outputs)
     else:
         base = Project(left, outputs)
-    kind = "semi" if isinstance(node, exp.Intersect) else "anti"
+    kind: JoinKind = "semi" if isinstance(node, exp.Intersect) else "anti"
     return Join(base, right, kind, tuple(zip(names, right.output(), strict=True)))
 
 
@@ -298,15 +300,22 @@ def _relation(source: exp.Expr, context: _Context) -> tuple[str, Node]:
     raise InvalidQuery(f"unsupported FROM item: {source.key.upper()}")
 
 
-def _join_kind(join: exp.Join) -> str:
+def _join_kind(join: exp.Join) -> JoinKind:
     side, kind = (join.side or "").lower(), (join.kind or "").lower()
     if side in ("left", "right", "full"):
         if kind in ("semi", "anti"):
-            return kind
-        return side
+            return _known_kind(kind)
+        return _known_kind(side)
     if kind in ("semi", "anti", "cross"):
-        return kind
+        return _known_kind(kind)
     return "inner" if join.args.get("on") is not None or join.args.get("using") else "cross"
+
+
+def _known_kind(text: str) -> JoinKind:
+    """A join kind as sqlglot spells it, narrowed to the plan's JoinKind."""
+    if text in JOIN_KINDS:
+        return text
+    raise InvalidQuery(f"unsupported join kind: {text.upper()}")
 
 
 def _written_joins(

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from optimizer.plan import conjuncts
+from optimizer.plan import JoinKind, conjuncts
 from optimizer.sql_scope import free_aliases, scope_aliases
 
 
-def subquery_predicate(predicate: exp.Expr) -> tuple[str, exp.Expr] | None:
+def subquery_predicate(predicate: exp.Expr) -> tuple[JoinKind, exp.Expr] | None:
     """("semi" or "anti", the IN or EXISTS expression) of `[NOT] IN (subquery)` and
     `[NOT] EXISTS`, else None."""
     negated = isinstance(predicate, exp.Not)

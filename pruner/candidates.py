@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from metastore.column_type import ColumnType
 from optimizer.physical.plan import PhysicalNode
 from optimizer.plan import (
     Aggregate,
@@ -52,18 +53,6 @@ from optimizer.plan import (
 )
 
 MAP_JOIN = "map"  # the physical algorithm whose small sides can prune
-
-TYPE_FAMILIES = {
-    "tinyint": "integral",
-    "smallint": "integral",
-    "int": "integral",
-    "bigint": "integral",
-    "string": "string",
-    "date": "date",
-    "timestamp": "timestamp",
-    "timestamp_ntz": "timestamp",
-    "boolean": "boolean",
-}
 
 
 @dataclass(frozen=True)
@@ -314,10 +303,6 @@ def _through_join(join: Join, child: Node, ref: ColumnRef, streamed: bool) -> Or
 
 
 def _family(type_: str) -> str:
-    if type_.startswith("decimal"):
-        return "decimal"
-    if type_ in ("float", "double"):
-        return "floating"
-    if type_.startswith(("varchar", "char")):
-        return "string"
-    return TYPE_FAMILIES.get(type_, type_)
+    """Key types that compare as equal: one family, or the same name for the others."""
+    family = ColumnType.of(type_).family
+    return type_ if family == "other" else family

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Engine
 
-from optimizer.estimate.predicates import SKETCH
+from optimizer.estimate.predicates import SKETCH, Level
 from optimizer.estimate.sources import MetastoreSource, consistently
 from optimizer.estimate.stats_query import StatsQuery
 from optimizer.plan import Node
@@ -20,7 +20,7 @@ def estimated(
     engine: Engine,
     sql: str,
     render: Callable[[Node, StatsQuery], T],
-    level: str = SKETCH,
+    level: Level = SKETCH,
     dialect: str = "spark",
 ) -> T:
     """`render(plan, stats)` of the query: the plan and estimates made from one committed
@@ -34,12 +34,12 @@ def estimated(
     return consistently(source, attempt)
 
 
-def estimate_rows(engine: Engine, sql: str, level: str = SKETCH, dialect: str = "spark") -> float:
+def estimate_rows(engine: Engine, sql: str, level: Level = SKETCH, dialect: str = "spark") -> float:
     return estimated(engine, sql, lambda plan, stats: stats.of(plan).rows.value, level, dialect)
 
 
 def estimate(
-    engine: Engine, sql: str, level: str = SKETCH, dialect: str = "spark"
+    engine: Engine, sql: str, level: Level = SKETCH, dialect: str = "spark"
 ) -> dict[str, Any]:
     from optimizer.estimate.explain import estimate_json
 

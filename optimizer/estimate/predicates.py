@@ -19,10 +19,11 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import replace
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, Final, Literal, get_args
 
 from sqlglot import exp
 
+from metastore.column_type import ColumnType
 from optimizer.estimate.column import ColumnEstimate, encode, encode_string
 from optimizer.estimate.selectivity import (
     SEED_INEQUALITY,
@@ -33,14 +34,16 @@ from optimizer.estimate.selectivity import (
 from optimizer.estimate.values import DEFAULT, ESTIMATED, Estimate, clamp_fraction, weakest
 from optimizer.plan import ColumnRef, column_of
 
-BASIC, HISTOGRAM, SKETCH = "basic", "histogram", "sketch"
-LEVELS = (BASIC, HISTOGRAM, SKETCH)
+Level = Literal["basic", "histogram", "sketch"]  # what the estimates use (docs/estimator.md)
+LEVELS: tuple[Level, ...] = get_args(Level)
+BASIC: Final = "basic"
+HISTOGRAM: Final = "histogram"
+SKETCH: Final = "sketch"
 
 DEFAULT_SELECTIVITY = 1.0 / 3.0  # a predicate nothing is known about (the proposal's 1/3)
 DEFAULT_IS_NULL = 0.01  # IS NULL on a column without statistics
 DEFAULT_LIKE = 0.1  # LIKE with a pattern that is not a plain prefix
 KLL_RANK_ERROR = 0.0165  # KLL k=200: normalised rank error (two-sided, 99% confidence)
-INTEGRAL_TYPES = ("tinyint", "smallint", "int", "bigint")
 
 Columns = Mapping[ColumnRef, ColumnEstimate]
 
@@ -56,7 +59,7 @@ def literal_value(expression: exp.Expr, type_: str) -> Any:
 
 
 def selectivity(
-    predicate: exp.Expr, columns: Columns, level: str
+    predicate: exp.Expr, columns: Columns, level: Level
 ) -> tuple[Estimate, dict[ColumnRef, ColumnEstimate]]:
     """Selectivity of `predicate` and the columns after it."""
     state = dict(columns)
@@ -65,7 +68,7 @@ def selectivity(
 
 
 def _selectivity(
-    predicate: exp.Expr, state: dict[ColumnRef, ColumnEstimate], level: str
+    predicate: exp.Expr, state: dict[ColumnRef, ColumnEstimate], level: Level
 ) -> Estimate:
     if isinstance(predicate, exp.Paren):
         return _selectivity(predicate.this, state, level)
@@ -109,7 +112,7 @@ def _join_sources(op: str, left: Estimate, right: Estimate) -> str:
     return left.source if left.source == right.source else f"{op}({left.source},{right.source})"
 
 
-def _leaf(predicate: exp.Expr, state: dict[ColumnRef, ColumnEstimate], level: str) -> Estimate:
+def _leaf(predicate: exp.Expr, state: dict[ColumnRef, ColumnEstimate], level: Level) -> Estimate:
     if isinstance(predicate, exp.Boolean):
         return Estimate(1.0 if predicate.this else 0.0, ESTIMATED, "constant")
     if isinstance(predicate, exp.Is):
@@ -149,7 +152,7 @@ def _leaf(predicate: exp.Expr, state: dict[ColumnRef, ColumnEstimate], level: st
 
 
 def _comparison(
-    predicate: exp.Binary, state: dict[ColumnRef, ColumnEstimate], level: str
+    predicate: exp.Binary, state: dict[ColumnRef, ColumnEstimate], level: Level
 ) -> Estimate:
     left, right = _without_failing_default(predicate.left, predicate), predicate.right
     left_ref, right_ref = _maybe_column(left, state), _maybe_column(right, state)
@@ -216,7 +219,7 @@ def _without_failing_default(left: exp.Expr, predicate: exp.Binary) -> exp.Expr:
 
 
 def _equality(
-    ref: ColumnRef, state: dict[ColumnRef, ColumnEstimate], level: str, value: Any
+    ref: ColumnRef, state: dict[ColumnRef, ColumnEstimate], level: Level, value: Any
 ) -> Estimate:
     column = state[ref]
     if level == BASIC:
@@ -260,7 +263,7 @@ def equality_fraction(column: ColumnEstimate, value: Any) -> Estimate:
     return Estimate(rest / others, column.ndv.precision, f"{source}:{column.ndv.source}")
 
 
-def _in_list(predicate: exp.In, state: dict[ColumnRef, ColumnEstimate], level: str) -> Estimate:
+def _in_list(predicate: exp.In, state: dict[ColumnRef, ColumnEstimate], level: Level) -> Estimate:
     ref = _column(predicate.this, state)
     column = state[ref]
     values = list(dict.fromkeys(_literal(e, column) for e in predicate.expressions))
@@ -298,15 +301,12 @@ def _in_list(predicate: exp.In, state: dict[ColumnRef, ColumnEstimate], level: s
     return estimate
 
 
-INTEGER_TYPES = ("tinyint", "smallint", "int", "bigint")
-
-
 def expected_present(column: ColumnEstimate, unlisted: int) -> float:
     """Of `unlisted` IN-list values outside the most-common values, how many the column is
     expected to hold: on an integer column, its distinct values cover NDV / (max - min + 1)
     of the keys in [min, max] (TPC-H orders leave every third customer out, the Zipf data
     four in five), so k arbitrary keys find about k times that, never fewer than one."""
-    if unlisted <= 1 or column.type not in INTEGER_TYPES or column.values is not None:
+    if unlisted <= 1 or not ColumnType.of(column.type).integral or column.values is not None:
         return float(unlisted)
     low, high = column.low, column.high
     if not isinstance(low, int) or not isinstance(high, int) or high < low:
@@ -318,7 +318,7 @@ def expected_present(column: ColumnEstimate, unlisted: int) -> float:
 def _range(
     ref: ColumnRef,
     state: dict[ColumnRef, ColumnEstimate],
-    level: str,
+    level: Level,
     low: Any,
     low_inclusive: bool,
     high: Any,
@@ -364,7 +364,7 @@ def narrow_range(
     below = 1.0 if hi is None else column.linear_cdf(hi)
     if above is None or below is None:
         return from_kll
-    step = 1.0 if column.type in INTEGRAL_TYPES or column.type == "date" else 0.0
+    step = 1.0 if ColumnType.of(column.type).integral or column.type == "date" else 0.0
     span = (encode(column.high) or 0.0) - (encode(column.low) or 0.0) + step
     linear = clamp_fraction(below - above + (step / span if span > 0 and lo == hi else 0.0))
     return min(max(linear, from_kll - KLL_RANK_ERROR, 0.0), from_kll + KLL_RANK_ERROR)
@@ -379,7 +379,7 @@ def _cdf(column: ColumnEstimate, code: float, inclusive: bool) -> float | None:
     return column.linear_cdf(code)
 
 
-def _like(predicate: exp.Like, state: dict[ColumnRef, ColumnEstimate], level: str) -> Estimate:
+def _like(predicate: exp.Like, state: dict[ColumnRef, ColumnEstimate], level: Level) -> Estimate:
     ref = _column(predicate.this, state)
     pattern = predicate.expression
     if not isinstance(pattern, exp.Literal) or not pattern.is_string:
@@ -450,7 +450,7 @@ def _literal(expression: exp.Expr, column: ColumnEstimate) -> Any:
 
 def _typed(text: str, is_string: bool, type_: str) -> Any:
     try:
-        if type_ in ("tinyint", "smallint", "int", "bigint"):
+        if ColumnType.of(type_).integral:
             return int(Decimal(text)) if Decimal(text) == int(Decimal(text)) else float(text)
         if type_ in ("float", "double"):
             return float(text)

@@ -19,7 +19,7 @@ from metastore.catalog import TableInfo
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators import aggregate, join, limit_sort, project, scan, union, window
 from optimizer.estimate.operators import filter as filter_
-from optimizer.estimate.predicates import LEVELS, SKETCH
+from optimizer.estimate.predicates import LEVELS, SKETCH, Level
 from optimizer.estimate.sources import StatisticsSource
 from optimizer.plan import (
     Aggregate,
@@ -39,7 +39,7 @@ class StatsQuery:
     """The estimates of one request (a query's planning or its EXPLAIN): per node, cached;
     per table, its schema; per pair of Theta sketches, their intersection."""
 
-    def __init__(self, source: StatisticsSource, level: str = SKETCH) -> None:
+    def __init__(self, source: StatisticsSource, level: Level = SKETCH) -> None:
         if level not in LEVELS:
             raise ValueError(f"unknown level {level!r}")
         self.source, self.level = source, level

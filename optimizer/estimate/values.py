@@ -5,19 +5,23 @@ Combining values keeps the weakest precision."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final, Literal
 
-EXACT, ESTIMATED, DEFAULT = "exact", "estimated", "default"
-_RANK = {EXACT: 0, ESTIMATED: 1, DEFAULT: 2}
+Precision = Literal["exact", "estimated", "default"]
+EXACT: Final = "exact"
+ESTIMATED: Final = "estimated"
+DEFAULT: Final = "default"
+_RANK: dict[Precision, int] = {EXACT: 0, ESTIMATED: 1, DEFAULT: 2}
 
 
-def weakest(*precisions: str) -> str:
+def weakest(*precisions: Precision) -> Precision:
     return max(precisions, key=_RANK.__getitem__, default=EXACT)
 
 
 @dataclass(frozen=True)
 class Estimate:
     value: float
-    precision: str
+    precision: Precision
     source: str
 
     def scaled(self, factor: Estimate) -> Estimate:

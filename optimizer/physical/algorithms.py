@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from metastore.catalog import BucketSpec
 from optimizer.cost import formulas as f
 from optimizer.cost.params import CostParams
+from optimizer.physical.plan import Algorithm
+from optimizer.plan import JoinKind
 
-PREFERENCE = ("smb", "bucket_map", "map", "common")
+PREFERENCE: tuple[Algorithm, ...] = ("smb", "bucket_map", "map", "common")
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ class Side:
 
 @dataclass(frozen=True)
 class JoinChoice:
-    algorithm: str
+    algorithm: Algorithm
     cost: f.Cost
     streamed: int | None  # 0 left, 1 right (map-side algorithms), None for shuffles
     reason: str
@@ -62,7 +64,7 @@ def mappers(stream: Side, p: CostParams) -> float:
     return max(1.0, math.ceil(stream.bytes / p.split_bytes))
 
 
-def hashable_sides(kind: str) -> tuple[int, ...]:
+def hashable_sides(kind: JoinKind) -> tuple[int, ...]:
     """The sides a map join may hold in memory (docs/design.md#join-algorithms, outer joins)."""
     if kind in ("inner", "cross"):
         return (0, 1)
@@ -104,7 +106,7 @@ def big_table(left: Side, right: Side, p: CostParams) -> int:
 
 
 def choose_join(
-    left: Side, right: Side, kind: str, has_keys: bool, out_rows: float, p: CostParams
+    left: Side, right: Side, kind: JoinKind, has_keys: bool, out_rows: float, p: CostParams
 ) -> JoinChoice:
     sides = (left, right)
     candidates: list[JoinChoice] = []
@@ -150,7 +152,7 @@ def choose_join(
     return best
 
 
-def _common_reason(left: Side, right: Side, kind: str, p: CostParams) -> str:
+def _common_reason(left: Side, right: Side, kind: JoinKind, p: CostParams) -> str:
     if kind == "full":
         return "a full outer join streams both sides"
     hashable = [(left, right)[i] for i in hashable_sides(kind)]
@@ -165,7 +167,9 @@ def _common_reason(left: Side, right: Side, kind: str, p: CostParams) -> str:
     return "cheaper than a map join by the cost model"
 
 
-def _skew(left: Side, right: Side, kind: str, out_rows: float, p: CostParams) -> JoinChoice | None:
+def _skew(
+    left: Side, right: Side, kind: JoinKind, out_rows: float, p: CostParams
+) -> JoinChoice | None:
     """Skew join (docs/design.md#join-algorithms): (R1 join R2 on the skewed values) UNION ALL
     (R1 join R2 on the rest); the skewed part runs as a map join streaming the skewed side."""
     skewed_index = 0 if left.heavy_share >= right.heavy_share else 1

@@ -12,7 +12,7 @@ from sqlalchemy import Engine
 from sqlglot import exp
 
 from optimizer.cost.params import CostParams, cost_params
-from optimizer.estimate.predicates import SKETCH
+from optimizer.estimate.predicates import SKETCH, Level
 from optimizer.estimate.sources import MetastoreSource, StatisticsSource, consistently
 from optimizer.estimate.stats_query import StatsQuery
 from optimizer.physical.build import to_physical
@@ -38,7 +38,7 @@ class PhysicalPlan:
     ordering: Ordering
     statement: exp.Expr
     params: CostParams
-    level: str
+    level: Level
     sql: str
 
 
@@ -48,7 +48,7 @@ def plan_query(
     dialect: str = "spark",
     config: Mapping[str, str] | None = None,
     source: StatisticsSource | None = None,
-    level: str = SKETCH,
+    level: Level = SKETCH,
 ) -> PhysicalPlan:
     """Plan `sql`: order joins, choose algorithms, place shuffles, eliminate the unnecessary
     ones. Statistics come from `source` (default: the metastore behind `engine`), of one
@@ -59,7 +59,7 @@ def plan_query(
 
 
 def _plan(
-    sql: str, dialect: str, params: CostParams, source: StatisticsSource, level: str
+    sql: str, dialect: str, params: CostParams, source: StatisticsSource, level: Level
 ) -> PhysicalPlan:
     qualified = build_qualified_plan(sql, source.table, dialect)
     stats = StatsQuery(source, level)

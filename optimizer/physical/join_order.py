@@ -36,6 +36,7 @@ from optimizer.plan import (
     ColumnRef,
     Filter,
     Join,
+    JoinKind,
     Node,
     column_of,
     columns_in,
@@ -360,7 +361,7 @@ class _Joins:
         self,
         left: Node,
         right: Node,
-        kind: str,
+        kind: JoinKind,
         keys: tuple[tuple[ColumnRef, ColumnRef], ...],
         residual: list[exp.Expr],
     ) -> Join:
@@ -377,7 +378,7 @@ class _Joins:
         return found
 
 
-_JoinKey = tuple[Node, Node, str, tuple[tuple[ColumnRef, ColumnRef], ...], tuple[int, ...]]
+_JoinKey = tuple[Node, Node, JoinKind, tuple[tuple[ColumnRef, ColumnRef], ...], tuple[int, ...]]
 
 
 class _Planner:
@@ -455,7 +456,7 @@ class _Planner:
             # two relations (or two joins): the larger on the left, written order on ties
             first, second, a, b = second, first, b, a
         keys, residual = self.graph.condition(a, b)
-        kind = "inner" if keys or residual else "cross"
+        kind: JoinKind = "inner" if keys or residual else "cross"
         join = self.joins.join(first.node, second.node, kind, keys, residual)
         if mask not in self.rows_of:
             self.rows_of[mask] = self.context.rows(join)

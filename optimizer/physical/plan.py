@@ -12,11 +12,13 @@ change. A broadcast input is a map join's hash-table side.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 from optimizer.cost.formulas import Cost
 from optimizer.plan import ColumnRef, Node
 
-ALGORITHMS = ("common", "map", "bucket_map", "smb", "skew")
+Algorithm = Literal["common", "map", "bucket_map", "smb", "skew"]
+ALGORITHMS: tuple[Algorithm, ...] = get_args(Algorithm)
 
 
 @dataclass(eq=False)
@@ -42,7 +44,7 @@ class PhysicalNode:
     row_size: float  # bytes per row of the columns the query reads
     cost: Cost  # this operator's own CPU and IO
     detail: str = ""
-    algorithm: str | None = None  # joins: one of ALGORITHMS
+    algorithm: Algorithm | None = None  # joins
     reason: str = ""  # why this algorithm
     streamed: int | None = None  # map-side joins: the child streamed through
     shuffles: list[Shuffle | None] = field(default_factory=list)  # per child

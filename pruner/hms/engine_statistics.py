@@ -30,6 +30,7 @@ from sqlalchemy import Connection, Engine, func, select
 from thrift.Thrift import TType
 
 from metastore.catalog import get_table
+from metastore.column_type import ColumnType
 from metastore.engine import run_read
 from metastore.lookup import PartitionQuery, build_predicate
 from metastore.models import PartitionStats
@@ -46,21 +47,7 @@ LARGE_PROPERTY_LENGTH = 4000
 EPOCH = dt.datetime(1970, 1, 1)
 EPOCH_DATE = EPOCH.date()
 
-INTEGRAL = ("tinyint", "smallint", "int", "bigint")
-# DataType.defaultSize of the fixed-width types (sql/api .../types/*Type.scala): what
-# ANALYZE writes as avgLen and maxLen for them (CommandUtils.statExprs)
-_DEFAULT_SIZES = {
-    "boolean": 1,
-    "tinyint": 1,
-    "smallint": 2,
-    "int": 4,
-    "bigint": 8,
-    "float": 4,
-    "double": 8,
-    "date": 4,
-    "timestamp": 8,
-    "timestamp_ntz": 8,
-}
+NUMBERS = ("integral", "fractional", "decimal")  # the numeric type families
 _STRING_DEFAULT_SIZE = 20  # StringType.defaultSize
 _BINARY_DEFAULT_SIZE = 100  # BinaryType.defaultSize
 _VARCHAR = re.compile(r"(var)?char\(\s*\d+\s*\)")
@@ -142,7 +129,11 @@ def _spark_type(type_: str) -> str | None:
     """The Spark type name statistics are kept for (char/varchar read as string)."""
     if _VARCHAR.fullmatch(type_):
         return "string"
-    if type_ in _DEFAULT_SIZES or type_ in ("string", "binary") or type_.startswith("decimal"):
+    if (
+        ColumnType.of(type_).width is not None
+        or type_ in ("string", "binary")
+        or type_.startswith("decimal")
+    ):
         return type_
     return None
 
@@ -164,7 +155,11 @@ def _spark_lengths(type_: str, column: ColumnSummary) -> tuple[int, int]:
         # DecimalType.defaultSize: 8 up to Decimal.MAX_LONG_DIGITS (18), else 16
         size = 8 if _decimal_precision(type_) <= 18 else 16
         return size, size
-    return _DEFAULT_SIZES[type_], _DEFAULT_SIZES[type_]
+    # ColumnType's width is DataType.defaultSize: what ANALYZE writes as avgLen and maxLen
+    # (CommandUtils.statExprs); _spark_type admits no other type here
+    width = ColumnType.of(type_).width
+    assert width is not None
+    return width, width
 
 
 def _decimal_precision(type_: str) -> int:
@@ -182,7 +177,7 @@ def spark_external_string(value: Any, type_: str) -> str:
         return _as_date(value).isoformat()
     if type_ in ("timestamp", "timestamp_ntz"):
         return f"{_as_datetime(value):%Y-%m-%d %H:%M:%S.%f}"
-    if type_ in INTEGRAL:
+    if ColumnType.of(type_).integral:
         return str(int(value))
     if type_ == "float":
         return java_double_string(float(value), single=True)
@@ -273,7 +268,7 @@ def spark_histogram(
     days for dates, microseconds for timestamps, as KLL holds them. None where Spark keeps
     no histogram (other types, every value NULL, no sketch)."""
     type_ = _spark_type(column.type)
-    numeric = type_ in INTEGRAL or type_ in ("float", "double") or str(type_).startswith("decimal")
+    numeric = type_ is not None and ColumnType.of(type_).family in NUMBERS
     if not (numeric or type_ in ("date", "timestamp")):
         return None  # CommandUtils.supportsHistogram (no timestamp_ntz there)
     non_null = row_count - column.null_count
@@ -300,7 +295,7 @@ def spark_histogram(
 def _grid_scale(type_: str) -> int | None:
     """The values of integral, date and timestamp columns are whole numbers (as encoded),
     those of decimal(p,s) multiples of 10**-s; float and double have no grid."""
-    if type_ in INTEGRAL or type_ in ("date", "timestamp", "timestamp_ntz"):
+    if ColumnType.of(type_).family in ("integral", "date", "timestamp"):
         return 0
     if type_.startswith("decimal"):
         scale = decimal_scale(type_)
@@ -606,7 +601,7 @@ def hive_statistics_data(
     dvs = 0 if column.ndv is None else distinct_count(column.ndv, non_null)
     low, high = column.min, column.max
     known = low is not None and high is not None
-    if kind in INTEGRAL:
+    if ColumnType.of(kind).integral:
         stats = ttypes.LongColumnStatsData(numNulls=nulls, numDVs=dvs)
         if known:
             stats.lowValue, stats.highValue = int(low), int(high)

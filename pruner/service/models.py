@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from metastore.lookup import PartitionQuery, TupleList
 from optimizer.cost.params import CostParams
+from optimizer.estimate.predicates import Level
 from pruner.service.formats import Text
 
 MAX_BUCKETS = 10_000  # histogram buckets one request may ask for
@@ -70,7 +71,7 @@ Dialect = Literal["spark", "hive"]
 class EstimateRequest(_Strict):
     sql: Text = Field(examples=["SELECT * FROM sales WHERE dt = '2024-03-05'"])
     dialect: Dialect = "spark"
-    level: Literal["basic", "histogram", "sketch"] = "sketch"
+    level: Level = "sketch"
 
 
 class ExplainRequest(_Strict):

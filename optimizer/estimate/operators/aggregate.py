@@ -17,7 +17,7 @@ from optimizer.estimate.group_sizes import group_size_points
 from optimizer.estimate.key_lookup import distinct_tuples
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.expressions import expression_column
-from optimizer.estimate.predicates import BASIC, SKETCH
+from optimizer.estimate.predicates import BASIC, SKETCH, Level
 from optimizer.estimate.selectivity import group_by_rows, seed_group_by_rows
 from optimizer.estimate.values import ESTIMATED, EXACT, Estimate, weakest
 from optimizer.plan import Aggregate
@@ -50,7 +50,7 @@ def derive(stats: StatsQuery, node: Aggregate) -> NodeStats:
     return NodeStats(rows, sum(c.width for c in columns.values()), columns)
 
 
-def groups(child: NodeStats, group_by: tuple[exp.Expr, ...], level: str) -> Estimate:
+def groups(child: NodeStats, group_by: tuple[exp.Expr, ...], level: Level) -> Estimate:
     """The number of groups of GROUP BY `group_by` over the child's rows."""
     keys = [expression_column(k, child) for k in group_by]
     ndvs = [k.ndv.value for k in keys]

@@ -18,7 +18,7 @@ from optimizer.estimate.key_lookup import ScanSample, distinct_in
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.key_sets import conjuncts_of, with_conditions
 from optimizer.estimate.operators.scan import partition_conjuncts
-from optimizer.estimate.predicates import BASIC, SKETCH, selectivity
+from optimizer.estimate.predicates import BASIC, SKETCH, Level, selectivity
 from optimizer.estimate.sample_filter import (
     SampleCount,
     combine_with_sample,
@@ -26,7 +26,7 @@ from optimizer.estimate.sample_filter import (
     holds_every_row,
     worth_sampling,
 )
-from optimizer.estimate.values import ESTIMATED, EXACT, Estimate
+from optimizer.estimate.values import ESTIMATED, EXACT, Estimate, Precision
 from optimizer.partition_predicates import selection_of
 from optimizer.plan import ColumnRef, Filter, Node, Scan
 
@@ -43,7 +43,7 @@ def derive(stats: StatsQuery, node: Filter) -> NodeStats:
         count, sample = _on_sample(stats, node.child, node.condition)
         if count is not None and sample is not None and holds_every_row(sample):
             # the sample is the table: its count is the filter's
-            precision = EXACT if child.rows.precision == EXACT else ESTIMATED
+            precision: Precision = EXACT if child.rows.precision == EXACT else ESTIMATED
             estimate = Estimate(count.fraction, precision, "sample: every row")
         elif count is not None and worth_sampling(node.condition, estimate):
             estimate = combine_with_sample(estimate, count, child.rows.value)
@@ -79,7 +79,7 @@ def _on_sample(
 
 
 def _after_filter(
-    child: NodeStats, columns: dict[ColumnRef, ColumnEstimate], rows: float, level: str
+    child: NodeStats, columns: dict[ColumnRef, ColumnEstimate], rows: float, level: Level
 ) -> dict[ColumnRef, ColumnEstimate]:
     """V(F, a) = V(R, a) at level basic (docs/design.md#distinct-values); else the distinct
     values a filter on other columns leaves (distinct_after_sampling), and never more than

@@ -11,20 +11,21 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
+from metastore.column_type import ColumnType
 from optimizer.estimate.column import ColumnEstimate, unknown_column
 from optimizer.estimate.key_lookup import ScanSample
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.key_sets import conjuncts_of, unqualified, with_key_sets
-from optimizer.estimate.predicates import BASIC, SKETCH, selectivity
+from optimizer.estimate.predicates import BASIC, SKETCH, Level, selectivity
 from optimizer.estimate.tail import tail_ratio
-from optimizer.estimate.values import DEFAULT, ESTIMATED, EXACT, Estimate
+from optimizer.estimate.values import DEFAULT, ESTIMATED, EXACT, Estimate, Precision
 from optimizer.partition_predicates import selection_of, split_partition_conjuncts
 from optimizer.plan import ColumnRef, Scan, conjunction
 
 if TYPE_CHECKING:
     from optimizer.estimate.stats_query import StatsQuery
 
-TYPE_WIDTH = {"tinyint": 1, "smallint": 2, "int": 4, "bigint": 8, "float": 4, "double": 8}
+OTHER_WIDTH = 8  # bytes of a value of a non-numeric type without a collected average length
 
 
 def derive(stats: StatsQuery, node: Scan) -> NodeStats:
@@ -44,7 +45,7 @@ def derive(stats: StatsQuery, node: Scan) -> NodeStats:
     for ref in node.output():
         columns.setdefault(ref, unknown_column(rows))
     row_size = sum(c.width for c in columns.values())
-    precision = EXACT if partitions or not info.partition_keys else ESTIMATED
+    precision: Precision = EXACT if partitions or not info.partition_keys else ESTIMATED
     source = "partition stats" if usable else "table stats"
     if not partitions and summary.partitions == 0:
         precision, source = DEFAULT, "no statistics (run statlas collect)"
@@ -70,7 +71,7 @@ def partition_conjuncts(stats: StatsQuery, node: Scan) -> tuple[list[exp.Expr], 
     return split_partition_conjuncts(node, stats.table(node.table))
 
 
-def _from_summary(column: Any, rows: float, level: str) -> ColumnEstimate:
+def _from_summary(column: Any, rows: float, level: Level) -> ColumnEstimate:
     non_null = rows - column.null_count
     if column.ndv is None:
         ndv = Estimate(max(non_null, 1.0), DEFAULT, "default:ndv=rows")
@@ -80,7 +81,7 @@ def _from_summary(column: Any, rows: float, level: str) -> ColumnEstimate:
             max(1.0, float(column.ndv)), EXACT if exact_small else ESTIMATED, column.ndv_source
         )
     level_mcv = level != BASIC
-    width = column.avg_len if column.avg_len is not None else TYPE_WIDTH.get(column.type, 8)
+    width = column.avg_len if column.avg_len is not None else _type_width(column.type)
     mcv = _provable_mcvs(column, rows) if level_mcv and rows else ()
     heavy = [f * rows for _, f in mcv]
     return ColumnEstimate(
@@ -110,3 +111,10 @@ def _provable_mcvs(column: Any, rows: float) -> tuple[tuple[Any, float], ...]:
     if error == 0:  # an exact sketch: every value it holds, with its true count
         return tuple((v, c / rows) for v, c in column.mcv)
     return tuple((v, c / rows) for v, c in column.mcv if c - error > average)
+
+
+def _type_width(type_: str) -> int:
+    kind = ColumnType.of(type_)
+    if kind.family in ("integral", "fractional") and kind.width is not None:
+        return kind.width
+    return OTHER_WIDTH
