@@ -16,7 +16,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metastore.catalog import PartitionKey, TableInfo
 from metastore.rollups import partition_sample
 from metastore.samples import (
     NUMBER,
@@ -27,8 +26,7 @@ from metastore.samples import (
     pool,
     sample_kind,
 )
-from metastore.types import parse_key_type
-from tests.support.samples import COLUMNS, pooled_sample
+from tests.support.samples import COLUMNS, dated_regional_table, pooled_sample
 
 
 def json_form(columns: list[tuple[str, str]], rows: list[tuple[Any, ...]]) -> bytes:
@@ -78,20 +76,7 @@ def test_arrow_form_decodes_as_the_json_form_did(rows: list[tuple[Any, ...]]) ->
 
 @pytest.mark.parametrize("form", ["arrow", "json"])
 def test_pool_fills_keys_and_weights(form: str) -> None:
-    info = TableInfo(
-        id=1,
-        name="t",
-        location="/x",
-        format="parquet",
-        columns=(),
-        partition_keys=(
-            PartitionKey("dt", parse_key_type("date")),
-            PartitionKey("region", parse_key_type("string")),
-        ),
-        bucketing=None,
-        properties={},
-        version=1,
-    )
+    info = dated_regional_table()
     encode = encode_sample if form == "arrow" else json_form
     first = encode(COLUMNS, [(1, Decimal("1.5"), dt.date(2024, 1, 2), "a"), (2, None, None, None)])
     second = encode(COLUMNS, [(3, Decimal(2), dt.date(2024, 1, 3), "b")])

@@ -17,9 +17,9 @@ from metastore.types import parse_key_type
 COLUMNS = [("id", "bigint"), ("price", "decimal(10,2)"), ("day", "date"), ("name", "string")]
 
 
-def pooled_sample(rows: int = 2000) -> Any:
-    """A pooled sample of two partitions of `rows` rows each, keyed by a date and a region."""
-    info = TableInfo(
+def dated_regional_table() -> TableInfo:
+    """A table partitioned by a date `dt` and a string `region`, with no data columns."""
+    return TableInfo(
         id=1,
         name="t",
         location="/x",
@@ -33,6 +33,11 @@ def pooled_sample(rows: int = 2000) -> Any:
         properties={},
         version=1,
     )
+
+
+def pooled_sample(rows: int = 2000) -> Any:
+    """A pooled sample of two partitions of `rows` rows each, keyed by a date and a region."""
+    info = dated_regional_table()
     tables = [
         partition_sample(
             pid,
