@@ -13,6 +13,7 @@ the family "other", so a caller that accepts them says so itself.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 Family = Literal[
@@ -41,6 +42,7 @@ class ColumnType:
     width: int | None  # bytes of a value of a fixed-width type; None for the others
 
     @staticmethod
+    @lru_cache(maxsize=1024)  # a planner asks for the same few names thousands of times
     def of(name: str) -> ColumnType:
         fixed = _FIXED.get(name)
         if fixed is not None:
