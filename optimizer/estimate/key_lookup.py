@@ -59,14 +59,28 @@ def key_weights(
     row_weights: np.ndarray,
     heavy: dict[float, float],
     rest_per_key: float,
+    coded: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """Per sampled row of the unique-key side: the other side's rows it joins with. A heavy
     key's row takes its own count (it is the only row with that key); any other row stands
-    for `row_weights` rows of `rest_per_key` matches each."""
+    for `row_weights` rows of `rest_per_key` matches each. With `coded` (the keys' distinct
+    values and each row's code, `value_codes`, kept with the sample) the heavy keys are
+    found among the distinct values, then read per row by its code: no binary search per
+    row."""
     weights = np.where(passed, rest_per_key * row_weights, 0.0)
+    wanted = np.fromiter(heavy, dtype=np.float64, count=len(heavy))
+    counts = np.fromiter(heavy.values(), dtype=np.float64, count=len(heavy))
+    if coded is not None:
+        distinct, codes = coded
+        per_code = np.full(len(distinct) + 1, np.nan)  # the last: NULL (code -1)
+        if len(distinct) and len(wanted):
+            at = np.clip(np.searchsorted(distinct, wanted), 0, len(distinct) - 1)
+            found = distinct[at] == wanted
+            per_code[at[found]] = counts[found]
+        own = per_code[codes]
+        weights = np.where(passed & ~np.isnan(own), own, weights)
+        return np.where(codes < 0, 0.0, weights)
     if heavy:
-        wanted = np.fromiter(heavy, dtype=np.float64, count=len(heavy))
-        counts = np.fromiter(heavy.values(), dtype=np.float64, count=len(heavy))
         order = np.argsort(wanted)
         wanted, counts = wanted[order], counts[order]
         at = np.clip(np.searchsorted(wanted, keys), 0, len(wanted) - 1)
@@ -139,7 +153,10 @@ def carried_mcvs(
             continue
         if number is not None:
             numeric_heavy[number] = rows
-    weights = key_weights(keys, passed, sample.weights, numeric_heavy, rest_per_key)
+    coded_keys = sample.derived(("value codes", key), partial(value_codes, keys))
+    weights = key_weights(
+        keys, passed, sample.weights, numeric_heavy, rest_per_key, coded=coded_keys
+    )
     result = {}
     for name, type_ in targets.items():
         if name == key or name not in sample.columns or sample_kind(type_) != NUMBER:

@@ -118,3 +118,20 @@ def test_a_key_column_of_nulls_survives_nothing() -> None:
         1.0,
     )
     assert found == {"v": ((1.0, 0.0),)}
+
+
+@given(numbers, st.data())
+def test_key_weights_from_codes_as_by_binary_search(keys: list[float], data: st.DataObject) -> None:
+    """The weights of a unique-key side's rows read through the keys' codes (kept with the
+    sample) equal those of a binary search of every row among the heavy keys."""
+    from optimizer.estimate.key_lookup import key_weights
+
+    column = np.asarray(keys, dtype=np.float64)
+    n = len(keys)
+    passed = np.asarray(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    heavy_keys = data.draw(st.lists(st.integers(-60, 60).map(float), max_size=6, unique=True))
+    heavy = {k: float(data.draw(st.integers(1, 1000))) for k in heavy_keys}
+    row_weights = np.full(n, 2.5)
+    plain = key_weights(column, passed, row_weights, heavy, 3.0)
+    coded = key_weights(column, passed, row_weights, heavy, 3.0, coded=value_codes(column))
+    assert coded.tolist() == plain.tolist()
