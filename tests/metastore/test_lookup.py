@@ -9,19 +9,14 @@ import pytest
 
 from metastore import Metastore, TupleList
 from metastore.errors import InvalidLookup, InvalidValue, UnknownColumn, UnknownTable
-from tests.support.partitions import write_partitions
+from tests.support.partitions import SALES_DAYS, SALES_REGIONS, register_sales, write_partitions
 
-DAYS = ["2024-01-01", "2024-01-02", "2024-01-03"]
-REGIONS = ["emea", "apac", "amer"]
+DAYS, REGIONS = SALES_DAYS, SALES_REGIONS
 
 
 @pytest.fixture
 def sales(metastore: Metastore, tmp_path: Path) -> Metastore:
-    rows: list[list[str | None]] = [[d, r] for d in DAYS for r in REGIONS]
-    rows += [[None, "emea"], ["2024-01-01", None]]
-    write_partitions(tmp_path / "sales", ["dt", "region"], rows)
-    metastore.register_table("sales", str(tmp_path / "sales"))
-    return metastore
+    return register_sales(metastore, tmp_path)
 
 
 def names(ms: Metastore, **kwargs: object) -> list[str]:

@@ -32,14 +32,13 @@ from pruner.service import metrics
 from pruner.service.app import create_app
 from pruner.service.routes.schedules import schedules_router
 from statlas.cli import main
-from tests.support.partitions import write_partitions
+from tests.support.partitions import SALES_DAYS, SALES_REGIONS, register_sales, write_partitions
 
 with warnings.catch_warnings():  # starlette asks for httpx2; the httpx installed works
     warnings.simplefilter("ignore", StarletteDeprecationWarning)
     from fastapi.testclient import TestClient
 
-DAYS = ["2024-01-01", "2024-01-02", "2024-01-03"]
-REGIONS = ["emea", "apac", "amer"]
+DAYS, REGIONS = SALES_DAYS, SALES_REGIONS
 CLOSED_PORT_PG = "postgresql+psycopg2://postgres@127.0.0.1:1/test"
 TOKEN = "s3cret-token"
 JSON_CONTENT = {"content-type": "application/json"}
@@ -49,11 +48,7 @@ FUZZ_EXAMPLES = 12  # per operation, mode and backend: about 20 s in all
 @pytest.fixture
 def sales(metastore: Metastore, tmp_path: Path) -> Metastore:
     """`sales` by dt (date) x region (string), with a default partition on each key."""
-    rows: list[list[str | None]] = [[d, r] for d in DAYS for r in REGIONS]
-    rows += [[None, "emea"], ["2024-01-01", None]]
-    write_partitions(tmp_path / "sales", ["dt", "region"], rows)
-    metastore.register_table("sales", str(tmp_path / "sales"))
-    return metastore
+    return register_sales(metastore, tmp_path)
 
 
 @pytest.fixture

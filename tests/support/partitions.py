@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from metastore import Metastore
 from metastore.hive_paths import partition_name
 
 
@@ -66,3 +67,17 @@ def write_partitions(
         else:
             pq.write_table(table, directory / "part-00000.parquet")
     return root
+
+
+SALES_DAYS = ["2024-01-01", "2024-01-02", "2024-01-03"]
+SALES_REGIONS = ["emea", "apac", "amer"]
+
+
+def register_sales(metastore: Metastore, root: Path) -> Metastore:
+    """`sales` under `root`: by dt (date) x region (string), SALES_DAYS x SALES_REGIONS,
+    with a default partition on each key; registered in `metastore`, which is returned."""
+    rows: list[list[str | None]] = [[d, r] for d in SALES_DAYS for r in SALES_REGIONS]
+    rows += [[None, "emea"], ["2024-01-01", None]]
+    write_partitions(root / "sales", ["dt", "region"], rows)
+    metastore.register_table("sales", str(root / "sales"))
+    return metastore
