@@ -27,7 +27,7 @@ from sqlalchemy import Engine, create_engine, select
 from metastore.hive_paths import partition_name
 from metastore.models import CollectionRun, ColumnStats, PartitionStats
 from tests.support.partitions import write_partition
-from tests.support.processes import free_port, log_tail, stop_group
+from tests.support.processes import free_port, log_tail, statlas_env, stop_group
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark")]
 
@@ -44,17 +44,7 @@ HISTOGRAMS = ("equi_depth", "equi_width", "uniform")
 
 
 def cli_env(db_url: str) -> dict[str, str]:
-    """The caller's environment without statlas or Spark settings, plus the metastore URL
-    (for PostgreSQL it carries the test's schema as `options=-csearch_path=...`)."""
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("STATLAS_", "SPARK_", "PYSPARK_"))
-    }
-    env.update(
-        STATLAS_DB_URL=db_url,
-        STATLAS_SPARK_DRIVER_MEMORY="1g",
-        SPARK_LOCAL_IP="127.0.0.1",
-    )
-    return env
+    return statlas_env(db_url, STATLAS_SPARK_DRIVER_MEMORY="1g")
 
 
 def statlas(env: dict[str, str], cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,6 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,7 @@ from pruner.daemon.leader import FileLock, LeaderElector, PostgresLock
 from pruner.daemon.schedules import Schedules
 from tests.support.databases import postgres_schema
 from tests.support.partitions import write_partitions
+from tests.support.processes import free_port, statlas_env
 
 pytestmark = [pytest.mark.xdist_group("daemon")]
 
@@ -52,23 +52,8 @@ EPOCH = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 # --- processes ------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def daemon_env(db_url: str) -> dict[str, str]:
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("STATLAS_", "SPARK_", "PYSPARK_"))
-    }
-    env.update(
-        STATLAS_DB_URL=db_url,
-        STATLAS_SPARK_MASTER="local[1]",
-        STATLAS_SPARK_DRIVER_MEMORY="512m",
-        SPARK_LOCAL_IP="127.0.0.1",
-    )
-    return env
+    return statlas_env(db_url, STATLAS_SPARK_MASTER="local[1]", STATLAS_SPARK_DRIVER_MEMORY="512m")
 
 
 def http(url: str, method: str = "GET") -> tuple[int, Any]:

@@ -11,6 +11,17 @@ from pathlib import Path
 from typing import Any
 
 
+def statlas_env(db_url: str, **settings: str) -> dict[str, str]:
+    """The caller's environment without statlas or Spark settings, plus the metastore URL
+    (for PostgreSQL it carries the test's schema as `options=-csearch_path=...`), Spark on
+    the loopback and `settings`, for a statlas process a test starts."""
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("STATLAS_", "SPARK_", "PYSPARK_"))
+    }
+    env.update(STATLAS_DB_URL=db_url, SPARK_LOCAL_IP="127.0.0.1", **settings)
+    return env
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
