@@ -4,7 +4,8 @@ scan."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 from optimizer.estimate.column import ColumnEstimate
 from optimizer.estimate.key_lookup import ScanSample
@@ -19,3 +20,28 @@ class NodeStats:
     columns: dict[ColumnRef, ColumnEstimate]
     # the row sample behind a (filtered) scan, for heavy keys of a join (key_lookup)
     sample: ScanSample | None = None
+
+    def renamed(self, aliases: Mapping[str, str]) -> NodeStats:
+        """The same figures for another node of the same shape (optimizer.estimate.
+        node_shape), its relation aliases renamed (`aliases`: old -> new; one not named
+        keeps its name). The row samples behind its columns are new objects (one per sample
+        of these figures, with its alias renamed): rules tell the columns of one scan by the
+        identity of their sample (`ColumnEstimate.origin`), and the other node's scans are
+        other scans."""
+        fresh: dict[int, ScanSample] = {}
+
+        def copied(sample: ScanSample) -> ScanSample:
+            found = fresh.get(id(sample))
+            if found is None:
+                alias = aliases.get(sample.alias, sample.alias)
+                found = fresh[id(sample)] = replace(sample, alias=alias)
+            return found
+
+        columns = {}
+        for (alias, name), column in self.columns.items():
+            origin = column.origin
+            if origin is not None:
+                column = replace(column, origin=(copied(origin[0]), origin[1]))
+            columns[(aliases.get(alias, alias), name)] = column
+        sample = None if self.sample is None else copied(self.sample)
+        return NodeStats(self.rows, self.row_size, columns, sample)

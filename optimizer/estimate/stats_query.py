@@ -8,14 +8,21 @@ Scans take the statistics of exactly the partitions their partition-key conjunct
 by the per-partition row counts. Joins at level `basic` follow the Hive CBO proposal
 (docs/design.md#join-cardinality); at `histogram`,
 PostgreSQL's MCV matching; at `sketch`, Theta-sketch key overlap plus heavy hitters.
+
+Nodes of one shape (optimizer.estimate.node_shape: equal subtrees up to their aliases, as
+the plans of a CTE at each of its references) are derived once: the others take the first
+one's figures renamed. `counts` says how many nodes were derived, taken from a node of their
+shape, or found cached.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from metastore.catalog import TableInfo
+from optimizer.estimate.node_shape import Shape, Shapes
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators import aggregate, join, limit_sort, project, scan, union, window
 from optimizer.estimate.operators import filter as filter_
@@ -35,25 +42,55 @@ from optimizer.plan import (
 )
 
 
+@dataclass
+class CacheCounts:
+    """What `StatsQuery.of` did: nodes whose estimate it derived, nodes that took the figures
+    of a node of their shape (renamed), and calls answered from the node's own cache."""
+
+    derived: int = 0
+    shared: int = 0
+    cached: int = 0
+
+
 class StatsQuery:
-    """The estimates of one request (a query's planning or its EXPLAIN): per node, cached;
-    per table, its schema; per pair of Theta sketches, their intersection."""
+    """The estimates of one request (a query's planning or its EXPLAIN): per node, cached,
+    and derived once per shape; per table, its schema; per pair of Theta sketches, their
+    intersection."""
 
     def __init__(self, source: StatisticsSource, level: Level = SKETCH) -> None:
         if level not in LEVELS:
             raise ValueError(f"unknown level {level!r}")
         self.source, self.level = source, level
         self._cache: dict[int, tuple[Node, NodeStats]] = {}
+        self._shapes = Shapes()
+        self._by_shape: dict[int, tuple[Shape, NodeStats]] = {}
+        self.counts = CacheCounts()
         self.intersections: dict[tuple[Any, Any], float] = {}  # Theta pairs (join_key_overlap)
         self._tables: dict[str, TableInfo] = {}
 
     def of(self, node: Node) -> NodeStats:
         key = id(node)
         cached = self._cache.get(key)
-        if cached is None or cached[0] is not node:
-            # the node is kept with its figures: an id is unique only while its object lives
-            cached = self._cache[key] = (node, self._derive(node))
-        return cached[1]
+        if cached is not None and cached[0] is node:
+            self.counts.cached += 1
+            return cached[1]
+        # the node is kept with its figures: an id is unique only while its object lives
+        self._cache[key] = (node, self._shared(node))
+        return self._cache[key][1]
+
+    def _shared(self, node: Node) -> NodeStats:
+        """The figures of the first node of this node's shape, renamed to its aliases;
+        derived when it is the first."""
+        shape = self._shapes.of(node)
+        found = self._by_shape.get(shape.key)
+        if found is not None:
+            self.counts.shared += 1
+            first, stats = found
+            return stats.renamed(dict(zip(first.aliases, shape.aliases, strict=True)))
+        stats = self._derive(node)
+        self.counts.derived += 1
+        self._by_shape[shape.key] = (shape, stats)
+        return stats
 
     def _derive(self, node: Node) -> NodeStats:
         derive = _DERIVE.get(type(node))
