@@ -40,8 +40,12 @@ class NodeStats:
         columns = {}
         for (alias, name), column in self.columns.items():
             origin = column.origin
-            if origin is not None:
-                column = replace(column, origin=(copied(origin[0]), origin[1]))
+            if origin is not None:  # replace(column, origin=...) without __init__ over its
+                # twenty fields: a renamed join carries every column of its tables
+                renamed = object.__new__(ColumnEstimate)
+                renamed.__dict__.update(column.__dict__)
+                object.__setattr__(renamed, "origin", (copied(origin[0]), origin[1]))
+                column = renamed
             columns[(aliases.get(alias, alias), name)] = column
         sample = None if self.sample is None else copied(self.sample)
         return NodeStats(self.rows, self.row_size, columns, sample)
