@@ -135,3 +135,80 @@ def test_key_weights_from_codes_as_by_binary_search(keys: list[float], data: st.
     plain = key_weights(column, passed, row_weights, heavy, 3.0)
     coded = key_weights(column, passed, row_weights, heavy, 3.0, coded=value_codes(column))
     assert coded.tolist() == plain.tolist()
+
+
+def _plain_tuples(columns: dict[str, np.ndarray], passed: np.ndarray) -> int:
+    """The distinct combinations of the columns among the rows `passed` kept, as a set of
+    Python tuples (a number's NaN and a string's None both as None)."""
+
+    def value(v: object) -> object:
+        return None if v is None or (isinstance(v, float) and np.isnan(v)) else v
+
+    rows = zip(*(columns[name] for name in columns), strict=True)
+    return len({tuple(value(v) for v in row) for row, keep in zip(rows, passed) if keep})
+
+
+def _tuples_side(columns: dict[str, np.ndarray], passed: np.ndarray) -> object:
+    from optimizer.estimate.key_lookup import ScanSample
+
+    size = len(passed)
+    sample = Sample(dict(columns), np.ones(size), size)
+    return ScanSample("a", lambda: sample, passed)
+
+
+@given(st.integers(1, 14), st.integers(1, 40), st.integers(1, 30), st.data())
+def test_distinct_tuples_counts_the_combinations(
+    width: int, size: int, spread: int, data: st.DataObject
+) -> None:
+    """distinct_tuples' count of combinations (mixed-radix numbers over the columns' codes,
+    renumbered when they would overflow; a column with no value twice answers at once)
+    equals a set of the kept rows' tuples: up to 14 columns of up to 31 values each, past
+    what one int64 numbers (NULLs counted as a value)."""
+    from optimizer.estimate.key_lookup import distinct_tuples
+
+    cells = st.one_of(st.integers(0, spread).map(float), st.just(float("nan")))
+    columns = {
+        f"c{i}": np.asarray(data.draw(st.lists(cells, min_size=size, max_size=size)))
+        for i in range(width)
+    }
+    columns["s"] = np.asarray(
+        data.draw(st.lists(st.one_of(st.sampled_from("xyz"), st.none()), min_size=size, max_size=size)),
+        dtype=object,
+    )
+    passed = np.asarray(data.draw(st.lists(st.booleans(), min_size=size, max_size=size)))
+    counted = distinct_tuples(_tuples_side(columns, passed), tuple(columns))  # type: ignore[arg-type]
+    if not passed.any():
+        assert counted is None
+        return
+    assert counted is not None
+    assert counted[0] == _plain_tuples(columns, passed)
+
+
+def test_distinct_tuples_past_one_int64_keeps_rows_apart() -> None:
+    """A first column of 2 values, then 64 columns of one value or NULL (2 codes each: 2**64
+    combinations after the first): numbered in one int64 without renumbering, the first
+    column's digit would wrap away and rows differing only there would count once."""
+    from optimizer.estimate.key_lookup import distinct_tuples
+
+    pattern_p = np.where(np.arange(64) % 3 == 0, np.nan, 1.0)
+    pattern_q = np.where(np.arange(64) % 3 == 1, np.nan, 1.0)  # never NULL in both
+    rows = [(0.0, pattern_p), (1.0, pattern_p), (0.0, pattern_q), (1.0, pattern_q)]
+    columns = {"first": np.array([first for first, _ in rows])}
+    for i in range(64):
+        columns[f"c{i}"] = np.array([pattern[i] for _, pattern in rows])
+    counted = distinct_tuples(_tuples_side(columns, np.ones(4, dtype=bool)), tuple(columns))  # type: ignore[arg-type]
+    assert counted is not None and counted[0] == 4
+
+
+def test_distinct_tuples_of_a_column_with_no_value_twice() -> None:
+    """A column whose kept rows all differ (NULL once among them) makes every combination
+    differ; a column one value short of that does not: two whole rows repeat."""
+    from optimizer.estimate.key_lookup import distinct_tuples
+
+    key = np.array([1.0, 2.0, np.nan, 4.0, 4.0])
+    other = np.array([7.0, 7.0, 7.0, 8.0, 8.0])
+    passed = np.ones(5, dtype=bool)
+    side = _tuples_side({"key": key, "other": other}, passed)
+    assert distinct_tuples(side, ("key", "other")) == (4, [4, 2])  # type: ignore[arg-type]
+    unique = _tuples_side({"key": np.array([1.0, 2.0, np.nan, 4.0, 5.0]), "other": other}, passed)
+    assert distinct_tuples(unique, ("key", "other")) == (5, [5, 2])  # type: ignore[arg-type]
