@@ -95,11 +95,13 @@ def weighted_mcvs(
     type_: str,
     limit: int = MCV_LIMIT,
     coded: tuple[np.ndarray, np.ndarray] | None = None,
+    total: float | None = None,
 ) -> tuple[tuple[Any, float], ...]:
     """The heaviest values of a sampled numeric column under `weights`, as fractions of
     the weighted total (NULLs count toward the total, not as values); `coded` is the
-    column's `value_codes`, when kept with its sample."""
-    total = float(weights.sum())
+    column's `value_codes`, when kept with its sample; `total` the weights' sum when
+    `values` and `weights` are only the rows of nonzero weight (carried_mcvs)."""
+    total = float(weights.sum()) if total is None else total
     distinct, codes = coded if coded is not None else value_codes(values)
     keep = (codes >= 0) & (weights > 0)
     if total <= 0 or not keep.any():
@@ -153,10 +155,19 @@ def carried_mcvs(
             continue
         if number is not None:
             numeric_heavy[number] = rows
-    coded_keys = sample.derived(("value codes", key), partial(value_codes, keys))
+    # only the rows the filter kept weigh anything: weighted over those alone (a brand
+    # filter keeps 1% of part's sample), in row order, so every sum is the one over all rows
+    live = np.flatnonzero(passed)
+    distinct_keys, key_codes = sample.derived(("value codes", key), partial(value_codes, keys))
     weights = key_weights(
-        keys, passed, sample.weights, numeric_heavy, rest_per_key, coded=coded_keys
+        keys[live],
+        np.ones(len(live), dtype=bool),
+        sample.weights[live],
+        numeric_heavy,
+        rest_per_key,
+        coded=(distinct_keys, key_codes[live]),
     )
+    total = _sum_among(weights, live, sample.size)
     result = {}
     for name, type_ in targets.items():
         if name == key or name not in sample.columns or sample_kind(type_) != NUMBER:
@@ -164,11 +175,22 @@ def carried_mcvs(
         values = sample.columns[name]
         if values.dtype != np.float64:
             continue
-        coded = sample.derived(("value codes", name), partial(value_codes, values))
-        mcvs = weighted_mcvs(values, weights, type_, coded=coded)
+        distinct, codes = sample.derived(("value codes", name), partial(value_codes, values))
+        mcvs = weighted_mcvs(
+            values[live], weights, type_, coded=(distinct, codes[live]), total=total
+        )
         if mcvs:
             result[name] = mcvs
     return result
+
+
+def _sum_among(values: np.ndarray, rows: np.ndarray, size: int) -> float:
+    """The sum of an array of `size` zeros holding `values` at `rows`: numpy's pairwise
+    summation groups an array's elements by position, so the zeros keep the grouping (and
+    the rounding) of the sum over every row."""
+    spread = np.zeros(size)
+    spread[rows] = values
+    return float(spread.sum())
 
 
 MIN_SAMPLED_ROWS = 5  # sampled rows of a heavy value before its own survival is trusted

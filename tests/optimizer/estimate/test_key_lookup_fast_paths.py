@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from metastore.samples import Sample
 from optimizer.estimate.key_lookup import (
+    ScanSample,
     _coded_members,
     _holds,
     _kept_values,
@@ -145,12 +146,12 @@ def _plain_tuples(columns: dict[str, np.ndarray], passed: np.ndarray) -> int:
         return None if v is None or (isinstance(v, float) and np.isnan(v)) else v
 
     rows = zip(*(columns[name] for name in columns), strict=True)
-    return len({tuple(value(v) for v in row) for row, keep in zip(rows, passed) if keep})
+    return len(
+        {tuple(value(v) for v in row) for row, keep in zip(rows, passed, strict=True) if keep}
+    )
 
 
-def _tuples_side(columns: dict[str, np.ndarray], passed: np.ndarray) -> object:
-    from optimizer.estimate.key_lookup import ScanSample
-
+def _tuples_side(columns: dict[str, np.ndarray], passed: np.ndarray) -> ScanSample:
     size = len(passed)
     sample = Sample(dict(columns), np.ones(size), size)
     return ScanSample("a", lambda: sample, passed)
@@ -172,11 +173,13 @@ def test_distinct_tuples_counts_the_combinations(
         for i in range(width)
     }
     columns["s"] = np.asarray(
-        data.draw(st.lists(st.one_of(st.sampled_from("xyz"), st.none()), min_size=size, max_size=size)),
+        data.draw(
+            st.lists(st.one_of(st.sampled_from("xyz"), st.none()), min_size=size, max_size=size)
+        ),
         dtype=object,
     )
     passed = np.asarray(data.draw(st.lists(st.booleans(), min_size=size, max_size=size)))
-    counted = distinct_tuples(_tuples_side(columns, passed), tuple(columns))  # type: ignore[arg-type]
+    counted = distinct_tuples(_tuples_side(columns, passed), tuple(columns))
     if not passed.any():
         assert counted is None
         return
@@ -196,8 +199,9 @@ def test_distinct_tuples_past_one_int64_keeps_rows_apart() -> None:
     columns = {"first": np.array([first for first, _ in rows])}
     for i in range(64):
         columns[f"c{i}"] = np.array([pattern[i] for _, pattern in rows])
-    counted = distinct_tuples(_tuples_side(columns, np.ones(4, dtype=bool)), tuple(columns))  # type: ignore[arg-type]
-    assert counted is not None and counted[0] == 4
+    counted = distinct_tuples(_tuples_side(columns, np.ones(4, dtype=bool)), tuple(columns))
+    assert counted is not None
+    assert counted[0] == 4
 
 
 def test_distinct_tuples_of_a_column_with_no_value_twice() -> None:
@@ -209,6 +213,31 @@ def test_distinct_tuples_of_a_column_with_no_value_twice() -> None:
     other = np.array([7.0, 7.0, 7.0, 8.0, 8.0])
     passed = np.ones(5, dtype=bool)
     side = _tuples_side({"key": key, "other": other}, passed)
-    assert distinct_tuples(side, ("key", "other")) == (4, [4, 2])  # type: ignore[arg-type]
+    assert distinct_tuples(side, ("key", "other")) == (4, [4, 2])
     unique = _tuples_side({"key": np.array([1.0, 2.0, np.nan, 4.0, 5.0]), "other": other}, passed)
-    assert distinct_tuples(unique, ("key", "other")) == (5, [5, 2])  # type: ignore[arg-type]
+    assert distinct_tuples(unique, ("key", "other")) == (5, [5, 2])
+
+
+@given(st.integers(0, 300), st.data())
+def test_carried_mcvs_over_the_kept_rows_as_over_every_row(size: int, data: st.DataObject) -> None:
+    """carried_mcvs weighs only the rows its filter kept; its most-common values (values
+    and fractions, to the last bit) are those of the weights of every row (zeros for the
+    others) summed as one array."""
+    from optimizer.estimate.key_lookup import ScanSample, carried_mcvs, key_weights
+
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    keys = rng.integers(0, 40, size).astype(np.float64)
+    keys[rng.random(size) < 0.1] = np.nan
+    values = rng.integers(0, 12, size).astype(np.float64)
+    values[rng.random(size) < 0.1] = np.nan
+    row_weights = rng.choice([0.1, 1 / 3, 7.25, 1e-3], size)
+    passed = rng.random(size) < data.draw(st.sampled_from([0.02, 0.3, 1.0]))
+    heavy = {float(k): float(rng.integers(1, 10**6)) / 7 for k in rng.integers(0, 40, 6)}
+    rest = 1 / 3
+    sample = Sample({"k": keys, "v": values}, row_weights, size)
+    carried = carried_mcvs(
+        ScanSample("a", lambda: sample, passed), "k", heavy, rest, {"v": "double"}
+    )
+    weights = key_weights(keys, passed, row_weights, heavy, rest, coded=value_codes(keys))
+    plain = weighted_mcvs(values, weights, "double", coded=value_codes(values))
+    assert carried.get("v", ()) == plain
