@@ -234,7 +234,8 @@ def surviving_mcvs(
         found = pc.is_in(sample.arrow(key), value_set=kept_strings).fill_null(False)
         matches = np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.float64)
         kept = np.sort(np.array(kept_strings.to_pylist(), dtype=object))
-    average = float(matches[passed].mean()) if passed.any() else 0.0
+    kept_matches = matches[passed]  # (gathered once: every target reads it)
+    average = float(kept_matches.mean()) if kept_matches.size else 0.0
 
     def survival(value: Any, own_key: bool, sampled: tuple[int, float] | None) -> float:
         probe = value if isinstance(value, str) else as_number(value)
@@ -256,7 +257,7 @@ def surviving_mcvs(
                 ("probes", name, tuple(probes)),
                 partial(_probe_index, sample, name, probes),
             )
-            counted = _rows_per_value(index[passed], matches[passed], len(probes))
+            counted = _rows_per_value(index[passed], kept_matches, len(probes))
             result[name] = tuple(
                 (v, min(1.0, f * survival(v, name == key, counted[i]) * scale))
                 for i, (v, f) in enumerate(mcvs)
@@ -286,9 +287,11 @@ def _rows_per_value(
     """Per probe: the sampled rows holding it (`index`: which probe each row holds, -1 for
     none), and how many of them match (the sum of `matches` over them); None for a probe
     no row holds."""
-    hit = index >= 0
-    rows = np.bincount(index[hit], minlength=probes)
-    matched = np.bincount(index[hit], weights=matches[hit], minlength=probes)
+    # shifted by one, the rows holding no probe fall in a first bin left out: no mask to
+    # gather by (each bin still sums its rows in row order)
+    shifted = index + 1
+    rows = np.bincount(shifted, minlength=probes + 1)[1:]
+    matched = np.bincount(shifted, weights=matches, minlength=probes + 1)[1:]
     return [(int(r), float(m)) if r else None for r, m in zip(rows, matched, strict=True)]
 
 

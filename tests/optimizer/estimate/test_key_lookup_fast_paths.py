@@ -241,3 +241,19 @@ def test_carried_mcvs_over_the_kept_rows_as_over_every_row(size: int, data: st.D
     weights = key_weights(keys, passed, row_weights, heavy, rest, coded=value_codes(keys))
     plain = weighted_mcvs(values, weights, "double", coded=value_codes(values))
     assert carried.get("v", ()) == plain
+
+
+@given(st.lists(st.tuples(st.integers(-1, 5), st.booleans()), max_size=50), st.integers(6, 8))
+def test_rows_per_value_counts_each_probes_rows(rows: list[tuple[int, bool]], probes: int) -> None:
+    """Per probe, its sampled rows and how many of them match (None: no row holds it), as a
+    loop over the rows counts them; rows holding no probe (-1) count for none."""
+    from optimizer.estimate.key_lookup import _rows_per_value
+
+    index = np.asarray([i for i, _ in rows], dtype=np.int64)
+    matches = np.asarray([float(m) for _, m in rows])
+    plain = [
+        (sum(1 for i, _ in rows if i == p), float(sum(1 for i, m in rows if i == p and m)))
+        for p in range(probes)
+    ]
+    expected = [counted if counted[0] else None for counted in plain]
+    assert _rows_per_value(index, matches, probes) == expected
