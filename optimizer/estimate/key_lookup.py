@@ -155,13 +155,17 @@ def carried_mcvs(
             continue
         if number is not None:
             numeric_heavy[number] = rows
-    # only the rows the filter kept weigh anything: weighted over those alone (a brand
-    # filter keeps 1% of part's sample), in row order, so every sum is the one over all rows
-    live = np.flatnonzero(passed)
+    # only the rows the filter kept weigh anything: when it kept few (a brand filter keeps
+    # 1% of part's sample), weighted over those alone, in row order, so that every sum is
+    # the one over all rows; else over all rows (gathering most of them costs more)
     distinct_keys, key_codes = sample.derived(("value codes", key), partial(value_codes, keys))
+    live: np.ndarray | slice = slice(None)
+    if np.count_nonzero(passed) * 2 < sample.size:
+        live = np.flatnonzero(passed)
+        passed = np.ones(len(live), dtype=bool)
     weights = key_weights(
         keys[live],
-        np.ones(len(live), dtype=bool),
+        passed,
         sample.weights[live],
         numeric_heavy,
         rest_per_key,
@@ -184,10 +188,12 @@ def carried_mcvs(
     return result
 
 
-def _sum_among(values: np.ndarray, rows: np.ndarray, size: int) -> float:
+def _sum_among(values: np.ndarray, rows: np.ndarray | slice, size: int) -> float:
     """The sum of an array of `size` zeros holding `values` at `rows`: numpy's pairwise
     summation groups an array's elements by position, so the zeros keep the grouping (and
     the rounding) of the sum over every row."""
+    if isinstance(rows, slice):  # every row
+        return float(values.sum())
     spread = np.zeros(size)
     spread[rows] = values
     return float(spread.sum())
