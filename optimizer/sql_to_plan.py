@@ -132,18 +132,30 @@ def referenced_tables(statement: exp.Expr) -> list[str]:
     return names
 
 
-def build_plan(sql: str, lookup_table: Callable[[str], TableInfo], dialect: str = "spark") -> Node:
+def build_plan(
+    sql: str,
+    lookup_table: Callable[[str], TableInfo],
+    dialect: str = "spark",
+    prepare: Callable[[list[str]], None] | None = None,
+) -> Node:
     """The logical plan of `sql`; `lookup_table` resolves names (raising UnknownTable)."""
-    return build_qualified_plan(sql, lookup_table, dialect).plan
+    return build_qualified_plan(sql, lookup_table, dialect, prepare).plan
 
 
 def build_qualified_plan(
-    sql: str, lookup_table: Callable[[str], TableInfo], dialect: str = "spark"
+    sql: str,
+    lookup_table: Callable[[str], TableInfo],
+    dialect: str = "spark",
+    prepare: Callable[[list[str]], None] | None = None,
 ) -> QualifiedPlan:
     """The logical plan of `sql`, the qualified statement it was built from, and the SELECT
-    of that statement each of its FROM/JOIN-list joins comes from."""
+    of that statement each of its FROM/JOIN-list joins comes from; `prepare` is told the
+    names of the tables the statement reads before they are looked up one by one."""
     statement = parse(sql, dialect)
-    tables = {name: lookup_table(name) for name in referenced_tables(statement)}
+    names = referenced_tables(statement)
+    if prepare is not None:
+        prepare(names)
+    tables = {name: lookup_table(name) for name in names}
     schema: dict[str, Any] = {}
     nested = any("." in name for name in tables)
     ctes = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}

@@ -28,7 +28,7 @@ def estimated(
     source = MetastoreSource(engine)
 
     def attempt() -> T:
-        plan = build_plan(sql, source.table, dialect)
+        plan = build_plan(sql, source.table, dialect, source.prepare)
         return render(plan, StatsQuery(source, level))
 
     return consistently(source, attempt)

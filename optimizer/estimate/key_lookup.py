@@ -95,11 +95,13 @@ def weighted_mcvs(
     type_: str,
     limit: int = MCV_LIMIT,
     coded: tuple[np.ndarray, np.ndarray] | None = None,
+    total: float | None = None,
 ) -> tuple[tuple[Any, float], ...]:
     """The heaviest values of a sampled numeric column under `weights`, as fractions of
     the weighted total (NULLs count toward the total, not as values); `coded` is the
-    column's `value_codes`, when kept with its sample."""
-    total = float(weights.sum())
+    column's `value_codes`, when kept with its sample; `total` the weights' sum when
+    `values` and `weights` are only the rows of nonzero weight (carried_mcvs)."""
+    total = float(weights.sum()) if total is None else total
     distinct, codes = coded if coded is not None else value_codes(values)
     keep = (codes >= 0) & (weights > 0)
     if total <= 0 or not keep.any():
@@ -153,10 +155,23 @@ def carried_mcvs(
             continue
         if number is not None:
             numeric_heavy[number] = rows
-    coded_keys = sample.derived(("value codes", key), partial(value_codes, keys))
+    # only the rows the filter kept weigh anything: when it kept few (a brand filter keeps
+    # 1% of part's sample), weighted over those alone, in row order, so that every sum is
+    # the one over all rows; else over all rows (gathering most of them costs more)
+    distinct_keys, key_codes = sample.derived(("value codes", key), partial(value_codes, keys))
+    live: np.ndarray | slice = slice(None)
+    if np.count_nonzero(passed) * 2 < sample.size:
+        live = np.flatnonzero(passed)
+        passed = np.ones(len(live), dtype=bool)
     weights = key_weights(
-        keys, passed, sample.weights, numeric_heavy, rest_per_key, coded=coded_keys
+        keys[live],
+        passed,
+        sample.weights[live],
+        numeric_heavy,
+        rest_per_key,
+        coded=(distinct_keys, key_codes[live]),
     )
+    total = _sum_among(weights, live, sample.size)
     result = {}
     for name, type_ in targets.items():
         if name == key or name not in sample.columns or sample_kind(type_) != NUMBER:
@@ -164,11 +179,24 @@ def carried_mcvs(
         values = sample.columns[name]
         if values.dtype != np.float64:
             continue
-        coded = sample.derived(("value codes", name), partial(value_codes, values))
-        mcvs = weighted_mcvs(values, weights, type_, coded=coded)
+        distinct, codes = sample.derived(("value codes", name), partial(value_codes, values))
+        mcvs = weighted_mcvs(
+            values[live], weights, type_, coded=(distinct, codes[live]), total=total
+        )
         if mcvs:
             result[name] = mcvs
     return result
+
+
+def _sum_among(values: np.ndarray, rows: np.ndarray | slice, size: int) -> float:
+    """The sum of an array of `size` zeros holding `values` at `rows`: numpy's pairwise
+    summation groups an array's elements by position, so the zeros keep the grouping (and
+    the rounding) of the sum over every row."""
+    if isinstance(rows, slice):  # every row
+        return float(values.sum())
+    spread = np.zeros(size)
+    spread[rows] = values
+    return float(spread.sum())
 
 
 MIN_SAMPLED_ROWS = 5  # sampled rows of a heavy value before its own survival is trusted
@@ -212,7 +240,8 @@ def surviving_mcvs(
         found = pc.is_in(sample.arrow(key), value_set=kept_strings).fill_null(False)
         matches = np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.float64)
         kept = np.sort(np.array(kept_strings.to_pylist(), dtype=object))
-    average = float(matches[passed].mean()) if passed.any() else 0.0
+    kept_matches = matches[passed]  # (gathered once: every target reads it)
+    average = float(kept_matches.mean()) if kept_matches.size else 0.0
 
     def survival(value: Any, own_key: bool, sampled: tuple[int, float] | None) -> float:
         probe = value if isinstance(value, str) else as_number(value)
@@ -234,7 +263,7 @@ def surviving_mcvs(
                 ("probes", name, tuple(probes)),
                 partial(_probe_index, sample, name, probes),
             )
-            counted = _rows_per_value(index[passed], matches[passed], len(probes))
+            counted = _rows_per_value(index[passed], kept_matches, len(probes))
             result[name] = tuple(
                 (v, min(1.0, f * survival(v, name == key, counted[i]) * scale))
                 for i, (v, f) in enumerate(mcvs)
@@ -264,9 +293,11 @@ def _rows_per_value(
     """Per probe: the sampled rows holding it (`index`: which probe each row holds, -1 for
     none), and how many of them match (the sum of `matches` over them); None for a probe
     no row holds."""
-    hit = index >= 0
-    rows = np.bincount(index[hit], minlength=probes)
-    matched = np.bincount(index[hit], weights=matches[hit], minlength=probes)
+    # shifted by one, the rows holding no probe fall in a first bin left out: no mask to
+    # gather by (each bin still sums its rows in row order)
+    shifted = index + 1
+    rows = np.bincount(shifted, minlength=probes + 1)[1:]
+    matched = np.bincount(shifted, weights=matches, minlength=probes + 1)[1:]
     return [(int(r), float(m)) if r else None for r, m in zip(rows, matched, strict=True)]
 
 
@@ -414,18 +445,21 @@ def distinct_tuples(side: ScanSample, names: tuple[str, ...]) -> tuple[int, list
     # combinations as one mixed-radix number per row
     columns = [_codes(sample, name)[passed] + 1 for name in names]
     singles = [int(np.count_nonzero(np.bincount(codes))) for codes in columns]
-    combined = np.zeros(int(passed.sum()), dtype=np.int64)
+    rows = int(passed.sum())
+    if max(singles) == rows:  # a column with no value twice: every combination differs
+        return rows, singles
+    combined = np.zeros(rows, dtype=np.int64)
     for codes in columns:
         radix = int(codes.max()) + 1
         if radix and combined.size and int(combined.max()) > (2**62) // radix:
-            return _distinct_rows(sample, names, passed), singles  # too many to number
+            combined = _dense(combined)  # renumbered 0..k-1 (k <= rows): room again
         combined = combined * radix + codes
     return int(np.unique(combined).size), singles
 
 
-def _distinct_rows(sample: Sample, names: tuple[str, ...], rows: np.ndarray) -> int:
-    """The distinct combinations of the columns `names` among `rows`, by Arrow's grouping."""
-    return int(sample_table(sample, names, rows).group_by(list(names)).aggregate([]).num_rows)
+def _dense(numbers: np.ndarray) -> np.ndarray:
+    """Each number's rank among the distinct `numbers` (equal numbers, equal ranks)."""
+    return np.unique(numbers, return_inverse=True)[1].astype(np.int64).reshape(-1)
 
 
 def distinct_tuple_share(side: ScanSample, names: tuple[str, ...]) -> float | None:

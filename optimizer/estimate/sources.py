@@ -53,6 +53,10 @@ class StatisticsSource:
     def table(self, name: str) -> TableInfo:
         raise NotImplementedError
 
+    def prepare(self, names: list[str]) -> None:
+        """Told the tables a query reads before they are looked up one by one (a source
+        may read what they share at once); nothing by default."""
+
     def summary(self, name: str, query: PartitionQuery) -> TableSummary:
         raise NotImplementedError
 
@@ -103,6 +107,15 @@ class MetastoreSource(StatisticsSource):
         self._memo: dict[tuple[str, str, PartitionQuery], Any] | None = {} if memo else None
         self._cache = cache_for(engine)
         self._stamps: dict[str, TableStamp] = {}
+
+    def prepare(self, names: list[str]) -> None:
+        """The stamps of the tables a query reads, in one statement (not one per table as
+        each is first read), unless a snapshot is open (its reads check their own)."""
+        from metastore.engine import current_snapshot
+
+        missing = [name for name in names if name not in self._stamps]
+        if missing and current_snapshot(self.engine) is None:
+            self._stamps.update(self._current_stamps(missing))
 
     def _current_stamps(self, names: list[str]) -> dict[str, TableStamp]:
         from metastore.engine import run_read

@@ -61,7 +61,7 @@ def plan_query(
 def _plan(
     sql: str, dialect: str, params: CostParams, source: StatisticsSource, level: Level
 ) -> PhysicalPlan:
-    qualified = build_qualified_plan(sql, source.table, dialect)
+    qualified = build_qualified_plan(sql, source.table, dialect, source.prepare)
     stats = StatsQuery(source, level)
     context = PlanningContext(stats, params, needed_columns(qualified.plan))
     ordering = Ordering(context)

@@ -20,13 +20,20 @@ def factor_or(predicate: exp.Expr) -> list[exp.Expr]:
     if not isinstance(inner, exp.Or):
         return [predicate]
     branches = [conjuncts(b) for b in _disjuncts(inner)]
+    # each conjunct's text generated once (sqlglot copies an expression to print it)
     texts = [[c.sql() for c in branch] for branch in branches]
-    common = [c for c in branches[0] if all(c.sql() in t for t in texts[1:])]
-    common = list({c.sql(): c for c in common}.values())
+    others = [set(t) for t in texts[1:]]
+    common_by_text: dict[str, exp.Expr] = {}
+    for c, text in zip(branches[0], texts[0], strict=True):
+        if all(text in t for t in others):
+            common_by_text[text] = c  # (the last of equal ones, in the first one's place)
+    common = list(common_by_text.values())
     if not common:
         return [predicate]
-    shared = {c.sql() for c in common}
-    rests = [[c for c in branch if c.sql() not in shared] for branch in branches]
+    rests = [
+        [c for c, text in zip(branch, branch_texts, strict=True) if text not in common_by_text]
+        for branch, branch_texts in zip(branches, texts, strict=True)
+    ]
     result = [c.copy() for c in common]
     if all(rests):
         branches_left = [exp.and_(*(c.copy() for c in rest), copy=False) for rest in rests]

@@ -269,3 +269,37 @@ def test_planning_starts_over_when_a_table_changes_meanwhile(
         other.dispose()
     assert counts[0] == 2 and counts[-1] == 3  # planned again on the new registration
     assert plan.root is not None
+
+
+def test_a_query_reads_its_tables_stamps_in_one_statement(
+    metastore: Metastore, tmp_path: Path
+) -> None:
+    """Planning a query over three tables reads the tables' stamps in one statement
+    (MetastoreSource.prepare), not one per table as each is first read; the plan is the
+    one of a source that reads them one by one."""
+    from optimizer.physical.api import explain_json, plan_query
+
+    for name in ("a", "b", "c"):
+        root = write_partitions(tmp_path / name, ["k"], [["1"], ["2"]])
+        metastore.register_table(name, str(root))
+    sql = "SELECT a.id FROM a JOIN b ON a.id = b.id JOIN c ON b.id = c.id WHERE a.k = 1"
+    reads: list[list[str]] = []
+
+    class Counted(MetastoreSource):
+        def _current_stamps(self, names: list[str]) -> dict[str, TableStamp]:
+            reads.append(sorted(names))
+            return super()._current_stamps(names)
+
+    class OneByOne(MetastoreSource):
+        def prepare(self, names: list[str]) -> None:
+            pass
+
+    plan = plan_query(None, sql, source=Counted(metastore.engine, memo=True))
+    assert reads == [["a", "b", "c"]]
+    one_by_one = plan_query(None, sql, source=OneByOne(metastore.engine, memo=True))
+    assert explain_json(plan) == explain_json(one_by_one)
+    reads.clear()
+    source = Counted(metastore.engine)
+    source.prepare(["a", "nope"])  # an unknown name is left out (looking it up says so)
+    source.prepare(["a", "b"])
+    assert reads == [["a", "nope"], ["b"]]  # only the stamps not read yet

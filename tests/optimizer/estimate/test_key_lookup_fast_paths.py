@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from metastore.samples import Sample
 from optimizer.estimate.key_lookup import (
+    ScanSample,
     _coded_members,
     _holds,
     _kept_values,
@@ -135,3 +136,124 @@ def test_key_weights_from_codes_as_by_binary_search(keys: list[float], data: st.
     plain = key_weights(column, passed, row_weights, heavy, 3.0)
     coded = key_weights(column, passed, row_weights, heavy, 3.0, coded=value_codes(column))
     assert coded.tolist() == plain.tolist()
+
+
+def _plain_tuples(columns: dict[str, np.ndarray], passed: np.ndarray) -> int:
+    """The distinct combinations of the columns among the rows `passed` kept, as a set of
+    Python tuples (a number's NaN and a string's None both as None)."""
+
+    def value(v: object) -> object:
+        return None if v is None or (isinstance(v, float) and np.isnan(v)) else v
+
+    rows = zip(*(columns[name] for name in columns), strict=True)
+    return len(
+        {tuple(value(v) for v in row) for row, keep in zip(rows, passed, strict=True) if keep}
+    )
+
+
+def _tuples_side(columns: dict[str, np.ndarray], passed: np.ndarray) -> ScanSample:
+    size = len(passed)
+    sample = Sample(dict(columns), np.ones(size), size)
+    return ScanSample("a", lambda: sample, passed)
+
+
+@given(st.integers(1, 14), st.integers(1, 40), st.integers(1, 30), st.data())
+def test_distinct_tuples_counts_the_combinations(
+    width: int, size: int, spread: int, data: st.DataObject
+) -> None:
+    """distinct_tuples' count of combinations (mixed-radix numbers over the columns' codes,
+    renumbered when they would overflow; a column with no value twice answers at once)
+    equals a set of the kept rows' tuples: up to 14 columns of up to 31 values each, past
+    what one int64 numbers (NULLs counted as a value)."""
+    from optimizer.estimate.key_lookup import distinct_tuples
+
+    cells = st.one_of(st.integers(0, spread).map(float), st.just(float("nan")))
+    columns = {
+        f"c{i}": np.asarray(data.draw(st.lists(cells, min_size=size, max_size=size)))
+        for i in range(width)
+    }
+    columns["s"] = np.asarray(
+        data.draw(
+            st.lists(st.one_of(st.sampled_from("xyz"), st.none()), min_size=size, max_size=size)
+        ),
+        dtype=object,
+    )
+    passed = np.asarray(data.draw(st.lists(st.booleans(), min_size=size, max_size=size)))
+    counted = distinct_tuples(_tuples_side(columns, passed), tuple(columns))
+    if not passed.any():
+        assert counted is None
+        return
+    assert counted is not None
+    assert counted[0] == _plain_tuples(columns, passed)
+
+
+def test_distinct_tuples_past_one_int64_keeps_rows_apart() -> None:
+    """A first column of 2 values, then 64 columns of one value or NULL (2 codes each: 2**64
+    combinations after the first): numbered in one int64 without renumbering, the first
+    column's digit would wrap away and rows differing only there would count once."""
+    from optimizer.estimate.key_lookup import distinct_tuples
+
+    pattern_p = np.where(np.arange(64) % 3 == 0, np.nan, 1.0)
+    pattern_q = np.where(np.arange(64) % 3 == 1, np.nan, 1.0)  # never NULL in both
+    rows = [(0.0, pattern_p), (1.0, pattern_p), (0.0, pattern_q), (1.0, pattern_q)]
+    columns = {"first": np.array([first for first, _ in rows])}
+    for i in range(64):
+        columns[f"c{i}"] = np.array([pattern[i] for _, pattern in rows])
+    counted = distinct_tuples(_tuples_side(columns, np.ones(4, dtype=bool)), tuple(columns))
+    assert counted is not None
+    assert counted[0] == 4
+
+
+def test_distinct_tuples_of_a_column_with_no_value_twice() -> None:
+    """A column whose kept rows all differ (NULL once among them) makes every combination
+    differ; a column one value short of that does not: two whole rows repeat."""
+    from optimizer.estimate.key_lookup import distinct_tuples
+
+    key = np.array([1.0, 2.0, np.nan, 4.0, 4.0])
+    other = np.array([7.0, 7.0, 7.0, 8.0, 8.0])
+    passed = np.ones(5, dtype=bool)
+    side = _tuples_side({"key": key, "other": other}, passed)
+    assert distinct_tuples(side, ("key", "other")) == (4, [4, 2])
+    unique = _tuples_side({"key": np.array([1.0, 2.0, np.nan, 4.0, 5.0]), "other": other}, passed)
+    assert distinct_tuples(unique, ("key", "other")) == (5, [5, 2])
+
+
+@given(st.integers(0, 300), st.data())
+def test_carried_mcvs_over_the_kept_rows_as_over_every_row(size: int, data: st.DataObject) -> None:
+    """carried_mcvs weighs only the rows its filter kept; its most-common values (values
+    and fractions, to the last bit) are those of the weights of every row (zeros for the
+    others) summed as one array."""
+    from optimizer.estimate.key_lookup import ScanSample, carried_mcvs, key_weights
+
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    keys = rng.integers(0, 40, size).astype(np.float64)
+    keys[rng.random(size) < 0.1] = np.nan
+    values = rng.integers(0, 12, size).astype(np.float64)
+    values[rng.random(size) < 0.1] = np.nan
+    row_weights = rng.choice([0.1, 1 / 3, 7.25, 1e-3], size)
+    passed = rng.random(size) < data.draw(st.sampled_from([0.02, 0.3, 1.0]))
+    heavy = {float(k): float(rng.integers(1, 10**6)) / 7 for k in rng.integers(0, 40, 6)}
+    rest = 1 / 3
+    sample = Sample({"k": keys, "v": values}, row_weights, size)
+    carried = carried_mcvs(
+        ScanSample("a", lambda: sample, passed), "k", heavy, rest, {"v": "double"}
+    )
+    weights = key_weights(keys, passed, row_weights, heavy, rest, coded=value_codes(keys))
+    plain = weighted_mcvs(values, weights, "double", coded=value_codes(values))
+    assert carried.get("v", ()) == plain
+
+
+@given(st.lists(st.tuples(st.integers(-1, 5), st.booleans()), max_size=50), st.integers(6, 8))
+def test_rows_per_value_counts_each_probes_rows(rows: list[tuple[int, bool]], probes: int) -> None:
+    """Per probe, its sampled rows and how many of them match (None: no row holds it), as a
+    loop over the rows counts them; rows holding no probe (-1) count for none."""
+    from optimizer.estimate.key_lookup import _rows_per_value
+
+    index = np.asarray([i for i, _ in rows], dtype=np.int64)
+    matches = np.asarray([float(m) for _, m in rows])
+    plain = [
+        (sum(1 for i, _ in rows if i == p), float(sum(1 for i, m in rows if i == p and m)))
+        for p in range(probes)
+    ]
+    expected = [counted if counted[0] else None for counted in plain]
+    assert _rows_per_value(index, matches, probes) == expected
