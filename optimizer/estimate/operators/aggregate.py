@@ -18,7 +18,7 @@ from optimizer.estimate.key_lookup import distinct_tuples
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.expressions import expression_column
 from optimizer.estimate.predicates import BASIC, SKETCH, Level
-from optimizer.estimate.selectivity import group_by_rows, seed_group_by_rows
+from optimizer.estimate.selectivity import group_by_rows, occupied_groups, seed_group_by_rows
 from optimizer.estimate.values import ESTIMATED, EXACT, Estimate, weakest
 from optimizer.plan import Aggregate
 
@@ -63,6 +63,12 @@ def groups(child: NodeStats, group_by: tuple[exp.Expr, ...], level: Level) -> Es
             min(seed_group_by_rows(ndvs), child.rows.value),
             weakest(ESTIMATED, *(k.ndv.precision for k in keys)),
             "seed:max(V)",
+        )
+    if level == SKETCH:
+        return Estimate(
+            occupied_groups(ndvs, child.rows.value),
+            weakest(ESTIMATED, *(k.ndv.precision for k in keys)),
+            "combinations the rows fill",
         )
     return Estimate(
         group_by_rows(ndvs, child.rows.value),

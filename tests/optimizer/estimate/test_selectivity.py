@@ -28,6 +28,7 @@ from optimizer.estimate.selectivity import (
     SEED_INEQUALITY,
     eqjoin_mcv,
     group_by_rows,
+    occupied_groups,
     seed_and,
     seed_column_equality,
     seed_equality,
@@ -68,6 +69,26 @@ def test_seed_distinct_rules() -> None:
     assert group_by_rows([5, 12, 3], 100) == 100  # the product, capped at the input
     assert group_by_rows([5, 3], 100) == 15
     assert group_by_rows([], 100) == 1
+
+
+def test_occupied_groups_counts_the_combinations_rows_fill() -> None:
+    # 100 rows over 10 x 10 combinations: 100 (1 - 0.99^100) = 63.4 filled, not 100
+    assert occupied_groups([10, 10], 100) == pytest.approx(100 * (1 - 0.99**100))
+    assert occupied_groups([10, 10], 100) == pytest.approx(63.40, abs=0.01)
+    # far more rows than combinations: every one is filled
+    assert occupied_groups([5, 3], 100_000) == pytest.approx(15)
+    # far fewer rows than combinations: about one group per row
+    assert occupied_groups([1_000, 1_000], 100) == pytest.approx(100, rel=1e-3)
+    assert occupied_groups([1e9, 1e9], 1e6) == pytest.approx(1e6, rel=1e-6)
+    assert occupied_groups([], 100) == 1
+    assert occupied_groups([4], 1) == 1
+    # one key: its distinct values are the groups (each value is in some row)
+    assert occupied_groups([150_000], 150_000) == 150_000
+    assert occupied_groups([150_000, 1], 150_000) == 150_000
+    # never fewer than the largest key's values: 25 rows over 25 x 25 are 25 groups
+    assert occupied_groups([25, 25], 25) == 25
+    assert occupied_groups([90, 2], 100) == 90
+    assert occupied_groups([4], 0.5) == 0.5  # below one row, the rows (as the product rule)
 
 
 def test_eqjoin_matches_mcvs_then_spreads_the_rest() -> None:
