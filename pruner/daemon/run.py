@@ -23,6 +23,7 @@ from metastore.errors import StatlasError
 from metastore.process_memory import tune_allocator
 from pruner.daemon.leader import LeaderElector, leader_lock
 from pruner.daemon.logs import configure_logging
+from pruner.daemon.preload import import_request_modules
 from pruner.daemon.scheduler import (
     CANCEL_WAIT_SECONDS,
     JobRuntime,
@@ -64,6 +65,7 @@ def run_daemon(db_url: str, options: DaemonOptions) -> int:
         raise StatlasError("--grace must not be negative")
     configure_logging()
     tune_allocator()  # freed memory goes back: the daemon grows by what its cache holds
+    import_request_modules()  # not on the first request's path, nor counted as growth
     node = f"{socket.gethostname()}:{os.getpid()}"
     runtime = JobRuntime(Metastore(db_url), options.master, options.spark_conf)
     scheduler = LeaderScheduler(db_url, runtime)

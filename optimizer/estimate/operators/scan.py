@@ -7,6 +7,7 @@ scan's row sample rides along for filters and joins above it (docs/estimator.md)
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
@@ -51,9 +52,12 @@ def derive(stats: StatsQuery, node: Scan) -> NodeStats:
         precision, source = DEFAULT, "no statistics (run statlas collect)"
     sample = None
     if stats.level == SKETCH:
+        # the source's method, not a closure over `stats`: the request's figures hold this
+        # sample, and a sample holding the request would make a cycle (its arrays freed only
+        # by the garbage collector, long after the request)
         sample = ScanSample(
             node.alias,
-            lambda: stats.source.sample(node.table, selected),
+            partial(stats.source.sample, node.table, selected),
             every_partition=not usable and not rest,
         )
     if sample is not None:
