@@ -359,3 +359,19 @@ def _find(node: dict, op: str) -> dict | None:  # type: ignore[type-arg]
         if found is not None:
             return found
     return None
+
+
+def test_an_inner_join_dropping_rows_thins_the_other_columns_at_random() -> None:
+    # orders: 1,500,000 rows, o_clerk 1,000 values (1,500 rows each); the join keeps 1,500
+    # of them: 1,000 (1 - (1 - 1/1,000)^1,500) = 777 clerks (Cardenas), not all 1,000
+    on = "orders {} nation ON o_custkey = n_nationkey WHERE n_name = 'A'"
+    sql = "SELECT o_clerk FROM " + on
+    stats = StatsQuery(SOURCE)
+    inner = next(n for n in walk(plan_of(sql.format("JOIN"))) if isinstance(n, Join))
+    kept = stats.of(inner)
+    assert kept.rows.value == pytest.approx(1500.0)
+    expected = 1000.0 * (1.0 - (1.0 - 1500.0 / 1_500_000) ** 1500)
+    assert kept.columns[("orders", "o_clerk")].ndv.value == pytest.approx(expected, rel=1e-6)
+    # a LEFT JOIN keeps every order: its columns keep their values
+    outer = next(n for n in walk(plan_of(sql.format("LEFT JOIN"))) if isinstance(n, Join))
+    assert stats.of(outer).columns[("orders", "o_clerk")].ndv.value == pytest.approx(1000.0)

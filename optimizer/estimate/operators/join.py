@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from optimizer.estimate.column import ColumnEstimate, KeySet
+from optimizer.estimate.column import ColumnEstimate, KeySet, distinct_after_sampling
 from optimizer.estimate.key_lookup import ListedJoin, ScanSample, determines, distinct_left
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators import join_rows
@@ -81,8 +81,12 @@ def _join_columns(
             if stats.level == SKETCH and node.kind in ("inner", "semi")
             else {}
         )
+        dropping = stats.level != BASIC and node.kind in ("inner", "semi")
         for ref, column in side.columns.items():
-            column = thinned.get(ref, column)
+            if ref in thinned:
+                column = thinned[ref]
+            elif dropping and ref not in keys:
+                column = _thinned_at_random(column, side.rows.value, rows)
             if column.sampled is not None:  # the sample shows the scan's rows, not these
                 column = replace(column, sampled=None)
             if stats.level != BASIC and column.ndv.value > rows:
@@ -117,6 +121,24 @@ def _join_columns(
             within = _merged(columns[a].within, right.columns[b].containers())
             columns[a] = replace(columns[a], within=within)
     return columns
+
+
+def _thinned_at_random(column: ColumnEstimate, before: float, rows: float) -> ColumnEstimate:
+    """An inner or semi join keeping `rows` of a side's `before` rows thins a column of
+    that side that is not a join key as a filter on other columns does: the distinct values
+    left when the rows kept are drawn at random (Cardenas 1975, docs/estimator.md#columns-
+    a-join-thins); a side whose rows all survive (rows >= before) keeps its values."""
+    if rows >= before or before <= 0 or column.ndv.value <= 0:
+        return column
+    kept = distinct_after_sampling(column.ndv.value, before, rows)
+    if kept >= column.ndv.value:
+        return column
+    return replace(
+        column,
+        # its source kept, as a filter keeps it (a partition key's listing still joins)
+        ndv=Estimate(max(kept, 1.0), column.ndv.precision, column.ndv.source),
+        theta_share=column.theta_share * kept / column.ndv.value,
+    )
 
 
 def _thinned_with_keys(
