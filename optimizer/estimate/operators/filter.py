@@ -6,14 +6,18 @@ proposal: docs/estimator.md (`holds_every_row`, `_counted_on`)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
 from metastore.samples import Sample
-from optimizer.estimate.column import ColumnEstimate, SampledColumn, distinct_after_sampling
+from optimizer.estimate.column import (
+    ColumnEstimate,
+    SampledColumn,
+    changed,
+    distinct_after_sampling,
+)
 from optimizer.estimate.key_lookup import ScanSample, distinct_in
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.key_sets import conjuncts_of, with_conditions
@@ -92,16 +96,16 @@ def _after_filter(
         if before is not None and column is before:  # not a column of the predicate
             kept = distinct_after_sampling(column.ndv.value, child.rows.value, rows)
             share = kept / column.ndv.value if column.ndv.value else 0.0
-            column = replace(
+            column = changed(
                 column,
                 ndv=Estimate(kept, column.ndv.precision, column.ndv.source),
                 theta_share=column.theta_share * share,
             )
         elif before is not None and before.ndv.value:
             share = min(1.0, column.ndv.value / before.ndv.value)
-            column = replace(column, theta_share=before.theta_share * share)
+            column = changed(column, theta_share=before.theta_share * share)
         if column.ndv.value > rows:
-            column = replace(column, ndv=Estimate(rows, column.ndv.precision, "capped:rows"))
+            column = changed(column, ndv=Estimate(rows, column.ndv.precision, "capped:rows"))
         result[ref] = column
     return result
 
@@ -131,7 +135,7 @@ def _with_sampled_keys(
             continue
         values = partial(sample.columns.__getitem__, ref[1])  # read when first counted
         sampled = SampledColumn(values, count.passed, before, child.rows.value)
-        result[ref] = replace(column, sampled=sampled)
+        result[ref] = changed(column, sampled=sampled)
     return result
 
 
@@ -140,14 +144,14 @@ def _counted_on(
 ) -> ColumnEstimate:
     """A filtered scan's column with the filtered sample as its origin; where the sample
     holds every row of the scan, its distinct values are those the sample's kept rows show."""
-    column = replace(column, origin=(scan, name))
+    column = changed(column, origin=(scan, name))
     if not complete or scan.passed is None:
         return column
     distinct = distinct_in(sample, scan.passed, name)
     if distinct is None or distinct >= column.ndv.value:
         return column
     share = distinct / column.ndv.value if column.ndv.value else 1.0
-    return replace(
+    return changed(
         column,
         ndv=Estimate(max(float(distinct), 1.0), column.ndv.precision, "sample: every row"),
         theta_share=column.theta_share * share,
