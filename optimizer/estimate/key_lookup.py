@@ -406,13 +406,22 @@ def distinct_left(side: ScanSample, matched: np.ndarray, name: str) -> tuple[int
     return None if before is None else (before, distinct_in(sample, matched, name) or 0)
 
 
+SPARSE_CODES = 16  # rows at most 1/16 of the sample's: their distinct codes sorted, not counted
+
+
 def distinct_in(sample: Sample, rows: np.ndarray, name: str) -> int | None:
-    """Distinct non-NULL values of the sampled column `name` among `rows` (a bool mask);
-    None when the sample lacks the column."""
+    """Distinct non-NULL values of the sampled column `name` among `rows` (a bool mask, or
+    the rows' positions); None when the sample lacks the column. The codes of a few rows
+    are sorted (np.unique), not counted into a bin per code of the whole sample."""
     if name not in sample.columns:
         return None
     codes = _codes(sample, name)[rows]  # the column's codes, kept with the sample
-    return int(np.count_nonzero(np.bincount(codes[codes >= 0]))) if codes.size else 0
+    codes = codes[codes >= 0]
+    if not codes.size:
+        return 0
+    if codes.size * SPARSE_CODES <= sample.size:
+        return int(np.unique(codes).size)
+    return int(np.count_nonzero(np.bincount(codes)))
 
 
 def sample_table(
@@ -519,17 +528,28 @@ def _determines(sample: Sample, column: str, key: str) -> bool:
 
 def _codes(sample: Sample, name: str) -> np.ndarray:
     """Per sampled row, an integer standing for its value of `name` (-1: NULL); kept."""
+    if sample.numeric(name) is False:  # strings: coded by Arrow, never decoded
+        return string_codes(sample, name)[1]
+    return sample.derived(
+        ("codes", name), lambda: value_codes(sample.columns[name])[1].astype(np.int64)
+    )
 
-    def compute() -> np.ndarray:
-        if sample.numeric(name) is False:  # strings: coded by Arrow, never decoded
-            array = sample.arrow(name)
-            if isinstance(array, pa.ChunkedArray):
-                array = array.combine_chunks()
-            indices = pc.dictionary_encode(array).indices.fill_null(-1)
-            return np.asarray(indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-        return value_codes(sample.columns[name])[1].astype(np.int64)
 
-    return sample.derived(("codes", name), compute)
+def string_codes(sample: Sample, name: str) -> tuple[pa.Array, np.ndarray]:
+    """A sampled string column's distinct values (Arrow's dictionary, in order of first
+    appearance) and per sampled row the index of its value among them (-1: NULL); kept
+    with the sample."""
+
+    def compute() -> tuple[pa.Array, np.ndarray]:
+        array = sample.arrow(name)
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks()
+        encoded = pc.dictionary_encode(array)
+        indices = encoded.indices.fill_null(-1)
+        codes = np.asarray(indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        return encoded.dictionary, codes
+
+    return sample.derived(("string codes", name), compute)
 
 
 def _order(sample: Sample, name: str) -> np.ndarray:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
+import numpy as np
 from sqlglot import exp
 
 from metastore.samples import Sample
@@ -61,8 +62,12 @@ def derive(stats: StatsQuery, node: Filter) -> NodeStats:
         every = child.sample is not None and child.sample.every_partition
         scan_sample = ScanSample(alias, lambda: sample, count.passed, every)
         complete = holds_every_row(sample)
+        # the kept rows' positions, found once for all the scan's columns
+        kept = np.flatnonzero(count.passed) if complete and count.passed is not None else None
         columns = {
-            ref: _counted_on(c, scan_sample, sample, ref[1], complete) if ref[0] == alias else c
+            ref: _counted_on(c, scan_sample, sample, ref[1], complete, kept)
+            if ref[0] == alias
+            else c
             for ref, c in columns.items()
         }
     return NodeStats(rows, child.row_size, columns, scan_sample)
@@ -140,14 +145,19 @@ def _with_sampled_keys(
 
 
 def _counted_on(
-    column: ColumnEstimate, scan: ScanSample, sample: Sample, name: str, complete: bool
+    column: ColumnEstimate,
+    scan: ScanSample,
+    sample: Sample,
+    name: str,
+    complete: bool,
+    kept: np.ndarray | None,
 ) -> ColumnEstimate:
     """A filtered scan's column with the filtered sample as its origin; where the sample
     holds every row of the scan, its distinct values are those the sample's kept rows show."""
     column = changed(column, origin=(scan, name))
-    if not complete or scan.passed is None:
+    if not complete or kept is None:
         return column
-    distinct = distinct_in(sample, scan.passed, name)
+    distinct = distinct_in(sample, kept, name)
     if distinct is None or distinct >= column.ndv.value:
         return column
     share = distinct / column.ndv.value if column.ndv.value else 1.0
