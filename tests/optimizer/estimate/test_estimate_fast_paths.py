@@ -51,9 +51,10 @@ def test_a_changed_column_is_the_replaced_one(name: str) -> None:
     expected = replace(column, **{name: NEW_VALUES[name]})
     assert type(made) is ColumnEstimate
     assert made.__dict__ == expected.__dict__
-    assert column.__dict__ == ColumnEstimate(
-        "int", Estimate(3.0, EXACT, "theta"), mcv=((1, 0.1),), width=8.0
-    ).__dict__  # the original is left as it was
+    assert (
+        column.__dict__
+        == ColumnEstimate("int", Estimate(3.0, EXACT, "theta"), mcv=((1, 0.1),), width=8.0).__dict__
+    )  # the original is left as it was
     with pytest.raises(AttributeError):
         made.width = 1.0  # type: ignore[misc]  # still frozen
 
