@@ -21,8 +21,8 @@ dropped by a brand filter takes its suppliers' rows with it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -44,17 +44,31 @@ class ScanSample:
     load: Callable[[], Sample | None]
     passed: Any = None  # numpy bool array or None
     every_partition: bool = False  # the scan reads all of the table's partitions
+    # what the request derived of this scan's sample: the sample itself, loaded once, and
+    # what the joins weighed for each join order ask of it again (carried_mcvs)
+    memo: dict[Hashable, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    def loaded(self) -> Sample | None:
+        """The sample, loaded once (each join order the planner weighs asks again)."""
+        if "sample" not in self.memo:
+            self.memo["sample"] = self.load()
+        return self.memo["sample"]  # type: ignore[no-any-return]
 
     def rows(self) -> tuple[Sample, np.ndarray] | None:
-        sample = self.load()
-        if sample is None or sample.size == 0:
-            return None
-        passed = self.passed if self.passed is not None else np.ones(sample.size, dtype=bool)
-        return sample, passed
+        if "rows" not in self.memo:
+            sample = self.loaded()
+            if sample is None or sample.size == 0:
+                self.memo["rows"] = None
+            else:
+                passed = self.passed
+                if passed is None:
+                    passed = np.ones(sample.size, dtype=bool)
+                self.memo["rows"] = (sample, passed)
+        return self.memo["rows"]  # type: ignore[no-any-return]
 
 
 def key_weights(
-    keys: np.ndarray,
+    keys: np.ndarray | None,
     passed: np.ndarray,
     row_weights: np.ndarray,
     heavy: dict[float, float],
@@ -66,7 +80,7 @@ def key_weights(
     for `row_weights` rows of `rest_per_key` matches each. With `coded` (the keys' distinct
     values and each row's code, `value_codes`, kept with the sample) the heavy keys are
     found among the distinct values, then read per row by its code: no binary search per
-    row."""
+    row (and `keys` is not read: None will do)."""
     weights = np.where(passed, rest_per_key * row_weights, 0.0)
     wanted = np.fromiter(heavy, dtype=np.float64, count=len(heavy))
     counts = np.fromiter(heavy.values(), dtype=np.float64, count=len(heavy))
@@ -80,6 +94,7 @@ def key_weights(
         own = per_code[codes]
         weights = np.where(passed & ~np.isnan(own), own, weights)
         return np.where(codes < 0, 0.0, weights)
+    assert keys is not None, "the keys, or their codes"
     if heavy:
         order = np.argsort(wanted)
         wanted, counts = wanted[order], counts[order]
@@ -90,7 +105,7 @@ def key_weights(
 
 
 def weighted_mcvs(
-    values: np.ndarray,
+    values: np.ndarray | None,
     weights: np.ndarray,
     type_: str,
     limit: int = MCV_LIMIT,
@@ -99,10 +114,14 @@ def weighted_mcvs(
 ) -> tuple[tuple[Any, float], ...]:
     """The heaviest values of a sampled numeric column under `weights`, as fractions of
     the weighted total (NULLs count toward the total, not as values); `coded` is the
-    column's `value_codes`, when kept with its sample; `total` the weights' sum when
+    column's `value_codes`, when kept with its sample (`values` is then not read: None
+    will do); `total` the weights' sum when
     `values` and `weights` are only the rows of nonzero weight (carried_mcvs)."""
     total = float(weights.sum()) if total is None else total
-    distinct, codes = coded if coded is not None else value_codes(values)
+    if coded is None:
+        assert values is not None, "the values, or their codes"
+        coded = value_codes(values)
+    distinct, codes = coded
     keep = (codes >= 0) & (weights > 0)
     if total <= 0 or not keep.any():
         return ()
@@ -134,19 +153,12 @@ def carried_mcvs(
     output, from its sample weighted by the other side's rows per `key` value, among the
     sampled rows whose key is inside `key_range` (encoded bounds) ({} when the sample
     cannot say)."""
-    loaded = side.rows()
-    if loaded is None:
+    prepared = side.memo.get(("carried", key, key_range))
+    if prepared is None:  # what does not depend on the other side: once per request
+        prepared = side.memo[("carried", key, key_range)] = _carrying_rows(side, key, key_range)
+    if not prepared:
         return {}
-    sample, passed = loaded
-    if not sample.numeric(key):
-        return {}
-    keys = sample.columns[key]
-    low, high = key_range
-    with np.errstate(invalid="ignore"):
-        if low is not None:
-            passed = passed & (keys >= low)
-        if high is not None:
-            passed = passed & (keys <= high)
+    sample, live, passed, row_weights, coded_keys, gathered = prepared
     numeric_heavy = {}
     for value, rows in heavy.items():
         try:
@@ -155,6 +167,60 @@ def carried_mcvs(
             continue
         if number is not None:
             numeric_heavy[number] = rows
+    weights = key_weights(None, passed, row_weights, numeric_heavy, rest_per_key, coded_keys)
+    total = _sum_among(weights, live, sample.size)
+    result = {}
+    for name, type_ in targets.items():
+        if name == key or name not in sample.columns or sample_kind(type_) != NUMBER:
+            continue  # (a cached sample's other columns stay unread)
+        if name not in gathered:
+            values = sample.columns[name]
+            if values.dtype != np.float64:
+                gathered[name] = None
+            else:
+                distinct, codes = sample.derived(
+                    ("value codes", name), partial(value_codes, values)
+                )
+                gathered[name] = (distinct, codes[live])
+        coded = gathered[name]
+        if coded is None:
+            continue
+        mcvs = weighted_mcvs(None, weights, type_, coded=coded, total=total)
+        if mcvs:
+            result[name] = mcvs
+    return result
+
+
+_Carrying = tuple[
+    Sample,
+    np.ndarray | slice,
+    np.ndarray,
+    np.ndarray,
+    tuple[np.ndarray, np.ndarray],
+    dict[str, tuple[np.ndarray, np.ndarray] | None],
+]
+
+
+def _carrying_rows(
+    side: ScanSample, key: str, key_range: tuple[float | None, float | None]
+) -> _Carrying | None:
+    """carried_mcvs' rows of the side, whatever the other side: the sample, the rows that
+    weigh (`live`: the kept rows' positions, or every row), which of those passed, their
+    row weights, the key's distinct values with the live rows' codes, and (filled as the
+    targets are first read) each target column's (None: not a double column)."""
+    loaded = side.rows()
+    if loaded is None:
+        return None
+    sample, passed = loaded
+    if not sample.numeric(key):
+        return None
+    keys = sample.columns[key]
+    low, high = key_range
+    with np.errstate(invalid="ignore"):
+        if low is not None:
+            passed = passed & (keys >= low)
+        if high is not None:
+            passed = passed & (keys <= high)
     # only the rows the filter kept weigh anything: when it kept few (a brand filter keeps
     # 1% of part's sample), weighted over those alone, in row order, so that every sum is
     # the one over all rows; else over all rows (gathering most of them costs more)
@@ -163,29 +229,7 @@ def carried_mcvs(
     if np.count_nonzero(passed) * 2 < sample.size:
         live = np.flatnonzero(passed)
         passed = np.ones(len(live), dtype=bool)
-    weights = key_weights(
-        keys[live],
-        passed,
-        sample.weights[live],
-        numeric_heavy,
-        rest_per_key,
-        coded=(distinct_keys, key_codes[live]),
-    )
-    total = _sum_among(weights, live, sample.size)
-    result = {}
-    for name, type_ in targets.items():
-        if name == key or name not in sample.columns or sample_kind(type_) != NUMBER:
-            continue  # (a cached sample's other columns stay unread)
-        values = sample.columns[name]
-        if values.dtype != np.float64:
-            continue
-        distinct, codes = sample.derived(("value codes", name), partial(value_codes, values))
-        mcvs = weighted_mcvs(
-            values[live], weights, type_, coded=(distinct, codes[live]), total=total
-        )
-        if mcvs:
-            result[name] = mcvs
-    return result
+    return sample, live, passed, sample.weights[live], (distinct_keys, key_codes[live]), {}
 
 
 def _sum_among(values: np.ndarray, rows: np.ndarray | slice, size: int) -> float:
@@ -488,7 +532,7 @@ def key_in_sample(side: ScanSample, names: tuple[str, ...]) -> bool | None:
     is the table's property); None when the sample lacks a column or is empty. A uniform
     sample of n rows from a column pair with D combinations repeats one about n^2 / 2D
     times: lineitem's (part, supplier) shows thousands, partsupp's none."""
-    sample = side.load()
+    sample = side.loaded()
     if sample is None or sample.size == 0 or any(n not in sample.columns for n in names):
         return None
     return sample.derived(("key", names), partial(_key_in_sample, sample, names))
@@ -509,7 +553,7 @@ def determines(side: ScanSample, column: str, key: str) -> bool:
     functional dependency, as a sale's ticket number determines its date), on the values
     the table's row sample holds at least twice (at least MIN_REPEATED_GROUPS of them;
     else False). Kept with the sample."""
-    sample = side.load()
+    sample = side.loaded()
     if sample is None or column not in sample.columns or key not in sample.columns:
         return False
     return sample.derived(("determines", column, key), partial(_determines, sample, column, key))

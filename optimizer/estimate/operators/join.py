@@ -182,7 +182,7 @@ def _matched_by_listing(
     assert other.sample is not None
     scan = other.sample
     narrowed = ScanSample(scan.alias, scan.load, found.matched, scan.every_partition)
-    loaded = scan.load()
+    loaded = scan.loaded()
     complete = loaded is not None and holds_every_row(loaded)
     result = dict(columns)
     for ref, column in columns.items():
