@@ -81,19 +81,23 @@ def key_weights(
     values and each row's code, `value_codes`, kept with the sample) the heavy keys are
     found among the distinct values, then read per row by its code: no binary search per
     row (and `keys` is not read: None will do)."""
-    weights = np.where(passed, rest_per_key * row_weights, 0.0)
     wanted = np.fromiter(heavy, dtype=np.float64, count=len(heavy))
     counts = np.fromiter(heavy.values(), dtype=np.float64, count=len(heavy))
     if coded is not None:
         distinct, codes = coded
-        per_code = np.full(len(distinct) + 1, np.nan)  # the last: NULL (code -1)
+        weights = np.where(passed & (codes >= 0), rest_per_key * row_weights, 0.0)
         if len(distinct) and len(wanted):
             at = np.clip(np.searchsorted(distinct, wanted), 0, len(distinct) - 1)
             found = distinct[at] == wanted
-            per_code[at[found]] = counts[found]
-        own = per_code[codes]
-        weights = np.where(passed & ~np.isnan(own), own, weights)
-        return np.where(codes < 0, 0.0, weights)
+            if found.any():  # only the heavy keys' rows are written again
+                own = np.zeros(len(distinct) + 1)  # the last: NULL (code -1), never heavy
+                is_heavy = np.zeros(len(distinct) + 1, dtype=bool)
+                own[at[found]] = counts[found]
+                is_heavy[at[found]] = True
+                hit = is_heavy[codes] & passed
+                weights[hit] = own[codes[hit]]
+        return weights
+    weights = np.where(passed, rest_per_key * row_weights, 0.0)
     assert keys is not None, "the keys, or their codes"
     if heavy:
         order = np.argsort(wanted)
@@ -122,11 +126,17 @@ def weighted_mcvs(
         assert values is not None, "the values, or their codes"
         coded = value_codes(values)
     distinct, codes = coded
-    keep = (codes >= 0) & (weights > 0)
-    if total <= 0 or not keep.any():
+    if total <= 0 or not len(codes):
         return ()
-    mass = np.bincount(codes[keep], weights=weights[keep], minlength=len(distinct))
+    # shifted by one, NULL's rows fall in a first bin left out; a row of no weight adds 0.0
+    # to its value's sum (no mask to gather by: the same sums, in the same order)
+    positive = np.where(weights > 0, weights, 0.0)
+    mass = np.bincount(codes + 1, weights=positive, minlength=len(distinct) + 1)[1:]
     present = np.flatnonzero(mass > 0)  # the values of kept rows (each weighs above 0)
+    if 0 < limit < len(present):  # sorted: only those at least as heavy as the limit-th
+        masses = mass[present]
+        least = np.partition(masses, len(masses) - limit)[len(masses) - limit]
+        present = present[masses >= least]  # (ties kept, in order: the sort is stable)
     top = present[np.argsort(-mass[present], kind="stable")[:limit]]
     return tuple((from_number(float(distinct[i]), type_), float(mass[i]) / total) for i in top)
 
