@@ -22,7 +22,7 @@ from optimizer.estimate.column import (
 from optimizer.estimate.key_lookup import ScanSample, distinct_in
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.key_sets import conjuncts_of, with_conditions
-from optimizer.estimate.operators.scan import partition_conjuncts
+from optimizer.estimate.operators.scan import scan_partitions
 from optimizer.estimate.predicates import BASIC, SKETCH, Level, selectivity
 from optimizer.estimate.sample_filter import (
     SampleCount,
@@ -32,7 +32,6 @@ from optimizer.estimate.sample_filter import (
     worth_sampling,
 )
 from optimizer.estimate.values import ESTIMATED, EXACT, Estimate, Precision
-from optimizer.partition_predicates import selection_of
 from optimizer.plan import ColumnRef, Filter, Node, Scan
 
 if TYPE_CHECKING:
@@ -78,7 +77,7 @@ def _on_sample(
 ) -> tuple[SampleCount | None, Sample | None]:
     """The filter counted on the row sample of the scan's partitions (None: no sample,
     or a predicate it cannot evaluate; optimizer.estimate.sample_filter)."""
-    sample = stats.source.sample(scan.table, selection_of(partition_conjuncts(stats, scan)[0]))
+    sample = stats.source.sample(scan.table, scan_partitions(stats, scan)[1])
     if sample is None:
         return None, None
     info = stats.table(scan.table)
