@@ -14,7 +14,7 @@ import datetime as dt
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from typing import Any
 
@@ -201,7 +201,23 @@ class ColumnEstimate:
         old_lo, old_hi = self.restrict
         new_lo = lo if old_lo is None else (old_lo if lo is None else max(lo, old_lo))
         new_hi = hi if old_hi is None else (old_hi if hi is None else min(hi, old_hi))
-        return replace(self, restrict=(new_lo, new_hi))
+        return changed(self, restrict=(new_lo, new_hi))
+
+
+_COLUMN_FIELDS = frozenset(f.name for f in fields(ColumnEstimate))
+
+
+def changed(column: ColumnEstimate, **changes: Any) -> ColumnEstimate:
+    """`dataclasses.replace(column, **changes)` without a call of `__init__` over the
+    column's twenty fields (the estimator makes thousands of changed columns per plan, each
+    join's columns again for every join order it weighs); the same fields are checked."""
+    unknown = changes.keys() - _COLUMN_FIELDS
+    if unknown:
+        raise TypeError(f"ColumnEstimate has no field {sorted(unknown)[0]!r}")
+    result = object.__new__(ColumnEstimate)
+    result.__dict__.update(column.__dict__)
+    result.__dict__.update(changes)
+    return result
 
 
 def unknown_column(rows: float, type_: str = "unknown") -> ColumnEstimate:

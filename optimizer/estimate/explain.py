@@ -35,6 +35,7 @@ def estimate_json(plan: Node, stats: StatsQuery) -> dict[str, Any]:
 
 def _node(node: Node, stats: StatsQuery) -> dict[str, Any]:
     figures = stats.of(node)
+    output = set(node.output())  # (once per node, not once per column)
     return {
         "op": node.op,
         "rows": round(figures.rows.value, 3),
@@ -45,7 +46,7 @@ def _node(node: Node, stats: StatsQuery) -> dict[str, Any]:
         "columns": {
             f"{alias}.{name}": _column(column)
             for (alias, name), column in figures.columns.items()
-            if (alias, name) in set(node.output())
+            if (alias, name) in output
         },
         "children": [_node(child, stats) for child in node.children],
     }

@@ -21,8 +21,8 @@ dropped by a brand filter takes its suppliers' rows with it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -44,17 +44,31 @@ class ScanSample:
     load: Callable[[], Sample | None]
     passed: Any = None  # numpy bool array or None
     every_partition: bool = False  # the scan reads all of the table's partitions
+    # what the request derived of this scan's sample: the sample itself, loaded once, and
+    # what the joins weighed for each join order ask of it again (carried_mcvs)
+    memo: dict[Hashable, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    def loaded(self) -> Sample | None:
+        """The sample, loaded once (each join order the planner weighs asks again)."""
+        if "sample" not in self.memo:
+            self.memo["sample"] = self.load()
+        return self.memo["sample"]  # type: ignore[no-any-return]
 
     def rows(self) -> tuple[Sample, np.ndarray] | None:
-        sample = self.load()
-        if sample is None or sample.size == 0:
-            return None
-        passed = self.passed if self.passed is not None else np.ones(sample.size, dtype=bool)
-        return sample, passed
+        if "rows" not in self.memo:
+            sample = self.loaded()
+            if sample is None or sample.size == 0:
+                self.memo["rows"] = None
+            else:
+                passed = self.passed
+                if passed is None:
+                    passed = np.ones(sample.size, dtype=bool)
+                self.memo["rows"] = (sample, passed)
+        return self.memo["rows"]  # type: ignore[no-any-return]
 
 
 def key_weights(
-    keys: np.ndarray,
+    keys: np.ndarray | None,
     passed: np.ndarray,
     row_weights: np.ndarray,
     heavy: dict[float, float],
@@ -66,20 +80,25 @@ def key_weights(
     for `row_weights` rows of `rest_per_key` matches each. With `coded` (the keys' distinct
     values and each row's code, `value_codes`, kept with the sample) the heavy keys are
     found among the distinct values, then read per row by its code: no binary search per
-    row."""
-    weights = np.where(passed, rest_per_key * row_weights, 0.0)
+    row (and `keys` is not read: None will do)."""
     wanted = np.fromiter(heavy, dtype=np.float64, count=len(heavy))
     counts = np.fromiter(heavy.values(), dtype=np.float64, count=len(heavy))
     if coded is not None:
         distinct, codes = coded
-        per_code = np.full(len(distinct) + 1, np.nan)  # the last: NULL (code -1)
+        weights = np.where(passed & (codes >= 0), rest_per_key * row_weights, 0.0)
         if len(distinct) and len(wanted):
             at = np.clip(np.searchsorted(distinct, wanted), 0, len(distinct) - 1)
             found = distinct[at] == wanted
-            per_code[at[found]] = counts[found]
-        own = per_code[codes]
-        weights = np.where(passed & ~np.isnan(own), own, weights)
-        return np.where(codes < 0, 0.0, weights)
+            if found.any():  # only the heavy keys' rows are written again
+                own = np.zeros(len(distinct) + 1)  # the last: NULL (code -1), never heavy
+                is_heavy = np.zeros(len(distinct) + 1, dtype=bool)
+                own[at[found]] = counts[found]
+                is_heavy[at[found]] = True
+                hit = is_heavy[codes] & passed
+                weights[hit] = own[codes[hit]]
+        return weights
+    weights = np.where(passed, rest_per_key * row_weights, 0.0)
+    assert keys is not None, "the keys, or their codes"
     if heavy:
         order = np.argsort(wanted)
         wanted, counts = wanted[order], counts[order]
@@ -90,7 +109,7 @@ def key_weights(
 
 
 def weighted_mcvs(
-    values: np.ndarray,
+    values: np.ndarray | None,
     weights: np.ndarray,
     type_: str,
     limit: int = MCV_LIMIT,
@@ -99,15 +118,25 @@ def weighted_mcvs(
 ) -> tuple[tuple[Any, float], ...]:
     """The heaviest values of a sampled numeric column under `weights`, as fractions of
     the weighted total (NULLs count toward the total, not as values); `coded` is the
-    column's `value_codes`, when kept with its sample; `total` the weights' sum when
+    column's `value_codes`, when kept with its sample (`values` is then not read: None
+    will do); `total` the weights' sum when
     `values` and `weights` are only the rows of nonzero weight (carried_mcvs)."""
     total = float(weights.sum()) if total is None else total
-    distinct, codes = coded if coded is not None else value_codes(values)
-    keep = (codes >= 0) & (weights > 0)
-    if total <= 0 or not keep.any():
+    if coded is None:
+        assert values is not None, "the values, or their codes"
+        coded = value_codes(values)
+    distinct, codes = coded
+    if total <= 0 or not len(codes):
         return ()
-    mass = np.bincount(codes[keep], weights=weights[keep], minlength=len(distinct))
+    # shifted by one, NULL's rows fall in a first bin left out; a row of no weight adds 0.0
+    # to its value's sum (no mask to gather by: the same sums, in the same order)
+    positive = np.where(weights > 0, weights, 0.0)
+    mass = np.bincount(codes + 1, weights=positive, minlength=len(distinct) + 1)[1:]
     present = np.flatnonzero(mass > 0)  # the values of kept rows (each weighs above 0)
+    if 0 < limit < len(present):  # sorted: only those at least as heavy as the limit-th
+        masses = mass[present]
+        least = np.partition(masses, len(masses) - limit)[len(masses) - limit]
+        present = present[masses >= least]  # (ties kept, in order: the sort is stable)
     top = present[np.argsort(-mass[present], kind="stable")[:limit]]
     return tuple((from_number(float(distinct[i]), type_), float(mass[i]) / total) for i in top)
 
@@ -134,19 +163,12 @@ def carried_mcvs(
     output, from its sample weighted by the other side's rows per `key` value, among the
     sampled rows whose key is inside `key_range` (encoded bounds) ({} when the sample
     cannot say)."""
-    loaded = side.rows()
-    if loaded is None:
+    prepared = side.memo.get(("carried", key, key_range))
+    if prepared is None:  # what does not depend on the other side: once per request
+        prepared = side.memo[("carried", key, key_range)] = _carrying_rows(side, key, key_range)
+    if not prepared:
         return {}
-    sample, passed = loaded
-    if not sample.numeric(key):
-        return {}
-    keys = sample.columns[key]
-    low, high = key_range
-    with np.errstate(invalid="ignore"):
-        if low is not None:
-            passed = passed & (keys >= low)
-        if high is not None:
-            passed = passed & (keys <= high)
+    sample, live, passed, row_weights, coded_keys, gathered = prepared
     numeric_heavy = {}
     for value, rows in heavy.items():
         try:
@@ -155,6 +177,60 @@ def carried_mcvs(
             continue
         if number is not None:
             numeric_heavy[number] = rows
+    weights = key_weights(None, passed, row_weights, numeric_heavy, rest_per_key, coded_keys)
+    total = _sum_among(weights, live, sample.size)
+    result = {}
+    for name, type_ in targets.items():
+        if name == key or name not in sample.columns or sample_kind(type_) != NUMBER:
+            continue  # (a cached sample's other columns stay unread)
+        if name not in gathered:
+            values = sample.columns[name]
+            if values.dtype != np.float64:
+                gathered[name] = None
+            else:
+                distinct, codes = sample.derived(
+                    ("value codes", name), partial(value_codes, values)
+                )
+                gathered[name] = (distinct, codes[live])
+        coded = gathered[name]
+        if coded is None:
+            continue
+        mcvs = weighted_mcvs(None, weights, type_, coded=coded, total=total)
+        if mcvs:
+            result[name] = mcvs
+    return result
+
+
+_Carrying = tuple[
+    Sample,
+    np.ndarray | slice,
+    np.ndarray,
+    np.ndarray,
+    tuple[np.ndarray, np.ndarray],
+    dict[str, tuple[np.ndarray, np.ndarray] | None],
+]
+
+
+def _carrying_rows(
+    side: ScanSample, key: str, key_range: tuple[float | None, float | None]
+) -> _Carrying | None:
+    """carried_mcvs' rows of the side, whatever the other side: the sample, the rows that
+    weigh (`live`: the kept rows' positions, or every row), which of those passed, their
+    row weights, the key's distinct values with the live rows' codes, and (filled as the
+    targets are first read) each target column's (None: not a double column)."""
+    loaded = side.rows()
+    if loaded is None:
+        return None
+    sample, passed = loaded
+    if not sample.numeric(key):
+        return None
+    keys = sample.columns[key]
+    low, high = key_range
+    with np.errstate(invalid="ignore"):
+        if low is not None:
+            passed = passed & (keys >= low)
+        if high is not None:
+            passed = passed & (keys <= high)
     # only the rows the filter kept weigh anything: when it kept few (a brand filter keeps
     # 1% of part's sample), weighted over those alone, in row order, so that every sum is
     # the one over all rows; else over all rows (gathering most of them costs more)
@@ -163,29 +239,7 @@ def carried_mcvs(
     if np.count_nonzero(passed) * 2 < sample.size:
         live = np.flatnonzero(passed)
         passed = np.ones(len(live), dtype=bool)
-    weights = key_weights(
-        keys[live],
-        passed,
-        sample.weights[live],
-        numeric_heavy,
-        rest_per_key,
-        coded=(distinct_keys, key_codes[live]),
-    )
-    total = _sum_among(weights, live, sample.size)
-    result = {}
-    for name, type_ in targets.items():
-        if name == key or name not in sample.columns or sample_kind(type_) != NUMBER:
-            continue  # (a cached sample's other columns stay unread)
-        values = sample.columns[name]
-        if values.dtype != np.float64:
-            continue
-        distinct, codes = sample.derived(("value codes", name), partial(value_codes, values))
-        mcvs = weighted_mcvs(
-            values[live], weights, type_, coded=(distinct, codes[live]), total=total
-        )
-        if mcvs:
-            result[name] = mcvs
-    return result
+    return sample, live, passed, sample.weights[live], (distinct_keys, key_codes[live]), {}
 
 
 def _sum_among(values: np.ndarray, rows: np.ndarray | slice, size: int) -> float:
@@ -406,13 +460,22 @@ def distinct_left(side: ScanSample, matched: np.ndarray, name: str) -> tuple[int
     return None if before is None else (before, distinct_in(sample, matched, name) or 0)
 
 
+SPARSE_CODES = 16  # rows at most 1/16 of the sample's: their distinct codes sorted, not counted
+
+
 def distinct_in(sample: Sample, rows: np.ndarray, name: str) -> int | None:
-    """Distinct non-NULL values of the sampled column `name` among `rows` (a bool mask);
-    None when the sample lacks the column."""
+    """Distinct non-NULL values of the sampled column `name` among `rows` (a bool mask, or
+    the rows' positions); None when the sample lacks the column. The codes of a few rows
+    are sorted (np.unique), not counted into a bin per code of the whole sample."""
     if name not in sample.columns:
         return None
     codes = _codes(sample, name)[rows]  # the column's codes, kept with the sample
-    return int(np.count_nonzero(np.bincount(codes[codes >= 0]))) if codes.size else 0
+    codes = codes[codes >= 0]
+    if not codes.size:
+        return 0
+    if codes.size * SPARSE_CODES <= sample.size:
+        return int(np.unique(codes).size)
+    return int(np.count_nonzero(np.bincount(codes)))
 
 
 def sample_table(
@@ -479,7 +542,7 @@ def key_in_sample(side: ScanSample, names: tuple[str, ...]) -> bool | None:
     is the table's property); None when the sample lacks a column or is empty. A uniform
     sample of n rows from a column pair with D combinations repeats one about n^2 / 2D
     times: lineitem's (part, supplier) shows thousands, partsupp's none."""
-    sample = side.load()
+    sample = side.loaded()
     if sample is None or sample.size == 0 or any(n not in sample.columns for n in names):
         return None
     return sample.derived(("key", names), partial(_key_in_sample, sample, names))
@@ -500,7 +563,7 @@ def determines(side: ScanSample, column: str, key: str) -> bool:
     functional dependency, as a sale's ticket number determines its date), on the values
     the table's row sample holds at least twice (at least MIN_REPEATED_GROUPS of them;
     else False). Kept with the sample."""
-    sample = side.load()
+    sample = side.loaded()
     if sample is None or column not in sample.columns or key not in sample.columns:
         return False
     return sample.derived(("determines", column, key), partial(_determines, sample, column, key))
@@ -519,17 +582,28 @@ def _determines(sample: Sample, column: str, key: str) -> bool:
 
 def _codes(sample: Sample, name: str) -> np.ndarray:
     """Per sampled row, an integer standing for its value of `name` (-1: NULL); kept."""
+    if sample.numeric(name) is False:  # strings: coded by Arrow, never decoded
+        return string_codes(sample, name)[1]
+    return sample.derived(
+        ("codes", name), lambda: value_codes(sample.columns[name])[1].astype(np.int64)
+    )
 
-    def compute() -> np.ndarray:
-        if sample.numeric(name) is False:  # strings: coded by Arrow, never decoded
-            array = sample.arrow(name)
-            if isinstance(array, pa.ChunkedArray):
-                array = array.combine_chunks()
-            indices = pc.dictionary_encode(array).indices.fill_null(-1)
-            return np.asarray(indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-        return value_codes(sample.columns[name])[1].astype(np.int64)
 
-    return sample.derived(("codes", name), compute)
+def string_codes(sample: Sample, name: str) -> tuple[pa.Array, np.ndarray]:
+    """A sampled string column's distinct values (Arrow's dictionary, in order of first
+    appearance) and per sampled row the index of its value among them (-1: NULL); kept
+    with the sample."""
+
+    def compute() -> tuple[pa.Array, np.ndarray]:
+        array = sample.arrow(name)
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks()
+        encoded = pc.dictionary_encode(array)
+        indices = encoded.indices.fill_null(-1)
+        codes = np.asarray(indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        return encoded.dictionary, codes
+
+    return sample.derived(("string codes", name), compute)
 
 
 def _order(sample: Sample, name: str) -> np.ndarray:

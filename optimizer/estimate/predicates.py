@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final, Literal, get_args
 
 from sqlglot import exp
 
 from metastore.column_type import ColumnType
-from optimizer.estimate.column import ColumnEstimate, encode, encode_string
+from optimizer.estimate.column import ColumnEstimate, changed, encode, encode_string
 from optimizer.estimate.selectivity import (
     SEED_INEQUALITY,
     seed_column_equality,
@@ -131,7 +130,7 @@ def _leaf(predicate: exp.Expr, state: dict[ColumnRef, ColumnEstimate], level: Le
             estimate = Estimate(column.null_fraction, ESTIMATED, "null_count")
         if negated:
             return Estimate(1.0 - estimate.value, estimate.precision, estimate.source)
-        state[ref] = replace(
+        state[ref] = changed(
             column, null_fraction=1.0, ndv=Estimate(0, ESTIMATED, "is_null"), mcv=()
         )
         return estimate
@@ -226,7 +225,7 @@ def _equality(
         estimate = Estimate(seed_equality(column.ndv.value), column.ndv.precision, "seed:1/V")
     else:
         estimate = equality_fraction(column, value)
-    state[ref] = replace(
+    state[ref] = changed(
         column,
         ndv=Estimate(min(1.0, column.ndv.value), column.ndv.precision, "equality"),
         low=value,
@@ -288,7 +287,7 @@ def _in_list(predicate: exp.In, state: dict[ColumnRef, ColumnEstimate], level: L
         )
     codes = [c for c in (encode(v) for v in values) if c is not None]
     share = estimate.value / (1.0 - column.null_fraction) if column.null_fraction < 1 else 0.0
-    state[ref] = replace(
+    state[ref] = changed(
         column,
         ndv=Estimate(min(float(len(values)), column.ndv.value), ESTIMATED, "in_list"),
         null_fraction=0.0,
@@ -343,7 +342,7 @@ def _range(
         within = narrow_range(column, lo, hi, within)
     fraction = within * non_null
     source = "kll" if column.kll is not None else "min/max"
-    state[ref] = replace(
+    state[ref] = changed(
         column.restricted(lo, hi),
         ndv=Estimate(
             max(1.0, column.ndv.value * clamp_fraction(below_high - below_low)),

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from metastore.samples import NUMBER, STRING, Sample, as_number, sample_kind
+from optimizer.estimate.key_lookup import string_codes
 from optimizer.estimate.predicates import NotEstimable, literal_value
 from optimizer.estimate.values import ESTIMATED, Estimate, clamp_fraction
 
@@ -237,6 +238,13 @@ class _Evaluator:
         if left.kind == STRING and left.column is not None and isinstance(right.values, str):
             # a string column against a literal: Arrow's comparison in native code (UTF-8
             # byte order is code point order, as Python compares strings)
+            if self.sample.numeric(left.column) is False:
+                # compared once per distinct value (the column's dictionary, kept with the
+                # sample), then read per row by its code: -1 (NULL) takes the last, False
+                dictionary, codes = string_codes(self.sample, left.column)
+                per_value = _ARROW_COMPARISONS[op](dictionary, right.values).fill_null(False)
+                lookup = np.append(per_value.to_numpy(zero_copy_only=False).astype(bool), False)
+                return lookup[codes] & ~nulls, nulls
             compared = _ARROW_COMPARISONS[op](self.sample.arrow(left.column), right.values)
             found = np.asarray(compared.fill_null(False).to_numpy(zero_copy_only=False))
             return found.astype(bool) & ~nulls, nulls

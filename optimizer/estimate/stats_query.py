@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from metastore.catalog import TableInfo
+from metastore.lookup import PartitionQuery
 from optimizer.estimate.node_shape import Shape, Shapes
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators import aggregate, join, limit_sort, project, scan, union, window
@@ -67,6 +68,8 @@ class StatsQuery:
         self.counts = CacheCounts()
         self.intersections: dict[tuple[Any, Any], float] = {}  # Theta pairs (join_key_overlap)
         self._tables: dict[str, TableInfo] = {}
+        # per scan: its partition conjuncts split and the usable ones' query (operators.scan)
+        self.scans: dict[int, tuple[Scan, Any, PartitionQuery]] = {}
 
     def of(self, node: Node) -> NodeStats:
         key = id(node)

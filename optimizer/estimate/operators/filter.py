@@ -6,18 +6,23 @@ proposal: docs/estimator.md (`holds_every_row`, `_counted_on`)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+import numpy as np
 from sqlglot import exp
 
 from metastore.samples import Sample
-from optimizer.estimate.column import ColumnEstimate, SampledColumn, distinct_after_sampling
+from optimizer.estimate.column import (
+    ColumnEstimate,
+    SampledColumn,
+    changed,
+    distinct_after_sampling,
+)
 from optimizer.estimate.key_lookup import ScanSample, distinct_in
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.key_sets import conjuncts_of, with_conditions
-from optimizer.estimate.operators.scan import partition_conjuncts
+from optimizer.estimate.operators.scan import scan_partitions
 from optimizer.estimate.predicates import BASIC, SKETCH, Level, selectivity
 from optimizer.estimate.sample_filter import (
     SampleCount,
@@ -27,7 +32,6 @@ from optimizer.estimate.sample_filter import (
     worth_sampling,
 )
 from optimizer.estimate.values import ESTIMATED, EXACT, Estimate, Precision
-from optimizer.partition_predicates import selection_of
 from optimizer.plan import ColumnRef, Filter, Node, Scan
 
 if TYPE_CHECKING:
@@ -57,8 +61,12 @@ def derive(stats: StatsQuery, node: Filter) -> NodeStats:
         every = child.sample is not None and child.sample.every_partition
         scan_sample = ScanSample(alias, lambda: sample, count.passed, every)
         complete = holds_every_row(sample)
+        # the kept rows' positions, found once for all the scan's columns
+        kept = np.flatnonzero(count.passed) if complete and count.passed is not None else None
         columns = {
-            ref: _counted_on(c, scan_sample, sample, ref[1], complete) if ref[0] == alias else c
+            ref: _counted_on(c, scan_sample, sample, ref[1], complete, kept)
+            if ref[0] == alias
+            else c
             for ref, c in columns.items()
         }
     return NodeStats(rows, child.row_size, columns, scan_sample)
@@ -69,7 +77,7 @@ def _on_sample(
 ) -> tuple[SampleCount | None, Sample | None]:
     """The filter counted on the row sample of the scan's partitions (None: no sample,
     or a predicate it cannot evaluate; optimizer.estimate.sample_filter)."""
-    sample = stats.source.sample(scan.table, selection_of(partition_conjuncts(stats, scan)[0]))
+    sample = stats.source.sample(scan.table, scan_partitions(stats, scan)[1])
     if sample is None:
         return None, None
     info = stats.table(scan.table)
@@ -92,16 +100,16 @@ def _after_filter(
         if before is not None and column is before:  # not a column of the predicate
             kept = distinct_after_sampling(column.ndv.value, child.rows.value, rows)
             share = kept / column.ndv.value if column.ndv.value else 0.0
-            column = replace(
+            column = changed(
                 column,
                 ndv=Estimate(kept, column.ndv.precision, column.ndv.source),
                 theta_share=column.theta_share * share,
             )
         elif before is not None and before.ndv.value:
             share = min(1.0, column.ndv.value / before.ndv.value)
-            column = replace(column, theta_share=before.theta_share * share)
+            column = changed(column, theta_share=before.theta_share * share)
         if column.ndv.value > rows:
-            column = replace(column, ndv=Estimate(rows, column.ndv.precision, "capped:rows"))
+            column = changed(column, ndv=Estimate(rows, column.ndv.precision, "capped:rows"))
         result[ref] = column
     return result
 
@@ -131,23 +139,28 @@ def _with_sampled_keys(
             continue
         values = partial(sample.columns.__getitem__, ref[1])  # read when first counted
         sampled = SampledColumn(values, count.passed, before, child.rows.value)
-        result[ref] = replace(column, sampled=sampled)
+        result[ref] = changed(column, sampled=sampled)
     return result
 
 
 def _counted_on(
-    column: ColumnEstimate, scan: ScanSample, sample: Sample, name: str, complete: bool
+    column: ColumnEstimate,
+    scan: ScanSample,
+    sample: Sample,
+    name: str,
+    complete: bool,
+    kept: np.ndarray | None,
 ) -> ColumnEstimate:
     """A filtered scan's column with the filtered sample as its origin; where the sample
     holds every row of the scan, its distinct values are those the sample's kept rows show."""
-    column = replace(column, origin=(scan, name))
-    if not complete or scan.passed is None:
+    column = changed(column, origin=(scan, name))
+    if not complete or kept is None:
         return column
-    distinct = distinct_in(sample, scan.passed, name)
+    distinct = distinct_in(sample, kept, name)
     if distinct is None or distinct >= column.ndv.value:
         return column
     share = distinct / column.ndv.value if column.ndv.value else 1.0
-    return replace(
+    return changed(
         column,
         ndv=Estimate(max(float(distinct), 1.0), column.ndv.precision, "sample: every row"),
         theta_share=column.theta_share * share,

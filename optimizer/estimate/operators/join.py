@@ -8,10 +8,9 @@ show (docs/estimator.md: `_matched_by_listing`, `_thinned_with_keys`, `_outer_nu
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from optimizer.estimate.column import ColumnEstimate, KeySet, distinct_after_sampling
+from optimizer.estimate.column import ColumnEstimate, KeySet, changed, distinct_after_sampling
 from optimizer.estimate.key_lookup import ListedJoin, ScanSample, determines, distinct_left
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators import join_rows
@@ -88,10 +87,10 @@ def _join_columns(
             elif dropping and ref not in keys:
                 column = _thinned_at_random(column, side.rows.value, rows)
             if column.sampled is not None:  # the sample shows the scan's rows, not these
-                column = replace(column, sampled=None)
+                column = changed(column, sampled=None)
             if stats.level != BASIC and column.ndv.value > rows:
                 share = rows / column.ndv.value  # of its distinct values, at most these
-                column = replace(
+                column = changed(
                     column,
                     ndv=Estimate(rows, ESTIMATED, "capped:rows"),
                     theta_share=column.theta_share * share,
@@ -108,7 +107,7 @@ def _join_columns(
             # each key's values are the other's: both in the sets semi joins put either in
             within = _merged(columns[a].within, columns[b].within)
             for ref in (a, b):
-                columns[ref] = replace(
+                columns[ref] = changed(
                     columns[ref], ndv=Estimate(ndv, ESTIMATED, "join key"), within=within
                 )
         elif a in columns and b in right.columns and node.kind == "semi":
@@ -117,9 +116,9 @@ def _join_columns(
             kept = right.columns[b].ndv.value
             if stats.level != BASIC and columns[a].ndv.value > kept:
                 capped = Estimate(kept, ESTIMATED, "semi join key")
-                columns[a] = replace(columns[a], ndv=capped)
+                columns[a] = changed(columns[a], ndv=capped)
             within = _merged(columns[a].within, right.columns[b].containers())
-            columns[a] = replace(columns[a], within=within)
+            columns[a] = changed(columns[a], within=within)
     return columns
 
 
@@ -133,7 +132,7 @@ def _thinned_at_random(column: ColumnEstimate, before: float, rows: float) -> Co
     kept = distinct_after_sampling(column.ndv.value, before, rows)
     if kept >= column.ndv.value:
         return column
-    return replace(
+    return changed(
         column,
         # its source kept, as a filter keeps it (a partition key's listing still joins)
         ndv=Estimate(max(kept, 1.0), column.ndv.precision, column.ndv.source),
@@ -165,7 +164,7 @@ def _thinned_with_keys(
             continue
         ndv = max(1.0, column.ndv.value * rows / before)
         if ndv < column.ndv.value:
-            result[ref] = replace(
+            result[ref] = changed(
                 column,
                 ndv=Estimate(ndv, ESTIMATED, "determines the join key"),
                 theta_share=column.theta_share * ndv / column.ndv.value,
@@ -183,7 +182,7 @@ def _matched_by_listing(
     assert other.sample is not None
     scan = other.sample
     narrowed = ScanSample(scan.alias, scan.load, found.matched, scan.every_partition)
-    loaded = scan.load()
+    loaded = scan.loaded()
     complete = loaded is not None and holds_every_row(loaded)
     result = dict(columns)
     for ref, column in columns.items():
@@ -195,8 +194,8 @@ def _matched_by_listing(
         before, after = counted
         ndv = float(after) if complete else column.ndv.value * after / max(before, 1)
         if ndv < column.ndv.value:
-            column = replace(column, ndv=Estimate(max(ndv, 1.0), ESTIMATED, "listing x sample"))
-        result[ref] = replace(column, origin=(narrowed, column.origin[1]))
+            column = changed(column, ndv=Estimate(max(ndv, 1.0), ESTIMATED, "listing x sample"))
+        result[ref] = changed(column, origin=(narrowed, column.origin[1]))
     return result
 
 
@@ -225,7 +224,7 @@ def _outer_nulls(
             column = result.get(ref)
             if column is not None:
                 nulls = unmatched + (1.0 - unmatched) * column.null_fraction
-                result[ref] = replace(column, null_fraction=nulls)
+                result[ref] = changed(column, null_fraction=nulls)
     return result
 
 

@@ -6,9 +6,7 @@ docs/design.md#join-cardinality)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from optimizer.estimate.column import ColumnEstimate
+from optimizer.estimate.column import ColumnEstimate, changed
 from optimizer.estimate.key_lookup import ScanSample, carried_mcvs, surviving_mcvs
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.selectivity import NEARLY_UNIQUE
@@ -70,7 +68,7 @@ def _surviving(
     scale = heavy_side.rows.value / rows
     survived = surviving_mcvs(mine, heavy_ref[1], theirs, unique_ref[1], targets, scale)
     return {
-        (mine.alias, name): replace(columns[(mine.alias, name)], mcv=mcvs)
+        (mine.alias, name): changed(columns[(mine.alias, name)], mcv=mcvs)
         for name, mcvs in survived.items()
     }
 
@@ -104,6 +102,6 @@ def _carried(
         return {}
     carried = carried_mcvs(sample, unique_ref[1], heavy, rest_per_key, targets, unique_key.restrict)
     return {
-        (sample.alias, name): replace(columns[(sample.alias, name)], mcv=mcvs, tail=1.0)
+        (sample.alias, name): changed(columns[(sample.alias, name)], mcv=mcvs, tail=1.0)
         for name, mcvs in carried.items()
     }

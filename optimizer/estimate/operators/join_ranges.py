@@ -5,10 +5,9 @@ estimated (docs/design.md#join-cardinality)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
-from optimizer.estimate.column import ColumnEstimate, encode
+from optimizer.estimate.column import ColumnEstimate, changed, encode
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.predicates import KLL_RANK_ERROR, equality_fraction, narrow_range
 from optimizer.estimate.values import ESTIMATED, Estimate, clamp_fraction
@@ -56,7 +55,7 @@ def _narrowed_to_values(
     present = [v for v, f in fractions.items() if f > 0]
     codes = [c for c in (encode(v) for v in present) if c is not None]
     ndv = float(min(len(present), target.ndv.value, max(rows, 0.0)))
-    narrowed = replace(
+    narrowed = changed(
         target,
         ndv=Estimate(max(ndv, 0.0), ESTIMATED, "transitive values"),
         mcv=tuple((v, f / fraction) for v, f in fractions.items() if f > 0 and fraction > 0),
@@ -99,7 +98,7 @@ def _narrowed(
         for v, f in target.mcv
         if fraction > 0 and (code := encode(v)) is not None and low <= code <= high
     )
-    narrowed = replace(
+    narrowed = changed(
         target,
         restrict=(low, high),
         ndv=Estimate(ndv, ESTIMATED, "transitive range"),
@@ -120,7 +119,7 @@ def _side_with(
         if key == ref:
             column = narrowed
         elif column.ndv.value > max(rows, 1.0):
-            column = replace(column, ndv=Estimate(max(rows, 1.0), ESTIMATED, "capped:rows"))
+            column = changed(column, ndv=Estimate(max(rows, 1.0), ESTIMATED, "capped:rows"))
         columns[key] = column
     return NodeStats(Estimate(rows, ESTIMATED, source), side.row_size, columns, side.sample)
 

@@ -7,11 +7,10 @@ join compares them to tell keys one side's semi join took from the other's
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 
 from sqlglot import exp
 
-from optimizer.estimate.column import ColumnEstimate, KeySet
+from optimizer.estimate.column import ColumnEstimate, KeySet, changed
 from optimizer.plan import ColumnRef, conjuncts
 
 
@@ -20,7 +19,7 @@ def with_key_sets(
 ) -> dict[ColumnRef, ColumnEstimate]:
     """A scan's columns, each the key set of `table`'s column under `conditions`."""
     return {
-        ref: replace(c, key_set=KeySet(table, ref[1], conditions, c.ndv.value))
+        ref: changed(c, key_set=KeySet(table, ref[1], conditions, c.ndv.value))
         for ref, c in columns.items()
     }
 
@@ -35,7 +34,7 @@ def with_conditions(
         found = column.key_set
         if found is not None:
             narrowed = KeySet(found.table, found.column, found.conditions | more, column.ndv.value)
-            column = replace(column, key_set=narrowed)
+            column = changed(column, key_set=narrowed)
         result[ref] = column
     return result
 

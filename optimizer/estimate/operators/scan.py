@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from metastore.column_type import ColumnType
+from metastore.lookup import PartitionQuery
 from optimizer.estimate.column import ColumnEstimate, unknown_column
 from optimizer.estimate.key_lookup import ScanSample
 from optimizer.estimate.node_stats import NodeStats
@@ -30,8 +31,7 @@ OTHER_WIDTH = 8  # bytes of a value of a non-numeric type without a collected av
 
 
 def derive(stats: StatsQuery, node: Scan) -> NodeStats:
-    usable, rest = partition_conjuncts(stats, node)
-    selected = selection_of(usable)
+    (usable, rest), selected = scan_partitions(stats, node)
     partitions = stats.source.partitions(node.table, selected)
     summary = stats.source.summary(node.table, selected)
     rows = float(summary.row_count)
@@ -70,9 +70,18 @@ def derive(stats: StatsQuery, node: Scan) -> NodeStats:
     return replace(result, columns=with_key_sets(result.columns, node.table, conditions))
 
 
-def partition_conjuncts(stats: StatsQuery, node: Scan) -> tuple[list[exp.Expr], list[exp.Expr]]:
-    """The scan's partition-key conjuncts the metastore evaluates, and the rest."""
-    return split_partition_conjuncts(node, stats.table(node.table))
+def scan_partitions(
+    stats: StatsQuery, node: Scan
+) -> tuple[tuple[list[exp.Expr], list[exp.Expr]], PartitionQuery]:
+    """The scan's partition-key conjuncts the metastore evaluates and the rest, and the
+    metastore's query of the usable ones: found once per scan of a request (the scan's
+    estimate and its filter's sample both ask; each finding writes the conjuncts as --where
+    text and parses it back)."""
+    found = stats.scans.get(id(node))
+    if found is None or found[0] is not node:  # (an id is unique only while its node lives)
+        split = split_partition_conjuncts(node, stats.table(node.table))
+        found = stats.scans[id(node)] = (node, split, selection_of(split[0]))
+    return found[1], found[2]
 
 
 def _from_summary(column: Any, rows: float, level: Level) -> ColumnEstimate:

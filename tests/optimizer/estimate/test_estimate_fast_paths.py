@@ -1,0 +1,99 @@
+"""The estimator's fast paths (issue 22) answer as the plain computations do: a changed
+column as dataclasses.replace makes it, and the distinct values of a sample's kept rows,
+given as a mask or as positions, few or many, as np.unique counts them."""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from metastore.samples import Sample
+from optimizer.estimate.column import ColumnEstimate, KeySet, changed
+from optimizer.estimate.key_lookup import distinct_in
+from optimizer.estimate.values import EXACT, Estimate
+
+NEW_VALUES: dict[str, Any] = {
+    "type": "bigint",
+    "ndv": Estimate(7.0, EXACT, "theta"),
+    "null_fraction": 0.25,
+    "low": 1,
+    "high": 9,
+    "mcv": ((3, 0.5),),
+    "kll": object(),
+    "restrict": (1.0, None),
+    "theta": object(),
+    "theta_share": 0.5,
+    "width": 4.0,
+    "tail": 2.0,
+    "source_rows": 10.0,
+    "points": ((1.0, 2.0), (0.5, 1.0)),
+    "values": (1, 2),
+    "sampled": object(),
+    "key_set": KeySet("t", "c", frozenset()),
+    "within": (KeySet("u", "d", frozenset()),),
+    "origin": (object(), "c"),
+}
+
+
+def test_every_field_has_a_new_value() -> None:
+    assert {f.name for f in fields(ColumnEstimate)} == set(NEW_VALUES)
+
+
+@pytest.mark.parametrize("name", sorted(NEW_VALUES))
+def test_a_changed_column_is_the_replaced_one(name: str) -> None:
+    column = ColumnEstimate("int", Estimate(3.0, EXACT, "theta"), mcv=((1, 0.1),), width=8.0)
+    made = changed(column, **{name: NEW_VALUES[name]})
+    expected = replace(column, **{name: NEW_VALUES[name]})
+    assert type(made) is ColumnEstimate
+    assert made.__dict__ == expected.__dict__
+    assert (
+        column.__dict__
+        == ColumnEstimate("int", Estimate(3.0, EXACT, "theta"), mcv=((1, 0.1),), width=8.0).__dict__
+    )  # the original is left as it was
+    with pytest.raises(AttributeError):
+        made.width = 1.0  # type: ignore[misc]  # still frozen
+
+
+def test_an_unknown_field_is_refused_as_replace_refuses_it() -> None:
+    column = ColumnEstimate("int", Estimate(3.0, EXACT, "theta"))
+    with pytest.raises(TypeError):
+        replace(column, colour="red")  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        changed(column, colour="red")
+
+
+numbers = st.lists(st.one_of(st.integers(-20, 20).map(float), st.just(float("nan"))), max_size=80)
+strings = st.lists(st.one_of(st.text("abc", max_size=2), st.none()), max_size=80)
+
+
+@given(st.one_of(numbers, strings), st.data())
+def test_distinct_in_counts_the_kept_rows_distinct_values(
+    values: list[Any], data: st.DataObject
+) -> None:
+    """Few kept rows (sorted codes) and many (a bin per code), by mask or by position."""
+    numeric = all(isinstance(v, float) for v in values)
+    column = np.asarray(values, dtype=np.float64 if numeric else object)
+    sample = Sample({"c": column}, np.ones(len(values)), 1)
+    drawn = data.draw(st.lists(st.booleans(), min_size=len(values), max_size=len(values)))
+    mask = np.asarray(drawn, dtype=bool)
+    kept = [v for v, keep in zip(values, drawn, strict=True) if keep]
+    expected = len({v for v in kept if v is not None and v == v})  # NaN and None: NULL
+    assert distinct_in(sample, mask, "c") == expected
+    assert distinct_in(sample, np.flatnonzero(mask), "c") == expected
+    assert distinct_in(sample, mask, "missing") is None
+
+
+def test_distinct_in_few_and_many_rows_of_a_large_sample() -> None:
+    rng = np.random.default_rng(7)
+    column = rng.integers(0, 500, 4000).astype(np.float64)
+    column[::13] = np.nan
+    sample = Sample({"c": column}, np.ones(column.size), 1)
+    for share in (0.001, 0.05, 0.5, 1.0):
+        mask = rng.random(column.size) < share
+        kept = column[mask]
+        assert distinct_in(sample, mask, "c") == np.unique(kept[~np.isnan(kept)]).size
