@@ -75,7 +75,8 @@ def table_stamps(conn: Connection, names: Sequence[str]) -> dict[str, TableStamp
 
 
 def cache_bytes_from_environment() -> int:
-    """STATLAS_CACHE_MB in bytes (default 256 MB; 0 turns the cache off)."""
+    """STATLAS_CACHE_MB in bytes (default 256 MB; 0 turns the cache off), less what this
+    process keeps of it for its other growth (`reserve_for_process`)."""
     text = os.environ.get(CACHE_MB_VARIABLE, str(DEFAULT_CACHE_MB))
     try:
         megabytes = float(text)
@@ -83,7 +84,20 @@ def cache_bytes_from_environment() -> int:
         raise InvalidValue(
             f"{CACHE_MB_VARIABLE} must be a number of megabytes, got {text!r}"
         ) from None
-    return max(0, int(megabytes * 1024 * 1024))
+    bound = max(0, int(megabytes * 1024 * 1024))
+    return bound - min(_reserved_bytes, bound // 2)
+
+
+_reserved_bytes = 0
+
+
+def reserve_for_process(reserved: int) -> None:
+    """In a process whose whole growth STATLAS_CACHE_MB bounds (the daemon), keep `reserved`
+    bytes of the bound (at most half of it) for what grows beside the caches made from now
+    on: the database drivers' and SQLAlchemy's statement caches, the allocators' free
+    pages, per-thread heaps."""
+    global _reserved_bytes
+    _reserved_bytes = max(0, reserved)
 
 
 class StatisticsCache:
