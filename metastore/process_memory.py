@@ -1,13 +1,16 @@
 """Freed memory handed back to the system, for a long-running process (the daemon) whose
 memory should follow what its cache holds (STATLAS_CACHE_MB): large blocks mapped on their
-own, Arrow on the system allocator, and glibc's free heap pages returned after requests and
-after the cache drops entries (at most once a second, off the request's thread). Linux
-(glibc); elsewhere, where there is no malloc_trim, only Arrow's pool is set."""
+own, Arrow on the system allocator (its native default too: `arrow_on_system_allocator`
+before pyarrow loads), and glibc's free heap pages returned after requests and after the
+cache drops entries (at most once a second, off the request's thread). Linux (glibc);
+elsewhere, where there is no malloc_trim, only Arrow's pool is set."""
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
+import sys
 import threading
 import time
 from functools import lru_cache
@@ -21,6 +24,22 @@ RELEASE_INTERVAL_S = 1.0  # at most one release a second
 _last_release = 0.0
 _release_lock = threading.Lock()
 _handing_back = False  # tune_allocator was called: this process hands freed memory back
+
+
+ARROW_POOL_VARIABLE = "ARROW_DEFAULT_MEMORY_POOL"
+
+
+def arrow_on_system_allocator() -> bool:
+    """Arrow's native default pool on the system allocator, for this whole process: set
+    before pyarrow loads (Arrow reads ARROW_DEFAULT_MEMORY_POOL once, then), unless the
+    environment chose a pool. `pa.set_memory_pool` (tune_allocator) reaches only pyarrow's
+    own calls: Acero (a sample's group_by and join) allocates from the native default,
+    mimalloc, whose freed pages stay with it (TPC-H's latency set in one process: ~30 MB
+    of growth, none of it live). False when it came too late (pyarrow loaded) or the
+    environment chose another pool."""
+    if "pyarrow" in sys.modules:
+        return False
+    return os.environ.setdefault(ARROW_POOL_VARIABLE, "system") == "system"
 
 
 @lru_cache(maxsize=1)

@@ -75,7 +75,8 @@ def table_stamps(conn: Connection, names: Sequence[str]) -> dict[str, TableStamp
 
 
 def cache_bytes_from_environment() -> int:
-    """STATLAS_CACHE_MB in bytes (default 256 MB; 0 turns the cache off)."""
+    """STATLAS_CACHE_MB in bytes (default 256 MB; 0 turns the cache off), less what this
+    process keeps of it for its other growth (`reserve_for_process`)."""
     text = os.environ.get(CACHE_MB_VARIABLE, str(DEFAULT_CACHE_MB))
     try:
         megabytes = float(text)
@@ -83,7 +84,20 @@ def cache_bytes_from_environment() -> int:
         raise InvalidValue(
             f"{CACHE_MB_VARIABLE} must be a number of megabytes, got {text!r}"
         ) from None
-    return max(0, int(megabytes * 1024 * 1024))
+    bound = max(0, int(megabytes * 1024 * 1024))
+    return bound - min(_reserved_bytes, bound // 2)
+
+
+_reserved_bytes = 0
+
+
+def reserve_for_process(reserved: int) -> None:
+    """In a process whose whole growth STATLAS_CACHE_MB bounds (the daemon), keep `reserved`
+    bytes of the bound (at most half of it) for what grows beside the caches made from now
+    on: the database drivers' and SQLAlchemy's statement caches, the allocators' free
+    pages, per-thread heaps."""
+    global _reserved_bytes
+    _reserved_bytes = max(0, reserved)
 
 
 class StatisticsCache:
@@ -205,53 +219,103 @@ def cache_for(engine: Engine) -> StatisticsCache:
         return cache
 
 
-def approximate_size(value: Any, _depth: int = 0) -> int:
-    """Bytes a cached value holds, near enough to bound the cache: arrays by their buffers
-    (object arrays by their boxes), sketches by their serialised size, containers and
-    dataclasses by their parts, a value that measures itself (`cache_bytes()`, a sample)
-    by its own measure."""
-    if _depth > 6 or value is None or isinstance(value, bool | int | float):
-        return 16
+def approximate_size(value: Any) -> int:
+    """Bytes a cached value holds, measured to bound what it costs the process: arrays by
+    their buffers (object arrays by their boxes), sketches by their native memory
+    (`sketch_bytes`), Python objects by their allocations (`_python_bytes`), a value that
+    measures itself (`cache_bytes()`, a sample) by its own measure. An object reached twice
+    is counted once. Measured against glibc's and pymalloc's live bytes of real entries
+    (tests/metastore/test_cache_accounting.py): within ACCOUNTING_FACTOR of their cost."""
+    return _size(value, set(), 0)
+
+
+ACCOUNTING_FACTOR = 1.5  # approximate_size / measured cost of an entry, at most (and >= 1)
+ALLOCATION_GRAIN = 16  # pymalloc and glibc round every allocation up to 16 bytes
+SMALL_OBJECT_BYTES = 512  # pymalloc's largest block; larger objects are glibc's chunks
+MALLOC_HEADER_BYTES = 16
+# an instance without __slots__ (Python 3.11+): its object, one 8-byte value per field and
+# the values array's header (a frozen dataclass of 2 fields: 88 bytes, of 18: 232)
+INSTANCE_VALUES_BYTES = 32
+MAX_DEPTH = 16
+
+
+def _rounded(size: int) -> int:
+    """An object's allocation: pymalloc's block, or past SMALL_OBJECT_BYTES glibc's chunk
+    and its header."""
+    if size > SMALL_OBJECT_BYTES:
+        size += MALLOC_HEADER_BYTES
+    return -(-size // ALLOCATION_GRAIN) * ALLOCATION_GRAIN
+
+
+def _size(value: Any, seen: set[int], depth: int) -> int:
+    if value is None or isinstance(value, bool):
+        return 0  # singletons: only the container's pointer, counted with the container
+    if isinstance(value, int | float):
+        return _rounded(sys.getsizeof(value))
+    if isinstance(value, str | bytes):
+        return _rounded(sys.getsizeof(value))
+    if id(value) in seen or depth > MAX_DEPTH:
+        return 0
+    seen.add(id(value))
     measure = getattr(value, "cache_bytes", None)
     if callable(measure) and not isinstance(value, type):
         return int(measure())
     if isinstance(value, np.ndarray):
         boxes = value.size * OBJECT_BYTES if value.dtype == object else 0
         return int(value.nbytes) + boxes + 112
-    if isinstance(value, str | bytes):
-        return sys.getsizeof(value)
     if isinstance(value, pa.Array | pa.ChunkedArray | pa.Table):
         return int(value.nbytes) + 112
     if isinstance(value, dict):
-        return 64 + sum(
-            approximate_size(k, _depth + 1) + approximate_size(v, _depth + 1)
-            for k, v in value.items()
+        return _rounded(sys.getsizeof(value)) + sum(
+            _size(k, seen, depth + 1) + _size(v, seen, depth + 1) for k, v in value.items()
         )
     if isinstance(value, list | tuple | set | frozenset):
-        return 56 + sum(approximate_size(item, _depth + 1) for item in value)
-    sketch = _sketch_size(value)
+        return _rounded(sys.getsizeof(value)) + sum(_size(item, seen, depth + 1) for item in value)
+    sketch = sketch_bytes(value)
     if sketch is not None:
         return sketch
     fields = getattr(value, "__dataclass_fields__", None)
     if fields is not None:
-        return 64 + sum(approximate_size(getattr(value, name), _depth + 1) for name in fields)
-    return sys.getsizeof(value)
+        own = _rounded(sys.getsizeof(value))
+        if not hasattr(value, "__slots__"):
+            own += 8 * len(fields) + INSTANCE_VALUES_BYTES
+        return own + sum(_size(getattr(value, name), seen, depth + 1) for name in fields)
+    return _rounded(sys.getsizeof(value))
 
 
-def _sketch_size(value: Any) -> int | None:
+# Native memory of DataSketches' objects (C++ behind nanobind), measured as glibc's live
+# bytes per merged sketch (lgK 12 Theta, k 200 KLL, lgK 12 HLL) against their sizes:
+# Theta: 8 bytes per retained hash and ~190 bytes of object; KLL: 8 bytes per retained
+# item, up to ~1,300 bytes of unused level capacity and object, and the sorted view its
+# first quantile query builds and keeps (an item and a cumulative weight, 16 bytes, per
+# retained item: a cached KLL has been queried, its histograms are drawn from it; TPC-H
+# lineitem's columns ~5 KB each before, ~14 KB after); HLL: its compact serialisation and
+# up to ~800 bytes (a list- or set-mode sketch's hash table). The library tells none of
+# them but the retained counts and serialised sizes.
+THETA_OBJECT_BYTES = 256
+KLL_ITEM_BYTES = 8 + 16
+KLL_OBJECT_BYTES = 1536
+HLL_OBJECT_BYTES = 1024
+
+
+def sketch_bytes(value: Any) -> int | None:
+    """A DataSketches object's memory (None: not one): from its retained items where the
+    library tells them, else from its serialised size."""
     module = type(value).__module__ or ""
     if not module.startswith(("datasketches", "_datasketches")):
         return None
-    for method in ("get_serialized_size_bytes", "get_compact_serialization_bytes"):
-        measure = getattr(value, method, None)
-        if measure is not None:
-            try:
-                return int(measure()) * 2
-            except TypeError:
-                continue
-    retained = getattr(value, "get_num_retained", None) or getattr(
-        value, "get_num_active_items", None
-    )
-    if retained is not None:
-        return int(retained()) * 96 + 1024
+    kind = type(value).__name__
+    retained = getattr(value, "num_retained", None)
+    if kind.startswith("kll_") and isinstance(retained, int):
+        return KLL_ITEM_BYTES * retained + KLL_OBJECT_BYTES
+    if "theta" in kind and isinstance(retained, int):
+        return 8 * retained + THETA_OBJECT_BYTES
+    if kind == "hll_sketch":
+        return int(value.get_compact_serialization_bytes()) + HLL_OBJECT_BYTES
+    measure = getattr(value, "get_serialized_size_bytes", None)
+    if measure is not None:
+        try:
+            return int(measure()) * 2
+        except TypeError:
+            pass
     return SKETCH_BYTES

@@ -741,6 +741,9 @@ def cmd_prune(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_daemon(args: argparse.Namespace, settings: Settings) -> int:
+    from metastore.process_memory import arrow_on_system_allocator
+
+    arrow_on_system_allocator()  # before anything loads pyarrow
     from pruner.daemon.run import DaemonOptions, run_daemon
 
     if not 0 <= args.port <= 65535:

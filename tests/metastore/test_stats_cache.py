@@ -25,6 +25,7 @@ from metastore.stats_cache import (
     approximate_size,
     cache_bytes_from_environment,
     cache_for,
+    reserve_for_process,
     table_stamps,
 )
 from optimizer.estimate.sources import MetastoreSource, StatisticsChanged, consistently
@@ -85,7 +86,7 @@ def test_a_cached_sample_growing_is_counted() -> None:
     cache = StatisticsCache(10_000_000)
     assert cache.get_or_compute("t", stamp, "sample", lambda: sample) is sample
     stored = cache.size
-    assert stored == approximate_size(sample) and stored < 200_000  # Arrow: compact
+    assert stored == approximate_size(sample) and stored < 210_000  # Arrow: compact
     names = sample.columns["name"]
     grown = sample.columns.materialised_bytes("name")
     assert cache.size == stored + grown and approximate_size(sample) == cache.size
@@ -303,3 +304,20 @@ def test_a_query_reads_its_tables_stamps_in_one_statement(
     source.prepare(["a", "nope"])  # an unknown name is left out (looking it up says so)
     source.prepare(["a", "b"])
     assert reads == [["a", "nope"], ["b"]]  # only the stamps not read yet
+
+
+def test_a_process_keeps_part_of_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The daemon keeps part of STATLAS_CACHE_MB for its growth beside the cache (at most
+    half of the bound); caches made afterwards hold the rest."""
+    monkeypatch.setenv("STATLAS_CACHE_MB", "256")
+    try:
+        reserve_for_process(24 * 2**20)
+        assert cache_bytes_from_environment() == 232 * 2**20
+        monkeypatch.setenv("STATLAS_CACHE_MB", "10")
+        assert cache_bytes_from_environment() == 5 * 2**20
+        monkeypatch.setenv("STATLAS_CACHE_MB", "0")
+        assert cache_bytes_from_environment() == 0
+    finally:
+        reserve_for_process(0)
+    monkeypatch.setenv("STATLAS_CACHE_MB", "256")
+    assert cache_bytes_from_environment() == 256 * 2**20
