@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from metastore.catalog import TableInfo
+from optimizer.estimate.key_lookup import SampledJoin
 from optimizer.estimate.node_shape import Shape, Shapes
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators import aggregate, join, limit_sort, project, scan, union, window
@@ -66,6 +67,8 @@ class StatsQuery:
         self._by_shape: dict[int, tuple[Shape, NodeStats]] = {}
         self.counts = CacheCounts()
         self.intersections: dict[tuple[Any, Any], float] = {}  # Theta pairs (join_key_overlap)
+        # composite keys' sampled joins (operators.join_rows._sampled_composite)
+        self.sample_joins: dict[tuple[Any, ...], SampledJoin | None] = {}
         self._tables: dict[str, TableInfo] = {}
 
     def of(self, node: Node) -> NodeStats:
