@@ -35,7 +35,9 @@ def test_the_samples_joined_count_matching_pairs_by_their_weights() -> None:
     # only the rows a side's filter kept
     kept = ScanSample("l", lambda: left, np.array([False, True, True, True]))
     found = sampled_join(kept, ("a", "b"), ScanSample("r", lambda: right), ("x", "y"))
-    assert found is not None and found.pairs == 0 and found.selectivity == 0.0
+    assert found is not None
+    assert found.pairs == 0
+    assert found.selectivity == 0.0
     assert sampled_join(kept, ("a", "z"), ScanSample("r", lambda: right), ("x", "y")) is None
 
 
