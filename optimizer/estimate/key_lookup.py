@@ -555,6 +555,55 @@ def _key_in_sample(sample: Sample, names: tuple[str, ...]) -> bool | None:
     return bool(table.group_by(list(names)).aggregate([]).num_rows == table.num_rows)
 
 
+@dataclass(frozen=True)
+class SampledJoin:
+    """Two scans' filtered row samples joined on a composite key (`sampled_join`)."""
+
+    pairs: int  # sampled row pairs whose keys all match
+    selectivity: float  # of the two scans' filtered rows: the pairs' weight / (rows x rows)
+    covering_pairs: float  # the pairs due if every row of the smaller scan met one or more
+
+
+def sampled_join(
+    left: ScanSample, left_names: tuple[str, ...], right: ScanSample, right_names: tuple[str, ...]
+) -> SampledJoin | None:
+    """The join of two scans' row samples (the rows their filters kept) on the columns
+    `left_names` = `right_names` pairwise, NULLs matching nothing: each matching pair of
+    sampled rows stands for the product of their weights (Haas, Naughton, Seshadri and Swami
+    1996, the cross-product sampling estimator). None when a sample lacks a column, the
+    kinds differ, or a side kept no row."""
+    loaded_left, loaded_right = left.rows(), right.rows()
+    if loaded_left is None or loaded_right is None or len(left_names) != len(right_names):
+        return None
+    (first, kept_first), (second, kept_second) = loaded_left, loaded_right
+    if any(n not in first.columns for n in left_names) or any(
+        n not in second.columns for n in right_names
+    ):
+        return None
+    if any(
+        first.numeric(a) != second.numeric(b) for a, b in zip(left_names, right_names, strict=True)
+    ):
+        return None
+    rows_first = float(first.weights[kept_first].sum())
+    rows_second = float(second.weights[kept_second].sum())
+    if rows_first <= 0 or rows_second <= 0:
+        return None
+    keys = [f"k{i}" for i in range(len(left_names))]
+    tables = []
+    sides = ((first, kept_first, left_names), (second, kept_second, right_names))
+    for sample, kept, names in sides:
+        table = sample_table(sample, names, kept).rename_columns(keys)
+        weights = pa.array(sample.weights[kept])
+        tables.append(table.append_column("w", weights).drop_null())
+    joined = tables[0].join(tables[1], keys, join_type="inner", left_suffix="_l", right_suffix="_r")
+    pairs = joined.num_rows
+    weight = (
+        float(pc.sum(pc.multiply(joined["w_l"], joined["w_r"])).as_py() or 0.0) if pairs else 0.0
+    )
+    covering = int(kept_first.sum()) * int(kept_second.sum()) / max(rows_first, rows_second)
+    return SampledJoin(pairs, weight / (rows_first * rows_second), covering)
+
+
 MIN_REPEATED_GROUPS = 20  # sampled values seen twice or more before a dependency is trusted
 
 

@@ -163,6 +163,21 @@ def sketch_join_rows(
     return heavy_rows + shared_rest * per_key1 * per_key2
 
 
+MIN_COVERING_PAIRS = 12.0  # sampled pairs the one-row-per-row floor must predict to be tested
+FLOOR_REFUTED_SHARE = 0.25  # a floor is refuted below this share of its predicted pairs
+
+
+def composite_floor_refuted(pairs: float, covering_pairs: float) -> bool:
+    """Whether the two sides' row samples refute a multi-key join's floor of one match per
+    row of the smaller side (docs/estimator.md#composite-joins-the-samples-test): had every
+    row of the smaller table met a row of the other, the samples (drawn at random, each row
+    alone) would share about `covering_pairs` matching row pairs; far fewer (`pairs`), when
+    that many were due, say its rows meet at random: a return's customer and item met
+    among a catalog's sales, not a sale's own return. Poisson with a mean of 12 gives 2 or
+    fewer with chance 0.0005."""
+    return covering_pairs >= MIN_COVERING_PAIRS and pairs < FLOOR_REFUTED_SHARE * covering_pairs
+
+
 def composite_key_completion(
     sides: Sequence[tuple[float, Sequence[float]]], keys: Sequence[bool | None] = ()
 ) -> float | None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from metastore.catalog import TableInfo
 from metastore.lookup import PartitionQuery
+from optimizer.estimate.key_lookup import SampledJoin
 from optimizer.estimate.node_shape import Shape, Shapes
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators import aggregate, join, limit_sort, project, scan, union, window
@@ -67,6 +68,8 @@ class StatsQuery:
         self._by_shape: dict[int, tuple[Shape, NodeStats]] = {}
         self.counts = CacheCounts()
         self.intersections: dict[tuple[Any, Any], float] = {}  # Theta pairs (join_key_overlap)
+        # composite keys' sampled joins (operators.join_rows._sampled_composite)
+        self.sample_joins: dict[tuple[Any, ...], SampledJoin | None] = {}
         self._tables: dict[str, TableInfo] = {}
         # per scan: its partition conjuncts split and the usable ones' query (operators.scan)
         self.scans: dict[int, tuple[Scan, Any, PartitionQuery]] = {}

@@ -13,12 +13,19 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from optimizer.estimate.column import ColumnEstimate
-from optimizer.estimate.key_lookup import ListedJoin, key_in_sample, listed_key_join
+from optimizer.estimate.key_lookup import (
+    ListedJoin,
+    SampledJoin,
+    key_in_sample,
+    listed_key_join,
+    sampled_join,
+)
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.join_key_overlap import theta_overlap
 from optimizer.estimate.predicates import BASIC, SKETCH
 from optimizer.estimate.selectivity import (
     NEARLY_UNIQUE,
+    composite_floor_refuted,
     composite_key_completion,
     eqjoin_mcv,
     seed_inner_join_rows,
@@ -83,8 +90,15 @@ def inner_join_rows(
         and _grouped_by(node.right, {b for _, b in node.keys})
     )
     if len(per_key) > 1 and not unique:
-        sel = max(sel, floor)
         ordered = [(a, b) for _, _, a, b in per_key]
+        sampled = _sampled_composite(stats, ordered, left, right)
+        if sampled is not None and composite_floor_refuted(sampled.pairs, sampled.covering_pairs):
+            # the samples show the rows meeting at random, not one per row: their own
+            # figure, never below the keys' independent product
+            if sampled.selectivity > sel:
+                sel, source = sampled.selectivity, f"{source}+sampled pairs"
+            return seed_inner_join_rows([l_rows, r_rows], sel), source
+        sel = max(sel, floor)
         completing = (
             _composite_completion(ordered, {**left.columns, **right.columns})
             if stats.level == SKETCH
@@ -93,6 +107,26 @@ def inner_join_rows(
         if completing is not None and per_key[0][0] * completing > sel:
             sel, source = per_key[0][0] * completing, f"{source}+composite key"
     return seed_inner_join_rows([l_rows, r_rows], sel), source
+
+
+def _sampled_composite(
+    stats: StatsQuery, keys: list[tuple[ColumnRef, ColumnRef]], left: NodeStats, right: NodeStats
+) -> SampledJoin | None:
+    """key_lookup.sampled_join of the scans the two sides' key columns come from (each
+    side's keys all from one sampled scan; level sketch only), once per request."""
+    if stats.level != SKETCH:
+        return None
+    scans, names = [], []
+    for side, refs in ((left, [a for a, _ in keys]), (right, [b for _, b in keys])):
+        origins = [side.columns[ref].origin for ref in refs]
+        if any(o is None for o in origins) or len({id(o[0]) for o in origins}) != 1:
+            return None
+        scans.append(origins[0][0])
+        names.append(tuple(o[1] for o in origins))
+    cache_key = (scans[0], names[0], scans[1], names[1])
+    if cache_key not in stats.sample_joins:
+        stats.sample_joins[cache_key] = sampled_join(scans[0], names[0], scans[1], names[1])
+    return stats.sample_joins[cache_key]
 
 
 def _pair_selectivity(
