@@ -41,6 +41,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, ParseError
+from sqlglot.expressions.core import POSITION_META_KEYS
 
 from metastore.catalog import TableInfo
 from metastore.errors import StatlasError, UnknownColumn
@@ -121,15 +122,27 @@ def parse(sql: str, dialect: str = "spark") -> exp.Expr:
 def referenced_tables(statement: exp.Expr) -> list[str]:
     """Names of the catalog tables a query reads (CTE names excluded, and the relations join
     hints such as BROADCAST(x) name), in order."""
-    ctes = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
+    return _tables_and_ctes(statement)[0]
+
+
+def _tables_and_ctes(statement: exp.Expr) -> tuple[list[str], set[str], list[exp.Table]]:
+    """The catalog tables a query reads (as `referenced_tables`), its CTE names, and every
+    table reference: one walk of the statement."""
+    ctes: set[str] = set()
+    tables: list[exp.Table] = []
+    for node in statement.find_all(exp.CTE, exp.Table):
+        if isinstance(node, exp.Table):
+            tables.append(node)
+        else:
+            ctes.add(node.alias_or_name.lower())
     names: list[str] = []
-    for table in statement.find_all(exp.Table):
+    for table in tables:
         if table.find_ancestor(exp.Hint) is not None:
             continue
         name = table_name(table)
         if name not in ctes and name not in names:
             names.append(name)
-    return names
+    return names, ctes, tables
 
 
 def build_plan(
@@ -152,15 +165,14 @@ def build_qualified_plan(
     of that statement each of its FROM/JOIN-list joins comes from; `prepare` is told the
     names of the tables the statement reads before they are looked up one by one."""
     statement = parse(sql, dialect)
-    names = referenced_tables(statement)
+    names, ctes, references = _tables_and_ctes(statement)
     if prepare is not None:
         prepare(names)
     tables = {name: lookup_table(name) for name in names}
     schema: dict[str, Any] = {}
     nested = any("." in name for name in tables)
-    ctes = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
     if nested:  # sqlglot wants one nesting level: bare names go under a placeholder db
-        for table in statement.find_all(exp.Table):
+        for table in references:
             if not table.args.get("db") and table.name.lower() not in ctes:
                 table.set("db", exp.to_identifier(DEFAULT_DB))
     for name, info in tables.items():
@@ -184,7 +196,21 @@ def build_qualified_plan(
         if "column" in message.lower():
             raise UnknownColumn(f"unknown column: {message}") from None
         raise InvalidQuery(f"cannot resolve the query: {message}") from None
+    _forget_positions(qualified)
     return QualifiedPlan(_query(qualified, _Context(tables), QUERY_ALIAS), qualified)
+
+
+def _forget_positions(statement: exp.Expr) -> None:
+    """Drop the parser's source positions (line, column, offsets) from the statement's nodes
+    once qualifying, whose errors cite them, is done: nothing later reads them, and every
+    copy of an expression (sqlglot copies one to print it) would deep-copy them."""
+    for node in statement.walk():
+        meta = node._meta
+        if meta is not None:
+            for key in POSITION_META_KEYS:
+                meta.pop(key, None)
+            if not meta:
+                node._meta = None
 
 
 def _query(node: exp.Expr, context: _Context, alias: str) -> Node:
