@@ -20,7 +20,7 @@ from metastore.statistics import ColumnSummary, PartitionRows, TableSummary
 from optimizer.estimate.predicates import LEVELS
 from optimizer.estimate.sources import StatisticsSource
 from optimizer.estimate.stats_query import StatsQuery
-from optimizer.plan import Aggregate, Filter, Join, Node, Scan, walk
+from optimizer.plan import Aggregate, Filter, Join, Node, Scan, columns_in, walk
 from optimizer.sql_to_plan import build_plan, build_qualified_plan
 from tests.support.tpch import MadeUpStatistics, info, tpch_lookup
 from tests.support.tpch_lake import Lake
@@ -487,3 +487,13 @@ def test_a_join_on_an_implied_condition_keeps_the_query_rows(tpch_lake: Lake, sp
     assert len(expected) > 0
     assert _rows(spark, implied) == expected
     assert _rows(spark, written) == expected
+
+
+@pytest.mark.parametrize("name", list(QUERIES))
+def test_columns_in_finds_what_find_all_finds(name: str) -> None:
+    """columns_in walks an expression's arguments itself: for every node of every qualified
+    TPC-H statement, the qualified columns sqlglot's find_all finds."""
+    statement = build_qualified_plan(QUERIES[name], tpch_lookup).statement
+    for node in statement.walk():
+        expected = {(c.table.lower(), c.name.lower()) for c in node.find_all(exp.Column) if c.table}
+        assert columns_in(node) == expected
