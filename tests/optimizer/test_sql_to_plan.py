@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 from sqlglot import exp
+from sqlglot.expressions.core import POSITION_META_KEYS
 
 from metastore.catalog import TableInfo
 from metastore.errors import UnknownColumn, UnknownTable
 from optimizer.plan import Aggregate, Filter, Join, Limit, Project, Scan, Sort, Union, walk
-from optimizer.sql_to_plan import InvalidQuery, build_plan
+from optimizer.sql_to_plan import InvalidQuery, build_plan, build_qualified_plan
 from tests.support.tpch import info
 
 TABLES = {
@@ -140,3 +141,24 @@ def test_parenthesised_inner_joins_flatten_as_explain_emits_them() -> None:
             "SELECT * FROM sales s LEFT JOIN (customers c JOIN db.nations n "
             "ON c.nation = n.id) ON s.cust = c.id"
         )
+
+
+def test_qualified_statement_keeps_no_source_positions() -> None:
+    """The parser's positions serve qualify's errors only; dropped after it, copies of the
+    statement's expressions (sqlglot copies one to print it) do not deep-copy them."""
+    qualified = build_qualified_plan(
+        "SELECT s.id, 'x' AS t FROM sales s JOIN customers c ON s.cust = c.id "
+        "WHERE s.amount > 10 AND s.dt = '2024-01-01'",
+        lookup,
+    )
+    positioned = [
+        node
+        for node in qualified.statement.walk()
+        if any(node.meta_get(key) is not None for key in POSITION_META_KEYS)
+    ]
+    assert positioned == []
+
+
+def test_unknown_column_error_names_its_position() -> None:
+    with pytest.raises(UnknownColumn, match="Line: 1, Col: 11"):
+        plan("SELECT nope FROM sales s")
