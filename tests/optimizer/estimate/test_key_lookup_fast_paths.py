@@ -1,12 +1,13 @@
 """key_lookup's fast paths answer as the plain computations do: the membership of one value
 in a sample's distinct keys (a binary search) as np.isin, for numbers (NaN included),
 strings and values of another type; the weighted most-common values over a column's codes
-kept with its sample as over np.unique of the kept rows."""
+kept with its sample as over np.unique of the kept rows; the distinct values of a column
+among kept rows, sorted when the rows are few for their values, as np.unique counts them."""
 
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metastore.samples import Sample
@@ -16,6 +17,7 @@ from optimizer.estimate.key_lookup import (
     _holds,
     _kept_values,
     _members,
+    distinct_in,
     value_codes,
     weighted_mcvs,
 )
@@ -257,3 +259,38 @@ def test_rows_per_value_counts_each_probes_rows(rows: list[tuple[int, bool]], pr
     ]
     expected = [counted if counted[0] else None for counted in plain]
     assert _rows_per_value(index, matches, probes) == expected
+
+
+@given(
+    st.lists(st.one_of(st.integers(0, 400).map(float), st.just(float("nan"))), max_size=60),
+    st.lists(st.one_of(st.text("abcdefgh", max_size=4), st.none()), max_size=60),
+    st.data(),
+)
+@settings(deadline=None)  # a loaded machine is no failure
+def test_distinct_values_among_kept_rows(
+    numbers: list[float], texts: list[str | None], data: st.DataObject
+) -> None:
+    """Either way of counting (sorting the few kept rows' codes of a column of many values,
+    a count per code otherwise) gives np.unique's count of the kept non-NULL values."""
+    size = min(len(numbers), len(texts))
+    drawn = data.draw(st.lists(st.booleans(), min_size=size, max_size=size))
+    passed = np.asarray(drawn, dtype=bool)
+    columns = {
+        "n": np.asarray(numbers[:size], dtype=np.float64),
+        "s": np.asarray(texts[:size], dtype=object),
+    }
+    sample = Sample(columns, np.ones(size), 1)
+    for name, values in columns.items():
+        assert distinct_in(sample, passed, name) == len(_distinct(values[passed]))
+    assert distinct_in(sample, passed, "missing") is None
+
+
+def test_distinct_values_of_few_rows_among_many_values() -> None:
+    """Three kept rows of 1,000 distinct values: counted by sorting their codes."""
+    values = np.arange(1000, dtype=np.float64)
+    values[10] = values[20] = 500.0  # the kept rows 10, 20 and 999: two values
+    passed = np.zeros(1000, dtype=bool)
+    passed[[10, 20, 999]] = True
+    sample = Sample({"k": values}, np.ones(1000), 1)
+    assert distinct_in(sample, passed, "k") == 2
+    assert distinct_in(sample, ~passed, "k") == 997
