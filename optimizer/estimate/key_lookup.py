@@ -588,6 +588,95 @@ def sampled_join(
     rows_second = float(second.weights[kept_second].sum())
     if rows_first <= 0 or rows_second <= 0:
         return None
+    coded = _shared_key_codes(first, left_names, second, right_names)
+    if coded is None:  # too many combinations for one int64: Arrow's hash join
+        pairs, weight = _joined_pairs(
+            first, kept_first, left_names, second, kept_second, right_names
+        )
+    else:
+        pairs, weight = _matched_pairs(
+            coded[0][kept_first],
+            first.weights[kept_first],
+            coded[1][kept_second],
+            second.weights[kept_second],
+        )
+    covering = int(kept_first.sum()) * int(kept_second.sum()) / max(rows_first, rows_second)
+    return SampledJoin(pairs, weight / (rows_first * rows_second), covering)
+
+
+def _shared_key_codes(
+    first: Sample, first_names: tuple[str, ...], second: Sample, second_names: tuple[str, ...]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per sampled row of each sample, its key columns' combination as one int64 in a code
+    space both share (equal combinations, equal numbers; -1: a NULL or a value the other
+    sample lacks), built from each column's codes kept with its sample; None when the
+    combinations do not fit in an int64."""
+    combined: list[np.ndarray] = [np.zeros(first.size, np.int64), np.zeros(second.size, np.int64)]
+    room = 1
+    for a, b in zip(first_names, second_names, strict=True):
+        values_a, codes_a = _coded(first, a)
+        values_b, codes_b = _coded(second, b)
+        radix = len(values_b)
+        room *= max(radix, 1)
+        if room > 2**62:
+            return None
+        if isinstance(values_b, pa.Array):  # strings: the first's dictionary in the second's
+            found = pc.index_in(values_a, value_set=values_b).fill_null(-1)
+            into_b = np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
+        else:  # numbers: both sorted
+            at = np.searchsorted(values_b, values_a)
+            inside = at < len(values_b)
+            into_b = np.full(len(values_a), -1, dtype=np.int64)
+            into_b[inside] = np.where(values_b[at[inside]] == values_a[inside], at[inside], -1)
+        into_b = np.append(into_b, -1)  # a NULL row's code, -1, reads this last -1
+        mapped_a = into_b[codes_a]
+        for index, codes in ((0, mapped_a), (1, codes_b.astype(np.int64))):
+            missing = (codes < 0) | (combined[index] < 0)
+            combined[index] = np.where(missing, -1, combined[index] * radix + codes)
+    return combined[0], combined[1]
+
+
+def _coded(sample: Sample, name: str) -> tuple[np.ndarray | pa.Array, np.ndarray]:
+    """A sampled column's distinct values (numbers sorted; strings as Arrow's dictionary) and
+    per row the index of its value among them (-1: NULL), kept with the sample."""
+    if sample.numeric(name) is False:
+        return string_codes(sample, name)
+    values = sample.columns[name]
+    return sample.derived(("value codes", name), partial(value_codes, values))
+
+
+def _matched_pairs(
+    keys_a: np.ndarray, weights_a: np.ndarray, keys_b: np.ndarray, weights_b: np.ndarray
+) -> tuple[int, float]:
+    """The row pairs of two coded samples whose keys are equal (-1 matching nothing), and
+    the sum over them of the product of their weights: the smaller side sorted, the other
+    side's keys looked up in it."""
+    if len(keys_b) > len(keys_a):
+        keys_a, weights_a, keys_b, weights_b = keys_b, weights_b, keys_a, weights_a
+    present = keys_b >= 0
+    keys_b, weights_b = keys_b[present], weights_b[present]
+    order = np.argsort(keys_b)
+    sorted_keys = keys_b[order]
+    cumulative = np.concatenate(([0.0], np.cumsum(weights_b[order])))
+    present = keys_a >= 0
+    keys_a, weights_a = keys_a[present], weights_a[present]
+    low = np.searchsorted(sorted_keys, keys_a, side="left")
+    high = np.searchsorted(sorted_keys, keys_a, side="right")
+    pairs = int((high - low).sum())
+    if not pairs:
+        return 0, 0.0
+    return pairs, float(np.dot(weights_a, cumulative[high] - cumulative[low]))
+
+
+def _joined_pairs(
+    first: Sample,
+    kept_first: np.ndarray,
+    left_names: tuple[str, ...],
+    second: Sample,
+    kept_second: np.ndarray,
+    right_names: tuple[str, ...],
+) -> tuple[int, float]:
+    """_matched_pairs' figures by Arrow's hash join of the two samples' kept rows."""
     keys = [f"k{i}" for i in range(len(left_names))]
     tables = []
     sides = ((first, kept_first, left_names), (second, kept_second, right_names))
@@ -597,11 +686,9 @@ def sampled_join(
         tables.append(table.append_column("w", weights).drop_null())
     joined = tables[0].join(tables[1], keys, join_type="inner", left_suffix="_l", right_suffix="_r")
     pairs = joined.num_rows
-    weight = (
-        float(pc.sum(pc.multiply(joined["w_l"], joined["w_r"])).as_py() or 0.0) if pairs else 0.0
-    )
-    covering = int(kept_first.sum()) * int(kept_second.sum()) / max(rows_first, rows_second)
-    return SampledJoin(pairs, weight / (rows_first * rows_second), covering)
+    if not pairs:
+        return 0, 0.0
+    return pairs, float(pc.sum(pc.multiply(joined["w_l"], joined["w_r"])).as_py() or 0.0)
 
 
 MIN_REPEATED_GROUPS = 20  # sampled values seen twice or more before a dependency is trusted

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metastore.lookup import PartitionQuery
 from metastore.samples import Sample
-from optimizer.estimate.key_lookup import ScanSample, sampled_join
+from optimizer.estimate.key_lookup import ScanSample, _joined_pairs, sampled_join
 from optimizer.estimate.selectivity import composite_floor_refuted
 from optimizer.estimate.stats_query import StatsQuery
 from optimizer.plan import Join, walk
@@ -89,3 +91,55 @@ def test_a_composite_join_the_samples_refute_meets_at_random() -> None:
     # 16 matching pairs were due under the floor, none seen: the keys' independent product
     # (6,000,000 x 800,000 / 200,000 / 10,000 = 2,400 rows), not partsupp's 800,000
     assert _join_rows(SampledStatistics(referencing=False)) == pytest.approx(2_400.0)
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    st.lists(st.tuples(st.integers(0, 6), st.sampled_from(["a", "b", "c", None])), max_size=40),
+    st.lists(st.tuples(st.integers(0, 6), st.sampled_from(["a", "b", "d", None])), max_size=40),
+    st.data(),
+)
+def test_coded_pairs_are_the_hash_joins(
+    left_rows: list[tuple[int, str | None]],
+    right_rows: list[tuple[int, str | None]],
+    data: st.DataObject,
+) -> None:
+    """The samples' pairs counted on codes both samples share (a NULL, a NaN and a value
+    the other side lacks matching nothing) are Arrow's hash join's, and weigh the same."""
+
+    def sample(rows: list[tuple[int, str | None]]) -> tuple[Sample, np.ndarray]:
+        numbers = np.asarray([np.nan if n == 6 else float(n) for n, _ in rows], dtype=np.float64)
+        texts = np.asarray([t for _, t in rows], dtype=object)
+        weights = np.asarray(
+            data.draw(st.lists(st.integers(1, 9), min_size=len(rows), max_size=len(rows))),
+            dtype=np.float64,
+        )
+        kept = np.asarray(
+            data.draw(st.lists(st.booleans(), min_size=len(rows), max_size=len(rows))), dtype=bool
+        )
+        return Sample({"n": numbers, "s": texts}, weights, 1), kept
+
+    (left, kept_left), (right, kept_right) = sample(left_rows), sample(right_rows)
+    found = sampled_join(
+        ScanSample("l", lambda: left, kept_left),
+        ("n", "s"),
+        ScanSample("r", lambda: right, kept_right),
+        ("n", "s"),
+    )
+    if found is None:  # a side kept no row
+        assert not kept_left.any() or not kept_right.any()
+        return
+    pairs, weight = _joined_pairs(left, kept_left, ("n", "s"), right, kept_right, ("n", "s"))
+    total = left.weights[kept_left].sum() * right.weights[kept_right].sum()
+    assert found.pairs == pairs
+    assert found.selectivity == pytest.approx(weight / total)
+
+
+def test_a_side_whose_keys_are_all_null_meets_nothing() -> None:
+    left = _sample(10.0, a=[np.nan, np.nan], b=[5, 6])
+    right = _sample(100.0, x=[1, 1], y=[5, 5])
+    found = sampled_join(
+        ScanSample("l", lambda: left), ("a", "b"), ScanSample("r", lambda: right), ("x", "y")
+    )
+    assert found is not None
+    assert (found.pairs, found.selectivity) == (0, 0.0)
