@@ -15,6 +15,7 @@ most 250,000 rows (a dimension table) is then kept whole.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import math
 import threading
@@ -318,6 +319,7 @@ SAMPLE_OBJECT_BYTES = 4096
 # a string's own object: sys.getsizeof("") is 49 bytes for ASCII, up to 76 for wider
 # characters, and the allocator rounds each up to 16 bytes
 STR_HEADER_BYTES, WIDE_STR_HEADER_BYTES = 64, 96
+_TOKENS = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -330,6 +332,9 @@ class Sample:
     columns: Mapping[str, np.ndarray]
     weights: np.ndarray
     partitions: int  # partitions whose rows the sample covers
+    # this sample among every one the process loads (never reused): what is derived of a
+    # pair of samples is kept with one of them under the other's token
+    token: int = field(default_factory=lambda: next(_TOKENS), compare=False, repr=False)
     # what estimates derive from the sample, kept with it: a cached sample is read by many
     _derived: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)

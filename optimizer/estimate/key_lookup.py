@@ -588,20 +588,87 @@ def sampled_join(
     rows_second = float(second.weights[kept_second].sum())
     if rows_first <= 0 or rows_second <= 0:
         return None
-    coded = _shared_key_codes(first, left_names, second, right_names)
-    if coded is None:  # too many combinations for one int64: Arrow's hash join
+    index = first.derived(
+        ("pair index", left_names, second.token, right_names),
+        partial(_pair_index, first, left_names, second, right_names),
+    )
+    if index is None:  # too many combinations for one int64: Arrow's hash join
         pairs, weight = _joined_pairs(
             first, kept_first, left_names, second, kept_second, right_names
         )
     else:
-        pairs, weight = _matched_pairs(
-            coded[0][kept_first],
-            first.weights[kept_first],
-            coded[1][kept_second],
-            second.weights[kept_second],
-        )
+        pairs, weight = index.matched(first.weights, kept_first, second.weights, kept_second)
     covering = int(kept_first.sum()) * int(kept_second.sum()) / max(rows_first, rows_second)
     return SampledJoin(pairs, weight / (rows_first * rows_second), covering)
+
+
+@dataclass(frozen=True)
+class PairIndex:
+    """Which sampled rows of two samples share a key combination, kept with the first sample
+    (built once per pair of samples and key columns; a request then weighs its filters' kept
+    rows in O(n), no sort): the other (`sorted_side`) sample's coded rows in key order, and
+    for each coded row of the one side the range of equal keys among them."""
+
+    one_rows: np.ndarray  # rows of the one side with a key the other side holds
+    low: np.ndarray  # per such row, the first and one-past-last position of its key among
+    high: np.ndarray  # the other side's rows in key order
+    sorted_rows: np.ndarray  # the other side's coded rows in key order
+    first_sorted: bool  # the first sample is the other (sorted) side
+
+    def matched(
+        self,
+        first_weights: np.ndarray,
+        kept_first: np.ndarray,
+        second_weights: np.ndarray,
+        kept_second: np.ndarray,
+    ) -> tuple[int, float]:
+        """The kept row pairs whose keys are equal, and the sum over them of the product of
+        their weights (the prefix sums of the sorted side's kept weights, read at each kept
+        row's range)."""
+        one_weights, kept_one, other_weights, kept_other = (
+            (second_weights, kept_second, first_weights, kept_first)
+            if self.first_sorted
+            else (first_weights, kept_first, second_weights, kept_second)
+        )
+        kept_sorted = kept_other[self.sorted_rows]
+        counts = np.concatenate(([0], np.cumsum(kept_sorted, dtype=np.int64)))
+        sums = np.concatenate(
+            ([0.0], np.cumsum(np.where(kept_sorted, other_weights[self.sorted_rows], 0.0)))
+        )
+        chosen = kept_one[self.one_rows]
+        low, high = self.low[chosen], self.high[chosen]
+        pairs = int((counts[high] - counts[low]).sum())
+        if not pairs:
+            return 0, 0.0
+        weights = one_weights[self.one_rows[chosen]]
+        return pairs, float(np.dot(weights, sums[high] - sums[low]))
+
+
+def _pair_index(
+    first: Sample, first_names: tuple[str, ...], second: Sample, second_names: tuple[str, ...]
+) -> PairIndex | None:
+    """The PairIndex of two samples on their key columns (the smaller sample sorted); None
+    when the combinations do not fit in an int64."""
+    coded = _shared_key_codes(first, first_names, second, second_names)
+    if coded is None:
+        return None
+    first_sorted = first.size < second.size
+    sorted_codes, one_codes = (coded[0], coded[1]) if first_sorted else (coded[1], coded[0])
+    present = np.flatnonzero(sorted_codes >= 0)
+    sorted_rows = present[np.argsort(sorted_codes[present], kind="stable")]
+    keys = sorted_codes[sorted_rows]
+    one_rows = np.flatnonzero(one_codes >= 0)
+    low = np.searchsorted(keys, one_codes[one_rows], side="left")
+    high = np.searchsorted(keys, one_codes[one_rows], side="right")
+    matching = high > low  # rows whose key the other side lacks never match: left out
+    positions = np.int32 if max(first.size, second.size) < 2**31 else np.int64
+    return PairIndex(
+        one_rows[matching].astype(positions),
+        low[matching].astype(positions),
+        high[matching].astype(positions),
+        sorted_rows.astype(positions),
+        first_sorted,
+    )
 
 
 def _shared_key_codes(
@@ -645,29 +712,6 @@ def _coded(sample: Sample, name: str) -> tuple[np.ndarray | pa.Array, np.ndarray
     return sample.derived(("value codes", name), partial(value_codes, values))
 
 
-def _matched_pairs(
-    keys_a: np.ndarray, weights_a: np.ndarray, keys_b: np.ndarray, weights_b: np.ndarray
-) -> tuple[int, float]:
-    """The row pairs of two coded samples whose keys are equal (-1 matching nothing), and
-    the sum over them of the product of their weights: the smaller side sorted, the other
-    side's keys looked up in it."""
-    if len(keys_b) > len(keys_a):
-        keys_a, weights_a, keys_b, weights_b = keys_b, weights_b, keys_a, weights_a
-    present = keys_b >= 0
-    keys_b, weights_b = keys_b[present], weights_b[present]
-    order = np.argsort(keys_b)
-    sorted_keys = keys_b[order]
-    cumulative = np.concatenate(([0.0], np.cumsum(weights_b[order])))
-    present = keys_a >= 0
-    keys_a, weights_a = keys_a[present], weights_a[present]
-    low = np.searchsorted(sorted_keys, keys_a, side="left")
-    high = np.searchsorted(sorted_keys, keys_a, side="right")
-    pairs = int((high - low).sum())
-    if not pairs:
-        return 0, 0.0
-    return pairs, float(np.dot(weights_a, cumulative[high] - cumulative[low]))
-
-
 def _joined_pairs(
     first: Sample,
     kept_first: np.ndarray,
@@ -676,7 +720,7 @@ def _joined_pairs(
     kept_second: np.ndarray,
     right_names: tuple[str, ...],
 ) -> tuple[int, float]:
-    """_matched_pairs' figures by Arrow's hash join of the two samples' kept rows."""
+    """PairIndex.matched's figures by Arrow's hash join of the two samples' kept rows."""
     keys = [f"k{i}" for i in range(len(left_names))]
     tables = []
     sides = ((first, kept_first, left_names), (second, kept_second, right_names))

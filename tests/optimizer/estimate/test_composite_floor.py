@@ -120,6 +120,20 @@ def test_coded_pairs_are_the_hash_joins(
         return Sample({"n": numbers, "s": texts}, weights, 1), kept
 
     (left, kept_left), (right, kept_right) = sample(left_rows), sample(right_rows)
+    _assert_hash_joins(left, kept_left, right, kept_right)
+    # the same samples under other filters (the pair's index is kept with the sample)
+    for side in (left, right):
+        again = data.draw(st.lists(st.booleans(), min_size=side.size, max_size=side.size))
+        if side is left:
+            kept_left = np.asarray(again, dtype=bool)
+        else:
+            kept_right = np.asarray(again, dtype=bool)
+    _assert_hash_joins(left, kept_left, right, kept_right)
+
+
+def _assert_hash_joins(
+    left: Sample, kept_left: np.ndarray, right: Sample, kept_right: np.ndarray
+) -> None:
     found = sampled_join(
         ScanSample("l", lambda: left, kept_left),
         ("n", "s"),
@@ -133,6 +147,31 @@ def test_coded_pairs_are_the_hash_joins(
     total = left.weights[kept_left].sum() * right.weights[kept_right].sum()
     assert found.pairs == pairs
     assert found.selectivity == pytest.approx(weight / total)
+
+
+def test_a_pairs_index_is_built_once_and_never_lent_to_another_sample() -> None:
+    """The shared key codes of a pair of samples are kept with the first, under the other
+    sample's token: a later request reuses them; another sample with the same columns (a
+    new collection run's) gets its own."""
+    left = _sample(1.0, a=[1, 2, 3, 4], b=[1, 1, 1, 1])
+    right = _sample(1.0, x=[1, 2, 2, 9], y=[1, 1, 1, 1])
+    other = _sample(1.0, x=[3, 3, 3, 3], y=[1, 1, 1, 1])
+
+    def join(with_right: Sample) -> tuple[int, float] | None:
+        found = sampled_join(
+            ScanSample("l", lambda: left),
+            ("a", "b"),
+            ScanSample("r", lambda: with_right),
+            ("x", "y"),
+        )
+        return None if found is None else (found.pairs, found.selectivity)
+
+    assert join(right) == (3, 3 / 16)
+    kept = [k for k in left._derived if k[0] == "pair index"]
+    index = left._derived[kept[0]]
+    assert join(right) == (3, 3 / 16)
+    assert left._derived[kept[0]] is index
+    assert join(other) == (4, 4 / 16)
 
 
 def test_a_side_whose_keys_are_all_null_meets_nothing() -> None:
