@@ -22,6 +22,11 @@ T = TypeVar("T")
 
 DEFAULT_DB_URL = "sqlite:///statlas.db"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+# libpq keeps a connection's input buffer at the largest message it received (twice a 16 MB
+# value: 34 MB, measured) for the connection's life; a pooled connection that read a value
+# this large is closed when it returns to the pool, its buffer with it (note_read)
+LARGE_READ_BYTES = 1 << 20
+_LARGE_READ = "statlas_large_read"
 
 
 def make_engine(url: str) -> Engine:
@@ -38,8 +43,23 @@ def make_engine(url: str) -> Engine:
     if backend == "postgresql":
         connect_args: dict[str, Any] = {"connect_timeout": 5}
         # no pre-ping round trip per checkout: run_read/run_write replace a dead connection
-        return create_engine(parsed, connect_args=connect_args)
+        engine = create_engine(parsed, connect_args=connect_args)
+        event.listen(engine, "checkin", _close_after_large_read)
+        return engine
     raise StatlasError(f"unsupported database {backend!r}: use sqlite:/// or postgresql://")
+
+
+def note_read(conn: Connection, size: int) -> None:
+    """Tell the pool that `conn` received a value of `size` bytes: from LARGE_READ_BYTES on,
+    a PostgreSQL connection is closed when it returns to the pool (libpq would keep a buffer
+    that large for as long as the connection lives); a later checkout connects again."""
+    if size >= LARGE_READ_BYTES:
+        conn.info[_LARGE_READ] = True
+
+
+def _close_after_large_read(_dbapi_connection: Any, record: Any) -> None:
+    if record.info.pop(_LARGE_READ, False):
+        record.invalidate()
 
 
 def _configure_sqlite(engine: Engine) -> None:

@@ -47,6 +47,7 @@ from sqlalchemy import (
 
 from metastore.bulk_insert import bulk_insert
 from metastore.column_pieces import ColumnPiece, merge_pieces, piece_of_block, piece_of_partition
+from metastore.engine import note_read
 from metastore.models import ColumnStats, PartitionStats, RollupBlock, RollupColumn
 from metastore.partition_store import PartitionStore
 from metastore.samples import PARTITION_ID, WEIGHT, encode_table, sample_table
@@ -238,16 +239,22 @@ def _children(conn: Connection, table_id: int, level: int, low: int, high: int) 
     columns: dict[int, dict[str, ColumnPiece]] = {}
     for row in conn.execute(select(RollupColumn).where(in_range(RollupColumn))):
         columns.setdefault(int(row.block), {})[row.column_name] = piece_of_block(row)
-    return [
-        _Child(
-            int(row.block) * span,
-            int(row.row_count),
-            int(row.partitions),
-            None if row.sample is None else sample_table(bytes(row.sample)),
-            columns.get(int(row.block), {}),
+    children = []
+    blocks = conn.execute(select(RollupBlock).where(in_range(RollupBlock)).order_by(b.block))
+    for stored in blocks:
+        note_read(conn, 0 if stored.sample is None else len(stored.sample))
+        sample = None if stored.sample is None else sample_table(bytes(stored.sample))
+        block = int(stored.block) * span
+        children.append(
+            _Child(
+                block,
+                int(stored.row_count),
+                int(stored.partitions),
+                sample,
+                columns.get(int(stored.block), {}),
+            )
         )
-        for row in conn.execute(select(RollupBlock).where(in_range(RollupBlock)).order_by(b.block))
-    ]
+    return children
 
 
 def _partitions(conn: Connection, table_id: int, low: int, high: int) -> list[_Child]:
@@ -448,6 +455,7 @@ def sample_pieces(conn: Connection, table_id: int, selection: Selection) -> list
     found: list[tuple[int, pa.Table]] = []
     rows = _read_union(conn, blocks if selection.blocks else None, leaves, selection.leaves)
     for level, number, row_count, size, blob in rows:
+        note_read(conn, len(blob))
         if level:
             found.append((int(number) * FANOUT ** int(level), sample_table(bytes(blob))))
             continue
