@@ -26,6 +26,7 @@ ALLOCATOR_THRESHOLD_BYTES = 32 * 1024 * 1024
 RELEASE_INTERVAL_S = 1.0  # at most one release a second
 
 _last_release = 0.0
+_release_due = False  # a release is scheduled (memory_freed)
 _release_lock = threading.Lock()
 _handing_back = False  # tune_allocator was called: this process hands freed memory back
 
@@ -88,14 +89,26 @@ def release_freed_memory() -> None:
 def memory_freed() -> None:
     """Something large was freed (a request's working memory, a cache's entries): in a
     process that hands memory back (`tune_allocator`), `release_freed_memory` on a
-    background thread, unless one ran within the last RELEASE_INTERVAL_S (a trim of a large
-    heap takes milliseconds: never on a request's path, never once per request)."""
-    global _last_release
+    background thread, at once or, when one ran within the last RELEASE_INTERVAL_S, at the
+    interval's end (a trim of a large heap takes milliseconds: never on a request's path,
+    never once per request; but what a burst of requests freed is handed back within the
+    interval of its last one, not kept until the next request)."""
+    global _release_due
     if not _handing_back:
         return
-    now = time.monotonic()
     with _release_lock:
-        if now - _last_release < RELEASE_INTERVAL_S:
-            return
-        _last_release = now
-    threading.Thread(target=release_freed_memory, name="statlas-release", daemon=True).start()
+        if _release_due:
+            return  # a release is due: it will hand back this memory too
+        _release_due = True
+        delay = max(0.0, _last_release + RELEASE_INTERVAL_S - time.monotonic())
+    timer = threading.Timer(delay, _release)
+    timer.name, timer.daemon = "statlas-release", True
+    timer.start()
+
+
+def _release() -> None:
+    global _last_release, _release_due
+    with _release_lock:
+        _release_due = False
+        _last_release = time.monotonic()
+    release_freed_memory()
