@@ -18,11 +18,13 @@ from typing import Any
 
 M_TRIM_THRESHOLD = -1  # glibc mallopt parameters (malloc.h)
 M_MMAP_THRESHOLD = -3
-# glibc maps blocks from here on by themselves and shrinks the heap when this much is free
-# at its top. Fixed, the thresholds no longer grow with the largest block freed; high, an
-# estimate's temporary arrays (100 KB to a few MB) are reused from the heap: at 128 KB each
-# was a fresh mapping, zero-filled page by page, and a TPC-H estimate took 1.7x as long
-ALLOCATOR_THRESHOLD_BYTES = 32 * 1024 * 1024
+# glibc's thresholds, fixed (not grown with the largest block freed): blocks from
+# MAPPED_BLOCK_BYTES on are mapped by themselves (a cache's large arrays, handed back whole
+# when dropped); the heap is shrunk when TRIM_THRESHOLD_BYTES are free at its top. Low
+# thresholds cost time: at 128 KB each of an estimate's temporary arrays was a fresh
+# mapping, zero-filled page by page, and a TPC-H estimate took 1.7x as long
+MAPPED_BLOCK_BYTES = 4 * 1024 * 1024
+TRIM_THRESHOLD_BYTES = 32 * 1024 * 1024
 RELEASE_INTERVAL_S = 1.0  # at most one release a second
 
 _last_release = 0.0
@@ -61,16 +63,17 @@ def _libc() -> Any:
 
 def tune_allocator() -> None:
     """For a long-running process whose large arrays come and go (a cache's samples): glibc's
-    mapping and trimming thresholds fixed at ALLOCATOR_THRESHOLD_BYTES (freed heap pages
-    are handed back by `release_freed_memory`, after requests, not by each free), and Arrow
+    mapping and trimming thresholds fixed (MAPPED_BLOCK_BYTES, TRIM_THRESHOLD_BYTES; freed
+    heap pages are handed back by `release_freed_memory` after requests, not by each free),
+    and Arrow
     allocates from the system allocator, whose freed pages `release_freed_memory` can hand
     back too (mimalloc and jemalloc keep them for reuse)."""
     global _handing_back
     _handing_back = True
     libc = _libc()
     if libc is not None:
-        libc.mallopt(M_MMAP_THRESHOLD, ALLOCATOR_THRESHOLD_BYTES)
-        libc.mallopt(M_TRIM_THRESHOLD, ALLOCATOR_THRESHOLD_BYTES)
+        libc.mallopt(M_MMAP_THRESHOLD, MAPPED_BLOCK_BYTES)
+        libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES)
     import pyarrow as pa
 
     pa.set_memory_pool(pa.system_memory_pool())
