@@ -81,24 +81,27 @@ def inner_join_rows(
         sel *= extra
     floor = 1.0 / max(l_rows, r_rows, 1.0)
     # (unless one key alone is unique on a side: then each row meets at most one row by
-    # it, and the other keys only filter those matches)
+    # it, and the other keys only filter those matches: at random, or as a composite key
+    # of a side's table completes the first key, when one does)
     unique = any(_unique_on(left, a) or _unique_on(right, b) for _, _, a, b in per_key)
     # (nor when each side is grouped by its join keys: then the two sides' groups meet
     # as independent combinations, each at most once)
-    unique = unique or (
-        _grouped_by(node.left, {a for a, _ in node.keys})
-        and _grouped_by(node.right, {b for _, b in node.keys})
+    grouped = _grouped_by(node.left, {a for a, _ in node.keys}) and _grouped_by(
+        node.right, {b for _, b in node.keys}
     )
-    if len(per_key) > 1 and not unique:
+    if len(per_key) > 1 and not grouped:
         ordered = [(a, b) for _, _, a, b in per_key]
-        sampled = _sampled_composite(stats, ordered, left, right)
-        if sampled is not None and composite_floor_refuted(sampled.pairs, sampled.covering_pairs):
-            # the samples show the rows meeting at random, not one per row: their own
-            # figure, never below the keys' independent product
-            if sampled.selectivity > sel:
-                sel, source = sampled.selectivity, f"{source}+sampled pairs"
-            return seed_inner_join_rows([l_rows, r_rows], sel), source
-        sel = max(sel, floor)
+        if not unique:
+            sampled = _sampled_composite(stats, ordered, left, right)
+            if sampled is not None and composite_floor_refuted(
+                sampled.pairs, sampled.covering_pairs
+            ):
+                # the samples show the rows meeting at random, not one per row: their own
+                # figure, never below the keys' independent product
+                if sampled.selectivity > sel:
+                    sel, source = sampled.selectivity, f"{source}+sampled pairs"
+                return seed_inner_join_rows([l_rows, r_rows], sel), source
+            sel = max(sel, floor)
         completing = (
             _composite_completion(ordered, {**left.columns, **right.columns})
             if stats.level == SKETCH
