@@ -282,11 +282,8 @@ def surviving_mcvs(
     if not other.every_partition or not np.all(other_sample.weights <= 1.0 + 1e-9):
         return {}  # only a sample of every row of the table says which keys it lacks
     if numeric:
-        kept = _kept_values(other_sample, other_key, other_passed)
-        distinct, codes = sample.derived(
-            ("value codes", key), partial(value_codes, sample.columns[key])
-        )
-        matches = _coded_members(codes, _members(distinct, kept)).astype(np.float64)
+        kept, found = _numeric_key_matches(sample, key, other_sample, other_key, other_passed)
+        matches = found.astype(np.float64)
     else:  # strings, compared in Arrow (never turned into Python strings row by row)
         kept_strings = pc.unique(
             pc.drop_null(pc.filter(other_sample.arrow(other_key), pa.array(other_passed)))
@@ -364,18 +361,60 @@ def _holds(distinct: np.ndarray, probe: Any) -> bool:
     return at < len(distinct) and bool(distinct[at] == probe)
 
 
+def _numeric_key_matches(
+    sample: Sample, key: str, other: Sample, other_key: str, other_passed: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of `other_key` among the rows of `other` its filter kept
+    (`other_passed`; sorted), and per sampled row of `sample` whether its `key` is one of
+    them (NULL never is): each distinct value of `key` is placed among the other's once per
+    pair of samples (`_values_among`), so a request only flags and gathers."""
+    other_distinct, kept_flags = _kept_flags(other, other_key, other_passed)
+    codes = sample.derived(("value codes", key), partial(value_codes, sample.columns[key]))[1]
+    into_other = sample.derived(
+        ("values among", key, other.token, other_key),
+        partial(_values_among, sample, key, other, other_key),
+    )
+    member = np.zeros(len(into_other), dtype=bool)
+    present = into_other >= 0
+    member[present] = kept_flags[into_other[present]]
+    return other_distinct[kept_flags], _coded_members(codes, member)
+
+
 def _kept_values(sample: Sample, name: str, passed: np.ndarray) -> np.ndarray:
     """The distinct values (sorted, NaN left out) of a numeric column over the sampled rows
     `passed` kept, from the column's distinct codes (computed once per sample): a count
     per code, no sort."""
+    distinct, flags = _kept_flags(sample, name, passed)
+    return distinct if flags.all() else distinct[flags]
+
+
+def _kept_flags(sample: Sample, name: str, passed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A numeric column's distinct values (sorted, NaN left out; kept with the sample) and,
+    per distinct value, whether a sampled row `passed` kept holds it."""
     distinct, codes = sample.derived(
         ("value codes", name), partial(value_codes, sample.columns[name])
     )
     if passed.all():
-        return distinct
+        return distinct, np.ones(len(distinct), dtype=bool)
     present = codes[passed]
     counts = np.bincount(present[present >= 0], minlength=len(distinct))
-    return distinct[counts > 0]
+    return distinct, counts > 0
+
+
+def _values_among(sample: Sample, name: str, other: Sample, other_name: str) -> np.ndarray:
+    """Per distinct value of a numeric column of `sample`, its index among the distinct
+    values of `other_name` in `other` (-1: other lacks it); kept with the sample under the
+    other's token, so a request reads it, not a search of every value."""
+    distinct = sample.derived(("value codes", name), partial(value_codes, sample.columns[name]))[0]
+    theirs = other.derived(
+        ("value codes", other_name), partial(value_codes, other.columns[other_name])
+    )[0]
+    into = np.full(len(distinct), -1, dtype=np.int64)
+    if len(theirs):
+        at = np.searchsorted(theirs, distinct).clip(max=len(theirs) - 1)
+        found = theirs[at] == distinct
+        into[found] = at[found]
+    return into
 
 
 def _coded_members(codes: np.ndarray, member: np.ndarray) -> np.ndarray:
@@ -385,15 +424,6 @@ def _coded_members(codes: np.ndarray, member: np.ndarray) -> np.ndarray:
     present = codes >= 0
     found[present] = member[codes[present]]
     return found
-
-
-def _members(values: np.ndarray, distinct: np.ndarray) -> np.ndarray:
-    """Which of the numbers `values` are among `distinct` (sorted): a binary search per
-    value, not np.isin's sort of both arrays together."""
-    if not len(distinct):
-        return np.zeros(len(values), dtype=bool)
-    at = np.searchsorted(distinct, values).clip(max=len(distinct) - 1)
-    return np.asarray(distinct[at] == values)
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,9 @@ from hypothesis import strategies as st
 from metastore.samples import Sample
 from optimizer.estimate.key_lookup import (
     ScanSample,
-    _coded_members,
     _holds,
     _kept_values,
-    _members,
+    _numeric_key_matches,
     distinct_in,
     value_codes,
     weighted_mcvs,
@@ -46,9 +45,25 @@ def test_key_survival_from_codes_is_membership(
     kept = _kept_values(theirs, "k", passed)
     plain = np.unique(np.asarray(other, dtype=np.float64)[passed])
     assert list(kept) == [v for v in plain if not np.isnan(v)]
-    distinct, codes = value_codes(mine.columns["k"])
-    found = _coded_members(codes, _members(distinct, kept))
+    listed, found = _numeric_key_matches(mine, "k", theirs, "k", passed)
+    assert list(listed) == list(kept)
     assert list(found) == list(np.isin(mine.columns["k"], plain[~np.isnan(plain)]))
+    # the same samples under another filter: the values' places, kept with the sample, hold
+    again = ~passed
+    found = _numeric_key_matches(mine, "k", theirs, "k", again)[1]
+    held = np.unique(np.asarray(other, dtype=np.float64)[again])
+    assert list(found) == list(np.isin(mine.columns["k"], held[~np.isnan(held)]))
+
+
+def test_key_matches_are_never_lent_to_another_sample() -> None:
+    """Where one sample's values sit among another's is kept under the other's token: a new
+    sample with the same column (a later collection's) is looked up anew."""
+    mine = Sample({"k": np.array([1.0, 2.0, 3.0])}, np.ones(3), 1)
+    first = Sample({"k": np.array([1.0, 2.0])}, np.ones(2), 1)
+    second = Sample({"k": np.array([3.0, 9.0])}, np.ones(2), 1)
+    everything = np.ones(2, dtype=bool)
+    assert list(_numeric_key_matches(mine, "k", first, "k", everything)[1]) == [1, 1, 0]
+    assert list(_numeric_key_matches(mine, "k", second, "k", everything)[1]) == [0, 0, 1]
 
 
 @given(numbers, st.one_of(st.integers(-60, 60).map(float), st.just(float("nan")), st.text("1")))
