@@ -55,7 +55,19 @@ def count_on_sample(
     predicate: exp.Expr, sample: Sample, alias: str, types: Mapping[str, str]
 ) -> SampleCount | None:
     """`predicate` over the columns of relation `alias` (name -> type in `types`) counted on
-    `sample`; None when it reads anything the sample cannot evaluate."""
+    `sample`; None when it reads anything the sample cannot evaluate. Kept with the sample
+    under the predicate's text: a query asked again (a dashboard's, a planner weighing join
+    orders) reads its rows, not evaluates them again."""
+    text = predicate.sql()
+    return sample.derived(
+        ("count", alias, text, tuple(sorted(types.items()))),
+        lambda: _counted(predicate, sample, alias, types),
+    )
+
+
+def _counted(
+    predicate: exp.Expr, sample: Sample, alias: str, types: Mapping[str, str]
+) -> SampleCount | None:
     try:
         true, _ = _Evaluator(sample, alias, types).truth(predicate)
     except NotEstimable:
@@ -64,6 +76,7 @@ def count_on_sample(
     if sample.size == 0 or total <= 0:
         return None
     matched = float(sample.weights[true].sum())
+    true.setflags(write=False)  # kept with the sample: every later reader shares it
     return SampleCount(int(true.sum()), sample.size, matched / total, true)
 
 

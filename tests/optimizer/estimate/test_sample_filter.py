@@ -165,3 +165,26 @@ def test_sample_encoding_round_trips_types_and_nulls() -> None:
     assert np.isnan(arrays["day"][4])
     assert arrays["flag"][4] is None
     assert arrays["note"][0] == "quick fox"
+
+
+def test_a_predicate_is_counted_once_per_sample() -> None:
+    """A predicate's count is kept with the sample under its text: asked again (the same
+    query, or the planner weighing another join order) it is the same count, shared and
+    read-only; another predicate, or the same one over another sample, is counted anew."""
+    sample = sample_of(ROWS)
+
+    def counted(sql: str, on: Sample = sample) -> SampleCount | None:
+        predicate = sqlglot.parse_one(f"SELECT 1 FROM t WHERE {sql}").args["where"].this
+        return count_on_sample(predicate, on, "t", TYPES)
+
+    first = counted("t.flag = 'N'")
+    assert first is not None
+    assert first.matches == 2
+    assert counted("t.flag = 'N'") is first
+    assert not first.passed.flags.writeable
+    other = counted("t.flag = 'A'")
+    assert other is not None
+    assert other.matches == 1
+    fresh = counted("t.flag = 'N'", sample_of(ROWS[:1]))
+    assert fresh is not None
+    assert fresh.matches == 0
