@@ -47,6 +47,9 @@ KLL_RANK_ERROR = 0.0165  # KLL k=200: normalised rank error (two-sided, 99% conf
 
 Columns = Mapping[ColumnRef, ColumnEstimate]
 # functions of one string column whose values an IN list may name
+# the sources of those estimates: a function's values the statistics do not hold (a row
+# sample counting the function itself is better, operators.filter / sample_filter)
+FUNCTION_OF_COLUMN = "function of a column:"
 VALUE_FUNCTIONS = (exp.Substring, exp.Left, exp.Upper, exp.Lower, exp.Trim)
 
 
@@ -336,12 +339,12 @@ def _function_in_list(predicate: exp.In, state: dict[ColumnRef, ColumnEstimate])
         return Estimate(
             clamp_fraction(sum(p.value for p in known)),
             weakest(*(p.precision for p in known)),
-            "prefix ranges",
+            f"{FUNCTION_OF_COLUMN}prefix ranges",
         )
     return Estimate(
         function_in_list_fraction(len(values), column.ndv.value, column.null_fraction),
         DEFAULT,
-        "default:function in-list 1/V",
+        f"default:{FUNCTION_OF_COLUMN}in-list 1/V",
     )
 
 

@@ -7,12 +7,23 @@ Spark."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from datasketches import kll_doubles_sketch
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlglot import parse_one
 
+from metastore.samples import Sample
 from optimizer.estimate.column import ColumnEstimate, encode_string
-from optimizer.estimate.predicates import BASIC, SKETCH, Level, selectivity
+from optimizer.estimate.predicates import (
+    BASIC,
+    FUNCTION_OF_COLUMN,
+    SKETCH,
+    Level,
+    selectivity,
+)
+from optimizer.estimate.sample_filter import count_on_sample, worth_sampling
 from optimizer.estimate.selectivity import function_in_list_fraction, in_subquery_fraction
 from optimizer.estimate.stats_query import StatsQuery
 from optimizer.estimate.values import ESTIMATED, Estimate
@@ -91,7 +102,7 @@ def test_prefix_of_a_column_in_a_list_is_its_prefix_ranges() -> None:
     where = parse_one(sql, read="spark").args["where"].this
     estimate, _ = selectivity(where, ZIP_STATE, SKETCH)
     assert estimate.value == pytest.approx(share, rel=0.25)
-    assert estimate.source == "prefix ranges"
+    assert estimate.source == f"{FUNCTION_OF_COLUMN}prefix ranges"
     left = parse_one("SELECT 1 FROM t WHERE left(t.zip, 3) IN ('105')", read="spark")
     value, _ = selectivity(left.args["where"].this, ZIP_STATE, SKETCH)
     assert value.value == pytest.approx(share / 3, rel=0.5)
@@ -110,3 +121,34 @@ def test_case_of_a_column_in_a_list_is_one_value_each() -> None:
     # nearly unique, its two-digit prefixes are 25)
     prefix = "SELECT * FROM customer WHERE substr(c_phone, 1, 2) IN ('13', '31', '23')"
     assert rows(prefix) == pytest.approx(CUSTOMERS / 3, rel=0.01)
+
+
+@given(
+    st.lists(st.one_of(st.text(alphabet="ab1ß😀", max_size=5), st.none()), min_size=1),
+    st.integers(1, 4),
+    st.integers(0, 3),
+    st.lists(st.text(alphabet="ab1ß😀", max_size=3), min_size=1, max_size=4),
+)
+def test_substring_in_list_counts_on_the_sample_as_python_slices(
+    values: list[str | None], start: int, length: int, listed: list[str]
+) -> None:
+    sample = Sample({"s": np.asarray(values, dtype=object)}, np.ones(len(values)), 1)
+    items = ", ".join(f"'{v}'" for v in listed)
+    sql = f"SELECT 1 FROM t WHERE substr(t.s, {start}, {length}) IN ({items})"
+    counted = count_on_sample(parse_one(sql).args["where"].this, sample, "t", {"s": "string"})
+    assert counted is not None
+    wanted = set(listed)
+    expected = sum(
+        1 for v in values if v is not None and v[start - 1 : start - 1 + length] in wanted
+    )
+    assert counted.matches == expected
+
+
+def test_a_function_of_one_column_is_worth_counting_on_the_sample() -> None:
+    sql = "SELECT 1 FROM t WHERE substr(t.zip, 1, 3) IN ('101', '105')"
+    where = parse_one(sql, read="spark").args["where"].this
+    estimate, _ = selectivity(where, ZIP_STATE, SKETCH)
+    assert worth_sampling(where, estimate)
+    plain = parse_one("SELECT 1 FROM t WHERE t.zip < '105'", read="spark").args["where"].this
+    estimate, _ = selectivity(plain, ZIP_STATE, SKETCH)
+    assert not worth_sampling(plain, estimate)
