@@ -26,6 +26,7 @@ from metastore.column_type import ColumnType
 from optimizer.estimate.column import ColumnEstimate, changed, encode, encode_string
 from optimizer.estimate.selectivity import (
     SEED_INEQUALITY,
+    function_in_list_fraction,
     seed_column_equality,
     seed_equality,
     seed_not_equal,
@@ -45,6 +46,11 @@ DEFAULT_LIKE = 0.1  # LIKE with a pattern that is not a plain prefix
 KLL_RANK_ERROR = 0.0165  # KLL k=200: normalised rank error (two-sided, 99% confidence)
 
 Columns = Mapping[ColumnRef, ColumnEstimate]
+# functions of one string column whose values an IN list may name
+# the sources of those estimates: a function's values the statistics do not hold (a row
+# sample counting the function itself is better, operators.filter / sample_filter)
+FUNCTION_OF_COLUMN = "function of a column:"
+VALUE_FUNCTIONS = (exp.Substring, exp.Left, exp.Upper, exp.Lower, exp.Trim)
 
 
 class NotEstimable(Exception):
@@ -58,36 +64,45 @@ def literal_value(expression: exp.Expr, type_: str) -> Any:
 
 
 def selectivity(
-    predicate: exp.Expr, columns: Columns, level: Level
+    predicate: exp.Expr,
+    columns: Columns,
+    level: Level,
+    known: Mapping[int, Estimate] | None = None,
 ) -> tuple[Estimate, dict[ColumnRef, ColumnEstimate]]:
-    """Selectivity of `predicate` and the columns after it."""
+    """Selectivity of `predicate` and the columns after it; `known`: selectivities of
+    sub-expressions estimated elsewhere (IN subqueries), by id() of the expression."""
     state = dict(columns)
-    estimate = _selectivity(predicate, state, level)
+    estimate = _selectivity(predicate, state, level, known or {})
     return estimate, state
 
 
 def _selectivity(
-    predicate: exp.Expr, state: dict[ColumnRef, ColumnEstimate], level: Level
+    predicate: exp.Expr,
+    state: dict[ColumnRef, ColumnEstimate],
+    level: Level,
+    known: Mapping[int, Estimate],
 ) -> Estimate:
+    if id(predicate) in known:
+        return known[id(predicate)]
     if isinstance(predicate, exp.Paren):
-        return _selectivity(predicate.this, state, level)
+        return _selectivity(predicate.this, state, level, known)
     if isinstance(predicate, exp.And):
         before = dict(state)
-        left = _selectivity(predicate.left, state, level)
+        left = _selectivity(predicate.left, state, level, known)
         # basic: a product of independent selectivities; above basic, the right side is
         # conditioned on the left (ranges of one column narrow each other)
-        right = _selectivity(predicate.right, before if level == BASIC else state, level)
+        right = _selectivity(predicate.right, before if level == BASIC else state, level, known)
         value = left.value * right.value
         if level != BASIC:  # conditioning never makes A AND B exceed B alone
-            value = min(value, _selectivity(predicate.right, dict(before), level).value)
+            value = min(value, _selectivity(predicate.right, dict(before), level, known).value)
         return Estimate(
             value,
             weakest(left.precision, right.precision),
             _join_sources("and", left, right),
         )
     if isinstance(predicate, exp.Or):
-        left = _selectivity(predicate.left, dict(state), level)
-        right = _selectivity(predicate.right, dict(state), level)
+        left = _selectivity(predicate.left, dict(state), level, known)
+        right = _selectivity(predicate.right, dict(state), level, known)
         # n(1 - (1 - m1/n)(1 - m2/n)) divided by n (docs/design.md#filter-selectivity)
         value = 1.0 - (1.0 - left.value) * (1.0 - right.value)
         return Estimate(
@@ -96,7 +111,7 @@ def _selectivity(
             _join_sources("or", left, right),
         )
     if isinstance(predicate, exp.Not):
-        inner = _selectivity(predicate.this, dict(state), level)
+        inner = _selectivity(predicate.this, dict(state), level, known)
         nulls = _null_fraction_of(predicate.this, state) if level != BASIC else 0.0
         return Estimate(
             clamp_fraction(1.0 - inner.value - nulls), inner.precision, f"not({inner.source})"
@@ -137,6 +152,8 @@ def _leaf(predicate: exp.Expr, state: dict[ColumnRef, ColumnEstimate], level: Le
     if isinstance(predicate, exp.In):
         if predicate.args.get("query") is not None:
             raise NotEstimable
+        if isinstance(predicate.this, VALUE_FUNCTIONS) and level != BASIC:
+            return _function_in_list(predicate, state)
         return _in_list(predicate, state, level)
     if isinstance(predicate, exp.Between):
         ref = _column(predicate.this, state)
@@ -300,6 +317,42 @@ def _in_list(predicate: exp.In, state: dict[ColumnRef, ColumnEstimate], level: L
     return estimate
 
 
+def _function_in_list(predicate: exp.In, state: dict[ColumnRef, ColumnEstimate]) -> Estimate:
+    """`f(x) IN (v1, ..., vk)` for a string function of one column x: for a prefix
+    (`substr(x, 1, n)`, `left(x, n)`) the listed values' prefix ranges of x's distribution,
+    summed (they are disjoint); for a case or trim each listed value taken as one of x's
+    values, k (1 - nulls) / V(x) (docs/estimator.md, rules beyond the proposal)."""
+    function = predicate.this
+    refs = {r for r in (column_of(c) for c in function.find_all(exp.Column)) if r in state}
+    if len(refs) != 1 or not all(_is_literal(e) for e in predicate.expressions):
+        raise NotEstimable
+    column = state[refs.pop()]
+    values = sorted({e.name for e in predicate.expressions})
+    if isinstance(function, exp.Substring | exp.Left):
+        start = function.args.get("start")
+        if isinstance(function, exp.Substring) and (start is None or start.name != "1"):
+            raise NotEstimable
+        parts = [prefix_fraction(column, v) for v in values if v]
+        if not parts or any(p is None for p in parts):
+            raise NotEstimable
+        known = [p for p in parts if p is not None]
+        return Estimate(
+            clamp_fraction(sum(p.value for p in known)),
+            weakest(*(p.precision for p in known)),
+            f"{FUNCTION_OF_COLUMN}prefix ranges",
+        )
+    return Estimate(
+        function_in_list_fraction(len(values), column.ndv.value, column.null_fraction),
+        DEFAULT,
+        f"default:{FUNCTION_OF_COLUMN}in-list 1/V",
+    )
+
+
+def _is_literal(expression: exp.Expr) -> bool:
+    inner = expression.this if isinstance(expression, exp.Cast | exp.Paren) else expression
+    return isinstance(inner, exp.Literal)
+
+
 def expected_present(column: ColumnEstimate, unlisted: int) -> float:
     """Of `unlisted` IN-list values outside the most-common values, how many the column is
     expected to hold: on an integer column, its distinct values cover NDV / (max - min + 1)
@@ -389,17 +442,31 @@ def _like(predicate: exp.Like, state: dict[ColumnRef, ColumnEstimate], level: Le
     if level == BASIC or not exact_prefix or not prefix:
         return Estimate(DEFAULT_LIKE, DEFAULT, "default:like")
     column = state[ref]
-    matched = [f for v, f in column.mcv if isinstance(v, str) and v.startswith(prefix)]
-    lo = encode_string(prefix)
+    estimate = prefix_fraction(column, prefix)
+    if estimate is None:
+        return Estimate(DEFAULT_LIKE, DEFAULT, "default:like")
+    state[ref] = column.restricted(*_prefix_codes(prefix))
+    return estimate
+
+
+def _prefix_codes(prefix: str) -> tuple[float, float]:
+    """The encoded range [lo, hi) of the strings that start with `prefix`."""
     upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-    hi = encode_string(upper)
+    return encode_string(prefix), encode_string(upper)
+
+
+def prefix_fraction(column: ColumnEstimate, prefix: str) -> Estimate | None:
+    """The share of the rows whose value starts with `prefix` (a non-empty string): its
+    most-common values, and the distribution's mass between the prefix and its successor;
+    None when the column has no distribution."""
+    matched = [f for v, f in column.mcv if isinstance(v, str) and v.startswith(prefix)]
+    lo, hi = _prefix_codes(prefix)
     below_hi, below_lo = _cdf(column, hi, False), _cdf(column, lo, False)
     if below_hi is None or below_lo is None:
-        return Estimate(DEFAULT_LIKE, DEFAULT, "default:like")
+        return None
     spread = clamp_fraction(below_hi - below_lo)
     rest = max(0.0, 1.0 - column.null_fraction - column.mcv_total())
     value = sum(matched) + spread * rest
-    state[ref] = column.restricted(lo, hi)
     if column.kll is None and column.points is None:
         # the prefix's share of [min, max] with every byte equally likely: a guess (a
         # six-letter prefix gets 256^-6 of the range), which a row sample may overrule

@@ -32,7 +32,7 @@ from sqlglot import exp
 
 from metastore.samples import NUMBER, STRING, Sample, as_number, sample_kind
 from optimizer.estimate.key_lookup import string_codes
-from optimizer.estimate.predicates import NotEstimable, literal_value
+from optimizer.estimate.predicates import FUNCTION_OF_COLUMN, NotEstimable, literal_value
 from optimizer.estimate.values import ESTIMATED, Estimate, clamp_fraction
 
 SAMPLE_MIN_MATCHES = 30
@@ -105,10 +105,14 @@ def holds_every_row(sample: Sample) -> bool:
 
 
 def worth_sampling(predicate: exp.Expr, independent: Estimate) -> bool:
-    """Whether a sample could know better: two or more columns, or a predicate the
-    statistics had no figure for."""
+    """Whether a sample could know better: two or more columns, a predicate the statistics
+    had no figure for, or one over a function of a column they guessed from the column's."""
     names = {(c.table, c.name) for c in predicate.find_all(exp.Column)}
-    return len(names) >= 2 or "default" in independent.source
+    return (
+        len(names) >= 2
+        or "default" in independent.source
+        or FUNCTION_OF_COLUMN in independent.source
+    )
 
 
 Truth = tuple[np.ndarray, np.ndarray]  # (rows where true, rows where unknown/NULL)
@@ -292,6 +296,8 @@ class _Evaluator:
             return self._column(node.this)
         if isinstance(node, exp.Add | exp.Sub | exp.Mul | exp.Div):
             return self._arithmetic(node)
+        if isinstance(node, exp.Substring) and isinstance(node.this, exp.Column):
+            return self._substring(node)
         if isinstance(node, exp.Null):
             return _Operand(None, True, context.kind if context else NUMBER, None)
         return self._literal(node, context)
@@ -306,6 +312,21 @@ class _Evaluator:
         return _Operand(
             None, nulls, NUMBER if kind == NUMBER else kind, type_, name, lambda: columns[name]
         )
+
+    def _substring(self, node: exp.Substring) -> _Operand:
+        """`substr(column, start[, length])` of a string column, with literal positions
+        (SQL's: from 1; a length runs to the end when left out)."""
+        column = self._column(node.this)
+        start, length = node.args.get("start"), node.args.get("length")
+        if column.kind != STRING or column.column is None:
+            raise NotEstimable
+        if not all(isinstance(a, exp.Literal) and a.name.isdigit() for a in (start, length) if a):
+            raise NotEstimable
+        first = max(int(start.name) - 1, 0) if start is not None else 0
+        stop = first + int(length.name) if length is not None else None
+        sliced = pc.utf8_slice_codeunits(self.sample.arrow(column.column), first, stop)
+        values = np.asarray(sliced.to_numpy(zero_copy_only=False), dtype=object)
+        return _Operand(values, column.nulls, STRING, None)
 
     def _arithmetic(self, node: exp.Binary) -> _Operand:
         left, right = self._pair(node)

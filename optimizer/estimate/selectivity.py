@@ -210,3 +210,21 @@ def composite_key_completion(
         if any(is_key is not False for _, is_key in eligible)
         else None
     )
+
+
+def function_in_list_fraction(listed: int, ndv: float, null_fraction: float) -> float:
+    """`f(x) IN (k values)` for a function f of one column: f takes at most V(x) values, so
+    each listed value is taken as one value of x, k (1 - nulls) / V(x), capped at 1
+    (docs/estimator.md#rules-beyond-the-proposal-level-sketch)."""
+    if ndv <= 0:
+        return 0.0
+    return min(1.0, listed * (1.0 - null_fraction) / ndv)
+
+
+def in_subquery_fraction(subquery_ndv: float, ndv: float, null_fraction: float) -> float:
+    """`x IN (subquery)`: the subquery's distinct values taken to be among x's (the
+    containment assumption of the proposal's join rule, docs/design.md#join-cardinality),
+    each holding an equal share of x's non-null rows: (1 - nulls) min(1, V(sub) / V(x))."""
+    if ndv <= 0:
+        return 0.0
+    return (1.0 - null_fraction) * min(1.0, subquery_ndv / ndv)

@@ -19,6 +19,7 @@ from optimizer.estimate.column import (
     changed,
     distinct_after_sampling,
 )
+from optimizer.estimate.in_subquery import in_subquery_selectivities
 from optimizer.estimate.key_lookup import ScanSample, distinct_in
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.key_sets import conjuncts_of, with_conditions
@@ -40,7 +41,8 @@ if TYPE_CHECKING:
 
 def derive(stats: StatsQuery, node: Filter) -> NodeStats:
     child = stats.of(node.child)
-    estimate, columns = selectivity(node.condition, child.columns, stats.level)
+    known = in_subquery_selectivities(stats, node.condition, child.columns)
+    estimate, columns = selectivity(node.condition, child.columns, stats.level, known)
     count, sample, alias = None, None, ""
     if stats.level == SKETCH and isinstance(node.child, Scan):
         alias = node.child.alias

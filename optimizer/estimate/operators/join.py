@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from optimizer.estimate.column import ColumnEstimate, KeySet, changed, distinct_after_sampling
+from optimizer.estimate.in_subquery import in_subquery_selectivities
 from optimizer.estimate.key_lookup import ListedJoin, ScanSample, determines, distinct_left
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators import join_rows
@@ -41,7 +42,8 @@ def derive(stats: StatsQuery, node: Join) -> NodeStats:
     precision = weakest(left.rows.precision, right.rows.precision, ESTIMATED)
     if node.residual is not None:
         combined = {**left.columns, **right.columns}
-        residual, _ = selectivity(node.residual, combined, stats.level)
+        known = in_subquery_selectivities(stats, node.residual, combined)
+        residual, _ = selectivity(node.residual, combined, stats.level, known)
         inner *= residual.value
     rows = inner
     if node.kind == "left":
