@@ -49,6 +49,9 @@ class SampleCount:
     size: int
     fraction: float
     passed: Any = field(default=None, compare=False, repr=False)  # bool per sampled row
+    # per column, the distinct values among the kept rows (operators.filter), kept with
+    # the count as the count is kept with its sample
+    distinct: dict[str, int | None] = field(default_factory=dict, compare=False, repr=False)
 
 
 def count_on_sample(

@@ -6,6 +6,7 @@ proposal: docs/estimator.md (`holds_every_row`, `_counted_on`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -62,11 +63,10 @@ def derive(stats: StatsQuery, node: Filter) -> NodeStats:
         columns = _with_sampled_keys(alias, columns, child, sample, count)
         every = child.sample is not None and child.sample.every_partition
         scan_sample = ScanSample(alias, lambda: sample, count.passed, every)
-        complete = holds_every_row(sample)
-        # the kept rows' positions, found once for all the scan's columns
-        kept = np.flatnonzero(count.passed) if complete and count.passed is not None else None
+        complete = holds_every_row(sample) and count.passed is not None
+        distinct = partial(_distinct_kept, sample, count, [])
         columns = {
-            ref: _counted_on(c, scan_sample, sample, ref[1], complete, kept)
+            ref: _counted_on(c, scan_sample, ref[1], distinct if complete else None)
             if ref[0] == alias
             else c
             for ref, c in columns.items()
@@ -145,20 +145,32 @@ def _with_sampled_keys(
     return result
 
 
+def _distinct_kept(
+    sample: Sample, count: SampleCount, positions: list[np.ndarray], name: str
+) -> int | None:
+    """Distinct values of a sampled column among the rows a filter's count kept, kept with
+    the count (which is kept with its sample: a query asked again reads them); the kept
+    rows' positions found once per request for all the scan's columns (`positions`)."""
+    if name not in count.distinct:
+        if not positions:
+            positions.append(np.flatnonzero(count.passed))
+        count.distinct[name] = distinct_in(sample, positions[0], name)
+    return count.distinct[name]
+
+
 def _counted_on(
     column: ColumnEstimate,
     scan: ScanSample,
-    sample: Sample,
     name: str,
-    complete: bool,
-    kept: np.ndarray | None,
+    distinct_kept: Callable[[str], int | None] | None,
 ) -> ColumnEstimate:
     """A filtered scan's column with the filtered sample as its origin; where the sample
-    holds every row of the scan, its distinct values are those the sample's kept rows show."""
+    holds every row of the scan (`distinct_kept` given), its distinct values are those the
+    sample's kept rows show."""
     column = changed(column, origin=(scan, name))
-    if not complete or kept is None:
+    if distinct_kept is None:
         return column
-    distinct = distinct_in(sample, kept, name)
+    distinct = distinct_kept(name)
     if distinct is None or distinct >= column.ndv.value:
         return column
     share = distinct / column.ndv.value if column.ndv.value else 1.0

@@ -188,3 +188,20 @@ def test_a_predicate_is_counted_once_per_sample() -> None:
     fresh = counted("t.flag = 'N'", sample_of(ROWS[:1]))
     assert fresh is not None
     assert fresh.matches == 0
+
+
+def test_a_filters_distinct_values_are_kept_with_its_count() -> None:
+    """The distinct values of each column among a count's kept rows are worked out once
+    and kept with the count (itself kept with the sample): a query asked again reads them."""
+    from optimizer.estimate.key_lookup import distinct_in
+    from optimizer.estimate.operators.filter import _distinct_kept
+
+    sample = sample_of(ROWS)
+    predicate = sqlglot.parse_one("SELECT 1 FROM t WHERE t.status = 'F'").args["where"].this
+    found = count_on_sample(predicate, sample, "t", TYPES)
+    assert found is not None
+    assert _distinct_kept(sample, found, [], "flag") == distinct_in(sample, found.passed, "flag")
+    assert found.distinct == {"flag": 3}  # R, A and N among the three kept rows
+    again = count_on_sample(predicate, sample, "t", TYPES)
+    assert again is found
+    assert again.distinct == {"flag": 3}
