@@ -46,11 +46,19 @@ def in_subquery_selectivities(
 
 def _output_distinct(stats: StatsQuery, query: exp.Expr) -> float | None:
     """Distinct values of the one output column of an uncorrelated `query`; None when it
-    cannot be planned on its own (it refers to the outer query) or has other columns."""
+    cannot be planned on its own (it refers to the outer query) or has other columns.
+    Once per request and subquery."""
+    sql = query.sql(dialect="spark")
+    if sql not in stats.subquery_distinct:
+        stats.subquery_distinct[sql] = _planned_distinct(stats, sql)
+    return stats.subquery_distinct[sql]
+
+
+def _planned_distinct(stats: StatsQuery, sql: str) -> float | None:
     from optimizer.sql_to_plan import build_plan
 
     try:
-        plan = build_plan(query.sql(dialect="spark"), stats.table)
+        plan = build_plan(sql, stats.table)
     except StatlasError:
         return None
     output = plan.output()

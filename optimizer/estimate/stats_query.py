@@ -70,6 +70,9 @@ class StatsQuery:
         self.intersections: dict[tuple[Any, Any], float] = {}  # Theta pairs (join_key_overlap)
         # composite keys' sampled joins (operators.join_rows._sampled_composite)
         self.sample_joins: dict[tuple[Any, ...], SampledJoin | None] = {}
+        # IN subqueries' output distinct values, by their SQL (in_subquery): a join's
+        # residual is weighed once per candidate join
+        self.subquery_distinct: dict[str, float | None] = {}
         self._tables: dict[str, TableInfo] = {}
         # per scan: its partition conjuncts split and the usable ones' query (operators.scan)
         self.scans: dict[int, tuple[Scan, Any, PartitionQuery]] = {}

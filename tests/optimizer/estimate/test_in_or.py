@@ -152,3 +152,18 @@ def test_a_function_of_one_column_is_worth_counting_on_the_sample() -> None:
     plain = parse_one("SELECT 1 FROM t WHERE t.zip < '105'", read="spark").args["where"].this
     estimate, _ = selectivity(plain, ZIP_STATE, SKETCH)
     assert not worth_sampling(plain, estimate)
+
+
+def test_a_requests_in_subquery_is_planned_once() -> None:
+    """A join's residual is weighed once per candidate join: its IN subquery's distinct
+    values are worked out once per request (StatsQuery.subquery_distinct)."""
+    sql = (
+        "SELECT * FROM customer JOIN orders ON c_custkey = o_custkey "
+        "WHERE o_orderkey = 7 OR c_nationkey IN "
+        "(SELECT n_nationkey FROM nation WHERE n_name = 'FRANCE')"
+    )
+    stats = StatsQuery(SOURCE, SKETCH)
+    first = stats.of(build_plan(sql, SOURCE.table, "spark")).rows.value
+    assert list(stats.subquery_distinct.values()) == [pytest.approx(1.0)]
+    assert stats.of(build_plan(sql, SOURCE.table, "spark")).rows.value == first
+    assert len(stats.subquery_distinct) == 1
