@@ -380,14 +380,6 @@ def _numeric_key_matches(
     return other_distinct[kept_flags], _coded_members(codes, member)
 
 
-def _kept_values(sample: Sample, name: str, passed: np.ndarray) -> np.ndarray:
-    """The distinct values (sorted, NaN left out) of a numeric column over the sampled rows
-    `passed` kept, from the column's distinct codes (computed once per sample): a count
-    per code, no sort."""
-    distinct, flags = _kept_flags(sample, name, passed)
-    return distinct if flags.all() else distinct[flags]
-
-
 def _kept_flags(sample: Sample, name: str, passed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A numeric column's distinct values (sorted, NaN left out; kept with the sample) and,
     per distinct value, whether a sampled row `passed` kept holds it."""
