@@ -5,8 +5,11 @@
 
 In one run, one SparkSession, medians of --repeat (run `make data` first):
   floor          one scan computing count, min and max of every column per partition,
-                 reading the files as statlas does (a DataFrame over the table's directory)
+                 reading the files as statlas does (a DataFrame over the table's directory,
+                 listed by the driver in local mode: collectors.spark_session.listing_settings)
+  floor-job      the same scan with the files listed by Spark's listing job (its default)
   analyze        ANALYZE TABLE ... COMPUTE STATISTICS FOR ALL COLUMNS, histograms on
+  analyze-driver the same ANALYZE with the files listed by the driver, as statlas lists them
   analyze-part   ANALYZE TABLE ... PARTITION (l_shipdate) COMPUTE STATISTICS (row counts)
   statlas full   statlas collect --full (every statistic, per partition) into SQLite and,
                  with --postgres, into PostgreSQL (with the share of the run spent writing),
@@ -28,7 +31,7 @@ from typing import Any
 from pyspark.sql import functions as F
 
 from collectors.collect import collect
-from collectors.spark_session import spark_session
+from collectors.spark_session import listing_settings, session_settings, spark_session
 from metastore import Metastore
 
 DATA = Path(__file__).resolve().parent / ".data"
@@ -65,7 +68,9 @@ def main() -> None:
         k: []
         for k in (
             "floor",
+            "floor-job",
             "analyze",
+            "analyze-driver",
             "analyze-part",
             "full",
             "write",
@@ -77,23 +82,19 @@ def main() -> None:
     }
     partitions = 0
     for attempt in range(args.repeat):
-        results["floor"].append(
-            timed(
-                lambda: (
-                    spark.read.parquet(str(lineitem))
-                    .groupBy("l_shipdate")
-                    .agg(*floor_aggs)
-                    .collect()
-                )
-            )
-        )
-        results["analyze"].append(
-            timed(
-                lambda: spark.sql(
-                    "ANALYZE TABLE lineitem COMPUTE STATISTICS FOR ALL COLUMNS"
-                ).collect()
-            )
-        )
+
+        def floor() -> None:
+            spark.read.parquet(str(lineitem)).groupBy("l_shipdate").agg(*floor_aggs).collect()
+
+        def analyze() -> None:
+            spark.sql("ANALYZE TABLE lineitem COMPUTE STATISTICS FOR ALL COLUMNS").collect()
+
+        with session_settings(spark, listing_settings(spark)):
+            results["floor"].append(timed(floor))
+        results["floor-job"].append(timed(floor))
+        results["analyze"].append(timed(analyze))
+        with session_settings(spark, listing_settings(spark)):
+            results["analyze-driver"].append(timed(analyze))
         results["analyze-part"].append(
             timed(
                 lambda: spark.sql(
@@ -144,8 +145,16 @@ def main() -> None:
     print("|---|---:|---|")
     print(f"| floor: count, min, max per partition | {median['floor']:.1f} | 1.00 x floor |")
     print(
+        f"| floor, files listed by Spark's listing job (its default) | {median['floor-job']:.1f} | "
+        f"{median['floor-job'] / median['floor']:.2f} x floor |"
+    )
+    print(
         f"| Spark ANALYZE FOR ALL COLUMNS, histograms on | {median['analyze']:.1f} | "
         f"{median['analyze'] / median['floor']:.2f} x floor |"
+    )
+    print(
+        f"| ... the same, files listed by the driver | {median['analyze-driver']:.1f} | "
+        f"{median['analyze-driver'] / median['floor']:.2f} x floor |"
     )
     print(
         f"| Spark ANALYZE PARTITION (row counts) | {median['analyze-part']:.1f} | "
@@ -153,8 +162,10 @@ def main() -> None:
     )
     print(
         f"| statlas collect --full (one-pass scan) | {median['full']:.1f} | "
-        f"{median['full'] / median['floor']:.2f} x floor, "
-        f"{median['full'] / median['analyze']:.2f} x ANALYZE |"
+        f"{median['full'] / median['floor']:.2f} x floor "
+        f"({median['full'] / median['floor-job']:.2f} x floor-job), "
+        f"{median['full'] / median['analyze']:.2f} x ANALYZE "
+        f"({median['full'] / median['analyze-driver']:.2f} x ANALYZE listed by the driver) |"
     )
     print(
         f"| ... of which writing to SQLite | {median['write']:.1f} | "
@@ -169,8 +180,10 @@ def main() -> None:
     if "pg" in median:
         print(
             f"| statlas collect --full into PostgreSQL | {median['pg']:.1f} | "
-            f"{median['pg'] / median['floor']:.2f} x floor, "
-            f"{median['pg'] / median['analyze']:.2f} x ANALYZE |"
+            f"{median['pg'] / median['floor']:.2f} x floor "
+            f"({median['pg'] / median['floor-job']:.2f} x floor-job), "
+            f"{median['pg'] / median['analyze']:.2f} x ANALYZE "
+            f"({median['pg'] / median['analyze-driver']:.2f} x ANALYZE listed by the driver) |"
         )
         print(
             f"| ... of which writing to PostgreSQL | {median['pg-write']:.1f} | "

@@ -36,13 +36,13 @@ from collectors.jvm_scan import scan as jvm_scan
 from collectors.jvm_scan import scan_method
 from collectors.progress import ProgressSink, watch_spark_job
 from collectors.refresh import refresh_listing
-from collectors.spark_session import LazySession, session_settings
+from collectors.spark_session import LazySession, listing_settings, session_settings
 from metastore.bulk_insert import bulk_insert
 from metastore.catalog import TableInfo, forget_statistics, get_table
 from metastore.engine import run_read, run_write
 from metastore.errors import StatlasError, UnknownColumn
 from metastore.models import CollectionRun, ColumnStats, PartitionStats, utcnow
-from metastore.rollups import refresh_blocks
+from metastore.rollups import PartitionPiece, refresh_blocks
 from metastore.samples import sample_rate, target_rows, whole_table_rows
 from metastore.types import KeyValue
 
@@ -337,11 +337,12 @@ def _finish_run(
 
 
 def _reader(spark: Any, info: TableInfo, partitions: list[_Partition], every: bool) -> Any:
-    """The DataFrame over the given partitions' files."""
+    """The DataFrame over the given partitions' files (listed here, once)."""
     reader = spark.read.format(info.format)
-    if info.partition_keys and not every:
-        return reader.option("basePath", info.location).load([p.location for p in partitions])
-    return reader.load(info.location)  # every partition: one listing of the table
+    with session_settings(spark, listing_settings(spark)):
+        if info.partition_keys and not every:
+            return reader.option("basePath", info.location).load([p.location for p in partitions])
+        return reader.load(info.location)  # every partition: one listing of the table
 
 
 def _scan(
@@ -406,9 +407,11 @@ def _write(
 ) -> None:
     forget_statistics(conn, info.id, [p.id for p in scanned] + removed)
     partition_rows, column_rows = [], []
+    fresh: dict[int, PartitionPiece] = {}
     for partition in scanned:
         got = rows_by_values.get(partition.values, _Scanned(0, [], None))
         records = got.columns
+        fresh[partition.id] = PartitionPiece(got.rows, got.sample, records)
         files, size, modified = partition.fingerprint
         partition_rows.append(
             {
@@ -444,5 +447,5 @@ def _write(
     bulk_insert(conn, PartitionStats, partition_rows)
     bulk_insert(conn, ColumnStats, column_rows)
     # the pre-merged blocks over what changed, and any missing (metastore.rollups)
-    refresh_blocks(conn, info.id, {c.name: c.type for c in info.columns})
+    refresh_blocks(conn, info.id, {c.name: c.type for c in info.columns}, fresh)
     _finish_run(conn, run_id, "succeeded", report)

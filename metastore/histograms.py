@@ -222,33 +222,51 @@ def _layout(blob: bytes) -> tuple[int, int]:
 def text_form(blob: bytes, items: str | None) -> bytes:
     """A heavy-hitters sketch of longs or doubles with its items as text, which the native
     strings sketch reads (frequent_strings_sketch: merges in C++, no Python per item)."""
+    return text_forms([blob], items)[0]
+
+
+def text_forms(blobs: Sequence[bytes], items: str | None) -> list[bytes]:
+    """text_form of each sketch, the items of all of them converted in one pass (a block of
+    a table's partitions: thousands of sketches, one numpy conversion)."""
     dtype = _NUMBER_ITEMS.get(items or "")
-    if dtype is None:
-        return blob
-    count, start = _layout(blob)
-    texts = _texts(np.frombuffer(blob, dtype=dtype, count=count, offset=start))
-    return blob[:start] + _length_prefixed(texts)
+    if dtype is None or not blobs:
+        return list(blobs)
+    layouts = [_layout(blob) for blob in blobs]
+    values = np.concatenate(
+        [
+            np.frombuffer(blob, dtype=dtype, count=count, offset=start)
+            for blob, (count, start) in zip(blobs, layouts, strict=True)
+        ]
+    )
+    encoded, sizes = _length_prefixed(_texts(values))
+    item_ends = np.cumsum([count for count, _ in layouts])
+    byte_ends = np.concatenate(([0], np.cumsum(sizes)))[item_ends].tolist()
+    forms, at = [], 0
+    for blob, (_, start), end in zip(blobs, layouts, byte_ends, strict=True):
+        forms.append(blob[:start] + encoded[at:end])
+        at = end
+    return forms
 
 
 def _texts(values: np.ndarray) -> np.ndarray:
-    """Numbers as their shortest round-trip text (fixed-width bytes)."""
-    return values.astype("S32")
+    """Numbers as their shortest round-trip text (fixed-width bytes), each distinct value
+    (by bit pattern: -0.0 is not 0.0) formatted once."""
+    bits = values.view(np.int64)
+    unique, where = np.unique(bits, return_inverse=True)
+    return unique.view(values.dtype).astype("S32")[where.reshape(-1)]
 
 
-def _length_prefixed(texts: np.ndarray) -> bytes:
+def _length_prefixed(texts: np.ndarray) -> tuple[bytes, np.ndarray]:
     """Fixed-width byte strings as DataSketches' string serial form (a 4-byte little-endian
-    length, then the bytes), built without a Python loop over the items."""
+    length, then the bytes), built without a Python loop over the items; with each item's
+    size in that form."""
     count, width = texts.shape[0], texts.dtype.itemsize
-    if count == 0:
-        return b""
     lengths = np.char.str_len(texts).astype("<u4")
-    starts = np.concatenate(([0], np.cumsum(lengths + 4)[:-1])).astype(np.int64)
-    out = np.empty(int(lengths.sum()) + 4 * count, dtype=np.uint8)
-    out[starts[:, None] + np.arange(4)] = lengths.view(np.uint8).reshape(count, 4)
-    chars = np.frombuffer(texts.tobytes(), dtype=np.uint8).reshape(count, width)
-    within = np.arange(width) < lengths[:, None]
-    out[(starts[:, None] + 4 + np.arange(width))[within]] = chars[within]
-    return out.tobytes()
+    rows = np.empty((count, 4 + width), dtype=np.uint8)
+    rows[:, :4] = lengths.view(np.uint8).reshape(count, 4)
+    rows[:, 4:] = np.frombuffer(texts.tobytes(), dtype=np.uint8).reshape(count, width)
+    kept = np.arange(4 + width) < (lengths[:, None].astype(np.int64) + 4)
+    return rows[kept].tobytes(), lengths.astype(np.int64) + 4
 
 
 def number_form(blob: bytes, items: str | None) -> bytes:
@@ -302,7 +320,7 @@ def merge_frequent_items(
 ) -> HeavyHitters:
     """The union of heavy-hitters sketches serialised as Spark writes them
     (`approx_top_k_accumulate`: DataSketches' ItemsSketch), merged natively."""
-    return merge_text_items((text_form(blob, items) for blob in blobs), items, lg_max_k)
+    return merge_text_items(text_forms(list(blobs), items), items, lg_max_k)
 
 
 def merge_text_items(texts: Iterable[bytes], items: str | None, lg_max_k: int = 10) -> HeavyHitters:

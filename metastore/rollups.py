@@ -21,7 +21,7 @@ whose count differs from the partitions' or that is missing, bottom-up, each fro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -48,6 +48,7 @@ from sqlalchemy import (
 from metastore.bulk_insert import bulk_insert
 from metastore.column_pieces import ColumnPiece, merge_pieces, piece_of_block, piece_of_partition
 from metastore.engine import note_read
+from metastore.histograms import text_forms
 from metastore.models import ColumnStats, PartitionStats, RollupBlock, RollupColumn
 from metastore.partition_store import PartitionStore
 from metastore.samples import PARTITION_ID, WEIGHT, encode_table, sample_table
@@ -119,10 +120,16 @@ def forget_blocks(conn: Connection, table_id: int, partition_ids: Sequence[int])
             )
 
 
-def refresh_blocks(conn: Connection, table_id: int, column_types: dict[str, str]) -> int:
+def refresh_blocks(
+    conn: Connection,
+    table_id: int,
+    column_types: dict[str, str],
+    fresh: Mapping[int, PartitionPiece] | None = None,
+) -> int:
     """Build every block that is missing or whose partition count differs from the
     partitions' with statistics, bottom-up, and drop blocks over no partition; returns how
-    many blocks were built. Runs in the caller's transaction."""
+    many blocks were built. `fresh`: statistics the caller has just written, by partition
+    id, taken as they are instead of read back. Runs in the caller's transaction."""
     p = PartitionStats.__table__.c
     ids = np.fromiter(
         (i for (i,) in conn.execute(select(p.partition_id).where(p.table_id == table_id))),
@@ -140,7 +147,7 @@ def refresh_blocks(conn: Connection, table_id: int, column_types: dict[str, str]
         dirty = sorted(b for b, c in expected.items() if stored.get((level, b)) != c)
         _delete(conn, table_id, [(level, b) for b in dirty])
         for run in _runs(dirty, max(1, CHILD_RANGE_IDS // FANOUT**level)):
-            _build(conn, table_id, level, run, column_types)
+            _build(conn, table_id, level, run, column_types, ids, fresh or {})
         built += len(dirty)
     _delete(conn, table_id, stale)
     return built
@@ -180,12 +187,38 @@ class _Child:
     columns: dict[str, ColumnPiece]
 
 
+@dataclass(frozen=True)
+class PartitionPiece:
+    """One partition's statistics as a collection has just written them: its rows, its
+    sample (sampled rows, stored bytes) and its column records (anything with
+    column_stats's fields, as piece_of_partition reads them)."""
+
+    rows: int
+    sample: tuple[int, bytes] | None
+    records: Sequence[Any]
+
+    def child(self, pid: int) -> _Child:
+        sample = None if self.sample is None else partition_sample(pid, self.rows, *self.sample)
+        columns = {record.name: piece_of_partition(record) for record in self.records}
+        return _Child(pid, self.rows, 1, sample, columns)
+
+
 def _build(
-    conn: Connection, table_id: int, level: int, numbers: list[int], types: dict[str, str]
+    conn: Connection,
+    table_id: int,
+    level: int,
+    numbers: list[int],
+    types: dict[str, str],
+    ids: np.ndarray,
+    fresh: Mapping[int, PartitionPiece],
 ) -> None:
     """Build the blocks `numbers` (adjacent) of `level` from their children."""
     span = FANOUT**level
-    children = _children(conn, table_id, level - 1, numbers[0] * span, (numbers[-1] + 1) * span)
+    low, high = numbers[0] * span, (numbers[-1] + 1) * span
+    if level == 1:
+        children = _leaves(conn, table_id, ids[(ids >= low) & (ids < high)], fresh)
+    else:
+        children = _children(conn, table_id, level - 1, low, high)
     by_block: dict[int, list[_Child]] = {}
     for child in children:
         by_block.setdefault(child.start // span, []).append(child)
@@ -220,10 +253,35 @@ def _build(
     bulk_insert(conn, RollupColumn, column_rows)
 
 
+def _leaves(
+    conn: Connection, table_id: int, ids: np.ndarray, fresh: Mapping[int, PartitionPiece]
+) -> list[_Child]:
+    """The partitions `ids` (sorted), in id order: those in `fresh` as given, the others read;
+    their heavy hitters in text form, converted together."""
+    missing = [pid for pid in ids.tolist() if pid not in fresh]
+    read = {child.start: child for child in _partitions(conn, table_id, missing)}
+    children = [read[pid] if pid in read else fresh[pid].child(pid) for pid in ids.tolist()]
+    return _top_k_as_text(children)
+
+
+def _top_k_as_text(children: list[_Child]) -> list[_Child]:
+    """The children with every column's heavy hitters in text form (histograms.text_forms:
+    one conversion per kind of item for all of them)."""
+    by_items: dict[str | None, list[tuple[dict[str, ColumnPiece], str]]] = {}
+    for child in children:
+        for name, piece in child.columns.items():
+            if piece.top_k is not None and not piece.top_k_text:
+                by_items.setdefault(piece.top_k_items, []).append((child.columns, name))
+    for items, places in by_items.items():
+        blobs = [columns[name].top_k for columns, name in places]
+        texts = text_forms([blob for blob in blobs if blob is not None], items)
+        for (columns, name), text in zip(places, texts, strict=True):
+            columns[name] = replace(columns[name], top_k=text, top_k_text=True)
+    return children
+
+
 def _children(conn: Connection, table_id: int, level: int, low: int, high: int) -> list[_Child]:
-    """The partitions (level 0) or blocks of `level` over ids [low, high), in id order."""
-    if level == 0:
-        return _partitions(conn, table_id, low, high)
+    """The blocks of `level` (1 and up) over ids [low, high), in id order."""
     span = FANOUT**level
     b = RollupBlock.__table__.c
     first, end = low // span, -(-high // span)  # the blocks of `level` over [low, high)
@@ -257,25 +315,31 @@ def _children(conn: Connection, table_id: int, level: int, low: int, high: int) 
     return children
 
 
-def _partitions(conn: Connection, table_id: int, low: int, high: int) -> list[_Child]:
+def _partitions(conn: Connection, table_id: int, ids: list[int]) -> list[_Child]:
+    """The partitions `ids` as read from column_stats and partition_stats."""
     p, c = PartitionStats.__table__.c, ColumnStats.__table__.c
     columns: dict[int, dict[str, ColumnPiece]] = {}
-    in_range = [c.table_id == table_id, c.partition_id >= low, c.partition_id < high]
-    for row in conn.execute(select(ColumnStats).where(*in_range)):
-        columns.setdefault(int(row.partition_id), {})[row.column_name] = piece_of_partition(row)
-    selected = select(p.partition_id, p.row_count, p.sample_size, p.sample).where(
-        p.table_id == table_id, p.partition_id >= low, p.partition_id < high
-    )
-    return [
-        _Child(
-            int(pid),
-            int(rows),
-            1,
-            partition_sample(int(pid), int(rows), size, sample),
-            columns.get(int(pid), {}),
+    children = []
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        for row in conn.execute(
+            select(ColumnStats).where(c.table_id == table_id, c.partition_id.in_(chunk))
+        ):
+            columns.setdefault(int(row.partition_id), {})[row.column_name] = piece_of_partition(row)
+        selected = select(p.partition_id, p.row_count, p.sample_size, p.sample).where(
+            p.table_id == table_id, p.partition_id.in_(chunk)
         )
-        for pid, rows, size, sample in conn.execute(selected.order_by(p.partition_id))
-    ]
+        children += [
+            _Child(
+                int(pid),
+                int(rows),
+                1,
+                partition_sample(int(pid), int(rows), size, sample),
+                columns.get(int(pid), {}),
+            )
+            for pid, rows, size, sample in conn.execute(selected)
+        ]
+    return children
 
 
 def partition_sample(pid: int, rows: int, size: int | None, blob: bytes | None) -> pa.Table | None:

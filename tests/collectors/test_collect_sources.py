@@ -19,7 +19,7 @@ from metastore import Metastore, PartitionQuery
 from metastore.errors import InvalidValue, UnknownColumn, UnknownTable
 from metastore.models import CollectionRun, ColumnStats
 from metastore.statistics import table_statistics
-from tests.support.partitions import write_partition
+from tests.support.partitions import write_partition, write_partitions
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
@@ -239,3 +239,27 @@ def test_row_samples_are_drawn_in_the_scan_and_pooled_per_partition_set(
     metastore.register_table("sales", str(root), properties={"sample_rows": "many"})
     with pytest.raises(InvalidValue, match=r"sample_rows .* whole number"):
         collect(metastore.engine, "sales", spark=spark, full=True)
+
+
+def test_a_local_collection_lists_the_partitions_in_the_driver(
+    metastore: Metastore, spark: Any, tmp_path: Path
+) -> None:
+    """Spark lists more than 32 directories with a job of one task per directory (7 s for
+    TPC-H lineitem's 2,526 days); in local mode the driver lists them instead."""
+    from collectors.collect import collect
+
+    root = tmp_path / "daily"
+    write_partitions(
+        root,
+        ["day"],
+        [[f"2024-01-{d:02d}"] for d in range(1, 32)] + [[f"2024-02-{d:02d}"] for d in range(1, 10)],
+    )
+    metastore.register_table("daily", str(root))
+    report = collect(metastore.engine, "daily", spark=spark)
+    assert report.partitions_scanned == 40
+    tracker = spark.sparkContext.statusTracker()
+    jobs = tracker.getJobIdsForGroup(f"collect-daily-run-{report.run_id}")
+    stages = [tracker.getStageInfo(s) for j in jobs for s in tracker.getJobInfo(j).stageIds]
+    listings = [s.numTasks for s in stages if s is not None and s.numTasks == 40]
+    assert jobs
+    assert not listings

@@ -35,6 +35,7 @@ from metastore.histograms import (
     number_form,
     seed_uniform,
     text_form,
+    text_forms,
     to_grid,
     uniform_counts,
 )
@@ -247,3 +248,22 @@ def test_heavy_hitters_of_numbers_through_text_and_back(items: str, values: list
         i: e for i, e, _, _ in back.get_frequent_items(frequent_items_error_type.NO_FALSE_POSITIVES)
     } == expected
     assert dict(most_common(merged, 10)) == expected
+
+
+def test_heavy_hitters_of_many_sketches_in_text_form_at_once() -> None:
+    """text_forms converts a block's sketches together, each as text_form would alone:
+    empty sketches, repeated values formatted once, and -0.0 kept apart from 0.0."""
+    values = [[0.0, 2.5], [-0.0], [], [2.5, 1e300, float("nan")], [7.0] * 3]
+    blobs = []
+    for group in values:
+        sketch = frequent_items_sketch(6)
+        for value in group:
+            sketch.update(value, 3)
+        blobs.append(sketch.serialize(PyDoublesSerDe()))
+    forms = text_forms(blobs, "doubles")
+    assert [number_form(form, "doubles") for form in forms] == blobs
+    merged = merge_frequent_items(blobs, "doubles").sketch
+    texts = {
+        i for i, _, _, _ in merged.get_frequent_items(frequent_items_error_type.NO_FALSE_POSITIVES)
+    }
+    assert {"0.0", "-0.0", "2.5", "1e+300", "nan", "7.0"} == texts
