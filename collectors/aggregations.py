@@ -29,7 +29,7 @@ from typing import Any
 
 from metastore.column_type import ColumnType
 from metastore.histograms import HLL_LG_K, KLL_K, THETA_LG_K
-from metastore.samples import encode_sample, sample_kind
+from metastore.samples import encode_sample, encode_table, sample_kind, unpack_sample
 from metastore.types import format_value
 
 TOP_K_ITEMS = 100
@@ -243,12 +243,19 @@ def column_records(row: Any, plans: list[ColumnPlan]) -> list[ColumnRecord]:
 
 
 def sample_record(row: Any, plans: list[ColumnPlan]) -> tuple[int, bytes] | None:
-    """The partition's sampled rows as (count, stored bytes); None when none were drawn."""
-    drawn = row.asDict().get("__sample")
-    if not drawn:
-        return None
+    """The partition's sampled rows as (count, stored bytes); None when none were drawn.
+    The one-pass scan packs them by column (`__sample_columns`), Spark's aggregation gives
+    them as rows (`__sample`)."""
+    values = row.asDict()
     kept = sampled(plans)
     columns = [(p.name, p.type) for p in kept]
+    packed = values.get("__sample_columns")
+    if packed is not None:
+        table = unpack_sample(bytes(packed), columns)
+        return (table.num_rows, encode_table(table)) if table.num_rows else None
+    drawn = values.get("__sample")
+    if not drawn:
+        return None
     return len(drawn), encode_sample(columns, ([r[p.alias] for p in kept] for r in drawn))
 
 

@@ -147,6 +147,37 @@ def encode_sample(columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[An
     return encode_table(pa.table(arrays, names=[name for name, _ in columns]))
 
 
+def unpack_sample(packed: bytes, columns: Sequence[tuple[str, str]]) -> pa.Table:
+    """A partition's sampled rows packed by column, as the one-pass scan hands them over
+    (collectors/jvm SampleColumns: the row count, then per column one little-endian double
+    per row, NaN for NULL, or for a string column one int32 length per row, -1 for NULL,
+    then the UTF-8 bytes), as the table encode_sample builds from rows: no Python per value."""
+    rows, at = int.from_bytes(packed[:4], "little"), 4
+    arrays: list[pa.Array] = []
+    for _, type_ in columns:
+        if sample_kind(type_) == NUMBER:
+            arrays.append(pa.array(np.frombuffer(packed, "<f8", rows, at), type=pa.float64()))
+            at += 8 * rows
+            continue
+        lengths = np.frombuffer(packed, "<i4", rows, at).astype(np.int64)
+        at += 4 * rows
+        valid = lengths >= 0
+        offsets = np.zeros(rows + 1, dtype=np.int32)
+        np.cumsum(np.where(valid, lengths, 0), out=offsets[1:])
+        size = int(offsets[-1])
+        nulls = rows - int(valid.sum())
+        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little").tobytes()) if nulls else None
+        arrays.append(
+            pa.StringArray.from_buffers(
+                rows, pa.py_buffer(offsets.tobytes()), pa.py_buffer(packed[at : at + size]), bitmap, nulls
+            )
+        )
+        at += size
+    if at != len(packed):
+        raise ValueError(f"a packed sample of {len(packed)} bytes held {at}")
+    return pa.table(arrays, names=[name for name, _ in columns])
+
+
 def encode_table(table: pa.Table) -> bytes:
     """Sampled rows as stored: one Arrow IPC stream, its buffers compressed."""
     sink = pa.BufferOutputStream()

@@ -39,6 +39,7 @@ from metastore.histograms import (
     most_common,
 )
 from metastore.hive_paths import partition_name
+from metastore.samples import sample_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 SEED = 11
@@ -229,12 +230,15 @@ def test_row_sample_keeps_every_row_at_rate_one(spark: Any, lake: Path) -> None:
         assert a is not None
         assert b is not None
         assert a[0] == b[0] == int(mine[key]["__rows"])
-        rows_a = sorted(repr([r[c] for c in columns]) for r in mine[key]["__sample"])
-        rows_b = sorted(repr([r[c] for c in columns]) for r in theirs[key]["__sample"])
+        # the scan packs the rows by column, Spark's aggregation gives them as rows: the
+        # same rows stored, value for value (numbers as doubles, NULL as NaN or None)
+        rows_a, rows_b = (sorted(map(repr, sample_table(x[1]).to_pylist())) for x in (a, b))
         assert rows_a == rows_b
+        assert sample_table(a[1]).schema == sample_table(b[1]).schema
+        assert sample_table(a[1]).column_names == [p.name for p in sampled(plans)]
     # at a rate below one, about that share of the rows is drawn
     drawn = by_partition(scan(frame, keys, plans, 0.5, SEED, 2), keys)
-    total = sum(len(r["__sample"]) for r in drawn.values())
+    total = sum(r[0] for r in (sample_record(row, plans) for row in drawn.values()) if r)
     assert 0.4 * 420 < total < 0.6 * 420
 
 

@@ -23,8 +23,10 @@ from metastore.samples import (
     as_number,
     decode_sample,
     encode_sample,
+    encode_table,
     pool,
     sample_kind,
+    unpack_sample,
 )
 from tests.support.samples import COLUMNS, dated_regional_table, pooled_sample
 
@@ -170,3 +172,32 @@ def test_string_predicates_run_on_arrow_without_boxing(predicate: str) -> None:
     counted = count_on_sample(parsed, sample, "t", dict(COLUMNS))
     assert counted is not None and counted.matches > 0
     assert "name" not in sample.columns.materialised()
+
+
+def packed_form(columns: list[tuple[str, str]], rows: list[tuple[Any, ...]]) -> bytes:
+    """Rows packed by column as the one-pass scan hands them over (collectors/jvm
+    SampleColumns), written here from its description."""
+    out = [len(rows).to_bytes(4, "little")]
+    for i, (_, type_) in enumerate(columns):
+        if sample_kind(type_) == NUMBER:
+            values = [np.nan if r[i] is None else as_number(r[i]) for r in rows]
+            out.append(np.array(values, dtype="<f8").tobytes())
+        else:
+            texts = [None if r[i] is None else r[i].encode() for r in rows]
+            out.append(np.array([-1 if t is None else len(t) for t in texts], "<i4").tobytes())
+            out += [t for t in texts if t is not None]
+    return b"".join(out)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows_strategy)
+def test_a_packed_sample_unpacks_to_the_rows_table(rows: list[tuple[Any, ...]]) -> None:
+    table = unpack_sample(packed_form(COLUMNS, rows), COLUMNS)
+    assert table.num_rows == len(rows)
+    same(decode_sample(encode_table(table)), decode_sample(encode_sample(COLUMNS, rows)))
+
+
+def test_a_packed_sample_of_the_wrong_size_is_refused() -> None:
+    packed = packed_form(COLUMNS, [(1, Decimal("2.50"), dt.date(2024, 1, 1), "é")])
+    with pytest.raises(ValueError, match="packed sample"):
+        unpack_sample(packed + b"\0", COLUMNS)

@@ -28,7 +28,8 @@ import scala.Tuple2;
  * (collectors/aggregations.py): one row per partition, the partition keys, then
  * {@code __rows}, {@code c<i>__nn}, {@code __min}, {@code __max}, {@code __len},
  * {@code __maxlen}, {@code __theta} or {@code __hll}, {@code __kll}, {@code __topk} and the
- * row sample {@code __sample}; its sketches are the bytes Spark's hll_sketch_agg,
+ * row sample, packed by column as {@code __sample_columns} ({@link SampleColumns}; Spark's
+ * aggregation gives it as rows, {@code __sample}); its sketches are the bytes Spark's hll_sketch_agg,
  * theta_sketch_agg, kll_sketch_agg_double and approx_top_k_accumulate write, fed the same
  * values (so sketches of either scan merge).
  *

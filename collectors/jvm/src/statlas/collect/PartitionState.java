@@ -6,7 +6,6 @@ import java.util.List;
 
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
-import org.apache.spark.sql.catalyst.util.GenericArrayData;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.unsafe.types.UTF8String;
 
@@ -113,11 +112,7 @@ final class PartitionState implements Serializable {
       }
     }
     if (layout.sampleRate > 0) {
-      Object[] drawn = new Object[sample.size()];
-      for (int i = 0; i < drawn.length; i++) {
-        drawn[i] = new GenericInternalRow(sample.get(i));
-      }
-      values.add(new GenericArrayData(drawn));
+      values.add(SampleColumns.pack(sample, layout));
     }
     return new GenericInternalRow(values.toArray());
   }

@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.BinaryType$;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.IntegerType$;
@@ -97,12 +96,7 @@ final class ScanLayout implements Serializable {
       }
     }
     if (sampleRate > 0) {
-      List<StructField> kept = new ArrayList<>();
-      for (int j : sampled) {
-        kept.add(PartitionScan.field(columns[j].alias, columns[j].type));
-      }
-      fields.add(
-          PartitionScan.field("__sample", new ArrayType(new StructType(kept.toArray(new StructField[0])), false)));
+      fields.add(PartitionScan.field("__sample_columns", BinaryType$.MODULE$));
     }
     return new StructType(fields.toArray(new StructField[0]));
   }
