@@ -169,7 +169,11 @@ def unpack_sample(packed: bytes, columns: Sequence[tuple[str, str]]) -> pa.Table
         bitmap = pa.py_buffer(np.packbits(valid, bitorder="little").tobytes()) if nulls else None
         arrays.append(
             pa.StringArray.from_buffers(
-                rows, pa.py_buffer(offsets.tobytes()), pa.py_buffer(packed[at : at + size]), bitmap, nulls
+                rows,
+                pa.py_buffer(offsets.tobytes()),
+                pa.py_buffer(packed[at : at + size]),
+                bitmap,
+                nulls,
             )
         )
         at += size
