@@ -267,15 +267,15 @@ def _leaves(
 def _top_k_as_text(children: list[_Child]) -> list[_Child]:
     """The children with every column's heavy hitters in text form (histograms.text_forms:
     one conversion per kind of item for all of them)."""
-    by_items: dict[str | None, list[tuple[dict[str, ColumnPiece], str]]] = {}
+    by_items: dict[str | None, list[tuple[dict[str, ColumnPiece], str, bytes]]] = {}
     for child in children:
         for name, piece in child.columns.items():
             if piece.top_k is not None and not piece.top_k_text:
-                by_items.setdefault(piece.top_k_items, []).append((child.columns, name))
+                place = (child.columns, name, piece.top_k)
+                by_items.setdefault(piece.top_k_items, []).append(place)
     for items, places in by_items.items():
-        blobs = [columns[name].top_k for columns, name in places]
-        texts = text_forms([blob for blob in blobs if blob is not None], items)
-        for (columns, name), text in zip(places, texts, strict=True):
+        texts = text_forms([blob for _, _, blob in places], items)
+        for (columns, name, _), text in zip(places, texts, strict=True):
             columns[name] = replace(columns[name], top_k=text, top_k_text=True)
     return children
 
