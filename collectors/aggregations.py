@@ -24,6 +24,7 @@ the rest as strings: `TopKItems` says which, so the sketch can be decoded.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -217,9 +218,8 @@ class ColumnRecord:
     top_k_items: str | None
 
 
-def column_records(row: Any, plans: list[ColumnPlan]) -> list[ColumnRecord]:
-    """Per-column records of one result row (one partition)."""
-    values = row.asDict()
+def column_records(values: Mapping[str, Any], plans: list[ColumnPlan]) -> list[ColumnRecord]:
+    """Per-column records of one result row (one partition), by column name."""
     rows = int(values["__rows"])
     records = []
     for plan in plans:
@@ -242,11 +242,10 @@ def column_records(row: Any, plans: list[ColumnPlan]) -> list[ColumnRecord]:
     return records
 
 
-def sample_record(row: Any, plans: list[ColumnPlan]) -> tuple[int, bytes] | None:
-    """The partition's sampled rows as (count, stored bytes); None when none were drawn.
-    The one-pass scan packs them by column (`__sample_columns`), Spark's aggregation gives
-    them as rows (`__sample`)."""
-    values = row.asDict()
+def sample_record(values: Mapping[str, Any], plans: list[ColumnPlan]) -> tuple[int, bytes] | None:
+    """The partition's sampled rows (of one result row, by column name) as (count, stored
+    bytes); None when none were drawn. The one-pass scan packs them by column
+    (`__sample_columns`), Spark's aggregation gives them as rows (`__sample`)."""
     kept = sampled(plans)
     columns = [(p.name, p.type) for p in kept]
     packed = values.get("__sample_columns")

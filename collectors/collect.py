@@ -31,7 +31,7 @@ from collectors.aggregations import (
     sample_record,
     with_draw,
 )
-from collectors.driver_rows import driver_rows
+from collectors.driver_rows import arrow_records, driver_rows
 from collectors.jvm_scan import scan as jvm_scan
 from collectors.jvm_scan import scan_method
 from collectors.progress import ProgressSink, watch_spark_job
@@ -358,17 +358,20 @@ def _scan(
     the partition keys, drawing each partition's row sample at `rate` on the way: the
     one-pass JVM scan or Spark's aggregates (collectors.jvm_scan.scan_method)."""
     plans = plan_columns([(c.name, c.type) for c in info.columns], theta_columns(info))
+    records: Iterator[Mapping[str, Any]]  # generators: they run in the settings below
     if scan_method(frame.sparkSession, plans, method) == "jvm":
         keys = [k.name for k in info.partition_keys]
-        aggregated = jvm_scan(frame, keys, plans, rate, SAMPLE_SEED, partitions)
+        scanned = jvm_scan(frame, keys, plans, rate, SAMPLE_SEED, partitions)
+        records = arrow_records(scanned)  # scalars and sketches' bytes: as Arrow
     else:
         quoted = [f"`{k.name}`" for k in info.partition_keys]
         drawn = with_draw(frame, rate)
         grouped = drawn.groupBy(*quoted) if quoted else drawn.groupBy()
-        aggregated = grouped.agg(*aggregate_expressions(plans, rate))
+        aggregated = grouped.agg(*aggregate_expressions(plans, rate))  # nested: as Rows
+        records = (r.asDict() for r in driver_rows(aggregated))
     result: dict[tuple[KeyValue, ...], _Scanned] = {}
     with session_settings(frame.sparkSession, SCAN_SETTINGS):
-        for row in driver_rows(aggregated):
+        for row in records:
             values = tuple(
                 None if row[k.name] is None else k.type.parse(str(row[k.name]))
                 for k in info.partition_keys

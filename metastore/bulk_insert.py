@@ -1,8 +1,10 @@
 """Many rows into one table, inside the caller's transaction, as fast as the database takes
 them: PostgreSQL through psycopg2 gets binary COPY, in streams of about 64 MB (no bytea
 hex text to build or parse: a collection writes hundreds of MB of sketches), any other
-database a batched INSERT. Both write the same values; a failure rolls back with the
-caller's transaction.
+database a batched INSERT (SQLite through its own driver, for rows of integers, text and
+bytes: the driver's executemany on plain tuples, without SQLAlchemy's per-value bind
+processing, about 0.9 s of a full collection's 7 s write of TPC-H lineitem). All write the
+same values; a failure rolls back with the caller's transaction.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import struct
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
-from sqlalchemy import Connection, Table, insert, text
+from sqlalchemy import Connection, Enum, Integer, LargeBinary, String, Table, insert, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import DeclarativeBase
 
@@ -59,20 +61,60 @@ def bulk_insert(
         return
     table = cast(Table, model.__table__)
     columns = list(rows[0])
+    if _plain_sqlite(conn, table, columns):
+        quote = conn.dialect.identifier_preparer.quote
+        statement = (
+            f"INSERT INTO {conn.dialect.identifier_preparer.format_table(table)} "
+            f"({', '.join(quote(c) for c in columns)}) VALUES ({', '.join('?' * len(columns))})"
+        )
+        _on_cursor(conn, statement, lambda c: c.executemany(statement, _tuples(rows, columns)))
+        return
     encoders = _copy_encoders(conn, table, columns)
     if encoders is None:
         conn.execute(insert(table), list(rows))
         return
-    dialect, connection = conn.dialect, conn.connection.dbapi_connection
     statement = (
-        f"COPY {dialect.identifier_preparer.format_table(table)} "
-        f"({', '.join(dialect.identifier_preparer.quote(c) for c in columns)}) "
+        f"COPY {conn.dialect.identifier_preparer.format_table(table)} "
+        f"({', '.join(conn.dialect.identifier_preparer.quote(c) for c in columns)}) "
         "FROM STDIN WITH (FORMAT binary)"
     )
-    cursor = connection.cursor()  # type: ignore[union-attr]
-    try:
+
+    def copy(cursor: Any) -> None:
         for chunk in _copy_chunks(rows, columns, encoders):
             cursor.copy_expert(statement, io.BytesIO(chunk))
+
+    _on_cursor(conn, statement, copy)
+
+
+def _tuples(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> Iterator[tuple[Any, ...]]:
+    for row in rows:
+        yield tuple(row[c] for c in columns)
+
+
+def _plain_sqlite(conn: Connection, table: Table, columns: Sequence[str]) -> bool:
+    """Whether the rows go to SQLite's own driver as they are: every column given is an
+    integer, text or bytes one (no bind processing to apply), and no column left out has a
+    default SQLAlchemy would fill in."""
+    if conn.dialect.name != "sqlite" or conn.dialect.driver != "pysqlite":
+        return False
+    given = set(columns)
+    for column in table.columns:
+        if column.name in given:
+            plain = isinstance(column.type, Integer | String | LargeBinary)
+            if not plain or isinstance(column.type, Enum):  # an Enum converts its values
+                return False
+        elif column.default is not None:
+            return False
+    return given <= set(table.columns.keys())
+
+
+def _on_cursor(conn: Connection, statement: str, work: Callable[[Any], None]) -> None:
+    """Run `work` on a cursor of the connection's DBAPI connection, its errors raised as
+    SQLAlchemy's execute raises them (a lost connection invalidated)."""
+    dialect, connection = conn.dialect, conn.connection.dbapi_connection
+    cursor = connection.cursor()  # type: ignore[union-attr]
+    try:
+        work(cursor)
     except dialect.loaded_dbapi.Error as error:  # as SQLAlchemy's execute raises it
         gone = dialect.is_disconnect(error, connection, cursor)
         if gone:

@@ -27,7 +27,7 @@ from sqlalchemy import Engine, create_engine, select
 from metastore.hive_paths import partition_name
 from metastore.models import CollectionRun, ColumnStats, PartitionStats
 from tests.support.partitions import write_partition
-from tests.support.processes import free_port, log_tail, statlas_env, stop_group
+from tests.support.processes import free_ports, log_tail, statlas_env, stop_group
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark")]
 
@@ -320,7 +320,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     work_dir, conf_dir = base / "work", base / "conf"
     work_dir.mkdir()
     conf_dir.mkdir()
-    port, master_ui, worker_ui = free_port(), free_port(), free_port()
+    port, master_ui, worker_ui = free_ports(3)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
     env.update(
         SPARK_HOME=str(spark_home),
@@ -383,7 +383,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
                 )
             try:
                 workers = running.state()["workers"]
-            except OSError:
+            except (OSError, ValueError):  # not up yet, or a page that is not the JSON yet
                 workers = []
             if [w["state"] for w in workers] == ["ALIVE"]:
                 break

@@ -9,6 +9,7 @@ import datetime as dt
 import logging
 import math
 import random
+import time
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from collectors.aggregations import (
     sampled,
     with_draw,
 )
-from collectors.driver_rows import driver_rows
+from collectors.driver_rows import arrow_records, driver_rows
 from collectors.jvm_scan import ScanUnavailable, scan, scan_method, spec, top_k_map_size
 from collectors.spark_session import session_settings, spark_session
 from metastore.errors import StatlasError
@@ -112,7 +113,7 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def by_partition(frame: Any, keys: list[str]) -> dict[tuple[Any, ...], Any]:
-    return {tuple(row[k] for k in keys): row for row in frame.collect()}
+    return {tuple(row[k] for k in keys): row.asDict() for row in frame.collect()}
 
 
 def plans_of(frame: Any, keys: list[str]) -> list[Any]:
@@ -277,6 +278,49 @@ def test_driver_rows_streams_every_row_a_few_partitions_per_job(spark: Any) -> N
     assert rows[-1].asDict() == {"id": 999, "twice": 1998}
     assert len(context.statusTracker().getJobIdsForGroup("driver-rows-test")) == 3  # 3+3+1
     assert list(driver_rows(frame.limit(0))) == []
+
+
+def test_arrow_records_hold_what_the_rows_hold(
+    spark: Any, lake: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scan's result carried as Arrow gives every value its Row gives, every type:
+    timestamps as the naive local time (here New York's, not the session's UTC), decimals
+    at their scale, floats as the float32 read back, sketches' bytes."""
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        frame = spark.read.parquet(str(lake))
+        keys = ["dt", "region"]
+        plans = plans_of(frame, keys)
+        result = scan(frame, keys, plans, 1.0, SEED, 5)
+        context = spark.sparkContext
+        context.setJobGroup("arrow-records-test", "arrow_records test")
+        try:
+            with session_settings(spark, {"spark.sql.adaptive.enabled": "false"}):
+                mine = list(arrow_records(result.repartition(5), partitions_per_job=2))
+        finally:
+            context.setLocalProperty("spark.jobGroup.id", None)
+        theirs = [r.asDict() for r in result.collect()]
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+    def comparable(values: dict[str, Any]) -> dict[str, str]:
+        def text(name: str, value: Any) -> str:
+            if name.endswith("__kll") and value is not None:  # compaction draws at random:
+                kll = merge_kll([bytes(value)])  # two runs over 3 files keep other items
+                return repr((kll.n, kll.get_min_value(), kll.get_max_value()))
+            return repr(bytes(value) if isinstance(value, bytearray) else value)
+
+        return {k: text(k, v) for k, v in values.items()}
+
+    assert len(mine) == len(theirs) == 5
+    assert sorted(map(comparable, mine), key=repr) == sorted(map(comparable, theirs), key=repr)
+    stamps = [r["c10__min"] for r in mine if r["c10__min"] is not None]
+    assert stamps
+    assert all(s.tzinfo is None for s in stamps)
+    assert len(context.statusTracker().getJobIdsForGroup("arrow-records-test")) == 3  # 2+2+1
+    assert list(arrow_records(result.limit(0))) == []
 
 
 def test_a_failed_jar_build_falls_back_to_sparks_aggregates(

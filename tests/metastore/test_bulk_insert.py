@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from metastore import Metastore, bulk_insert
-from metastore.models import ColumnStats
+from metastore.models import CatalogTable, ColumnStats
 from tests.support.partitions import write_partitions
 
 
@@ -68,6 +68,8 @@ def test_values_round_trip_over_several_batches(
     with ms.engine.begin() as conn:
         if db_url.startswith("postgresql"):  # PostgreSQL takes the binary COPY
             assert bulk_insert._copy_encoders(conn, ColumnStats.__table__, list(rows[0]))
+        else:  # SQLite its driver's executemany on plain tuples
+            assert bulk_insert._plain_sqlite(conn, ColumnStats.__table__, list(rows[0]))
         bulk_insert.bulk_insert(conn, ColumnStats, rows)
         bulk_insert.bulk_insert(conn, ColumnStats, [])
     ms.dispose()
@@ -81,3 +83,17 @@ def test_a_failing_row_writes_nothing(db_url: str, table_id: int) -> None:
         bulk_insert.bulk_insert(conn, ColumnStats, rows + column_rows(table_id, 1, offset=3))
     ms.dispose()
     assert stored(db_url) == []
+
+
+def test_rows_needing_sqlalchemys_processing_take_its_insert(db_url: str, table_id: int) -> None:
+    """A column SQLAlchemy would fill in (a default) or convert (a JSON or date value) is
+    left to its INSERT: the plain path is for integers, text and bytes given in full."""
+    ms = Metastore(db_url)
+    with ms.engine.connect() as conn:
+        plain = bulk_insert._plain_sqlite
+        assert plain(conn, CatalogTable.__table__, ["id", "name"]) is False  # defaults left out
+        columns = [c.name for c in CatalogTable.__table__.columns]
+        assert plain(conn, CatalogTable.__table__, columns) is False  # JSON and dates given
+        given = ["table_id", "partition_id", "column_name", "null_count"]
+        assert plain(conn, ColumnStats.__table__, given) is db_url.startswith("sqlite")
+    ms.dispose()

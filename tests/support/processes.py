@@ -29,6 +29,19 @@ def free_port() -> int:
         return port
 
 
+def free_ports(count: int) -> list[int]:
+    """`count` distinct free ports (all probed at once: free_port twice may give one port
+    twice)."""
+    probes = [socket.socket() for _ in range(count)]
+    try:
+        for probe in probes:
+            probe.bind(("127.0.0.1", 0))
+        return [int(probe.getsockname()[1]) for probe in probes]
+    finally:
+        for probe in probes:
+            probe.close()
+
+
 def log_tail(path: Path, lines: int = 30) -> str:
     text = path.read_text(errors="replace") if path.exists() else ""
     return f"--- {path.name}:\n" + "\n".join(text.splitlines()[-lines:])
