@@ -361,8 +361,8 @@ def _scan(
     records: Iterator[Mapping[str, Any]]  # generators: they run in the settings below
     if scan_method(frame.sparkSession, plans, method) == "jvm":
         keys = [k.name for k in info.partition_keys]
-        scanned = jvm_scan(frame, keys, plans, rate, SAMPLE_SEED, partitions)
-        records = arrow_records(scanned)  # scalars and sketches' bytes: as Arrow
+        aggregated = jvm_scan(frame, keys, plans, rate, SAMPLE_SEED, partitions)
+        records = arrow_records(aggregated)  # scalars and sketches' bytes: as Arrow
     else:
         quoted = [f"`{k.name}`" for k in info.partition_keys]
         drawn = with_draw(frame, rate)
