@@ -23,10 +23,7 @@ def statlas_env(db_url: str, **settings: str) -> dict[str, str]:
 
 
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+    return free_ports(1)[0]
 
 
 def free_ports(count: int) -> list[int]:
