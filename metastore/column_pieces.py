@@ -3,7 +3,8 @@
 metastore.rollups). Pieces merge into pieces exactly as partitions do: counts add, min/max
 compare, sketches union; how many partitions had each kind of sketch is counted, so that a
 merge of pieces decides as a merge of their partitions would (metastore.statistics: NDV
-from Theta only when every partition has a Theta sketch)."""
+from Theta only when every partition has a Theta sketch). Each piece also keeps the sum of
+its partitions' own distinct counts: the distinct (partition, value) pairs, which add."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
+
+from datasketches import compact_theta_sketch, hll_sketch
 
 from metastore.column_type import ColumnType
 from metastore.histograms import (
@@ -40,6 +43,9 @@ class ColumnPiece:
     top_k: bytes | None
     top_k_items: str | None
     top_k_text: bool = False  # top_k in text form (histograms.text_form), as blocks keep it
+    # the sum over the piece's partitions of each one's distinct count: the distinct
+    # (partition, value) pairs; None when a partition had no sketch or a block lacks it
+    distinct_sum: int | None = None
 
     def top_k_as_text(self) -> bytes | None:
         """The heavy hitters in text form, which merges natively."""
@@ -66,7 +72,20 @@ def piece_of_partition(row: Any) -> ColumnPiece:
         theta=theta,
         top_k=_blob(row.top_k),
         top_k_items=row.top_k_items,
+        distinct_sum=partition_distinct(theta, hll),
     )
+
+
+def partition_distinct(theta: bytes | None, hll: bytes | None) -> int | None:
+    """One partition's distinct count of a column: its Theta sketch's estimate, else its
+    HLL's (as `metastore.statistics` prefers them); None without either."""
+    if theta:
+        estimate: float = compact_theta_sketch.deserialize(theta).get_estimate()
+        return round(estimate)
+    if hll:
+        estimate = hll_sketch.deserialize(hll).get_estimate()
+        return round(estimate)
+    return None
 
 
 def piece_of_block(row: Any) -> ColumnPiece:
@@ -87,6 +106,7 @@ def piece_of_block(row: Any) -> ColumnPiece:
         top_k=_blob(row.top_k),
         top_k_items=row.top_k_items,
         top_k_text=True,
+        distinct_sum=None if row.distinct_sum is None else int(row.distinct_sum),
     )
 
 
@@ -116,7 +136,15 @@ def merge_pieces(type_: str, pieces: Sequence[ColumnPiece]) -> ColumnPiece:
         top_k=merge_text_items(tops, items).sketch.serialize() if tops else None,
         top_k_items=items,
         top_k_text=True,
+        distinct_sum=distinct_sum(pieces),
     )
+
+
+def distinct_sum(pieces: Sequence[ColumnPiece]) -> int | None:
+    """The pieces' distinct (partition, value) pairs: their sums added (None when one is
+    unknown)."""
+    sums = [p.distinct_sum for p in pieces]
+    return None if any(s is None for s in sums) else sum(s for s in sums if s is not None)
 
 
 def _extreme(

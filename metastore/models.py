@@ -28,7 +28,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # The Alembic revision these models describe (tests check it is the head of migrations/).
-SCHEMA_REVISION = "0008"
+SCHEMA_REVISION = "0009"
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -189,6 +189,9 @@ class RollupColumn(Base):
     theta: Mapped[bytes | None] = mapped_column(LargeBinary)
     top_k: Mapped[bytes | None] = mapped_column(LargeBinary)
     top_k_items: Mapped[str | None] = mapped_column(String(8))
+    # each partition's distinct count (its Theta sketch's, else its HLL's), summed: the
+    # distinct (partition, value) pairs (NULL when a partition had neither sketch)
+    distinct_sum: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class HiveDatabase(Base):

@@ -457,6 +457,7 @@ def column_pieces(
         c.theta,
         top(c.top_k),
         c.top_k_items,
+        c.distinct_sum,
     ).where(
         c.table_id == table_id,
         c.column_name.in_(names),
@@ -473,6 +474,7 @@ def column_pieces(
             s.theta,
             top(s.top_k),
             s.top_k_items,
+            cast(null(), BigInteger).label("distinct_sum"),  # counted from the blobs
         ).where(s.table_id == table_id, s.column_name.in_(names), s.partition_id.in_(chunk))
 
     by_column: dict[str, list[tuple[int, ColumnPiece]]] = {n: [] for n in names}

@@ -15,7 +15,7 @@ from datasketches import frequent_items_error_type
 from sqlalchemy import Connection, Engine, func, select
 
 from metastore.catalog import TableInfo, get_table
-from metastore.column_pieces import ColumnPiece, value_parser
+from metastore.column_pieces import ColumnPiece, distinct_sum, value_parser
 from metastore.column_type import ColumnType
 from metastore.engine import run_read
 from metastore.errors import UnknownColumn
@@ -58,6 +58,9 @@ class ColumnSummary:
     # the merged sketches themselves, for estimators (not part of the JSON form)
     kll: Any = field(default=None, repr=False)
     theta: Any = field(default=None, repr=False)
+    # each partition's own distinct count, summed over the partitions: the distinct
+    # (partition, value) pairs (None when a partition or block lacks it)
+    partition_distinct: int | None = None
 
     def as_json(self) -> dict[str, Any]:
         def hist(h: Histogram | None) -> dict[str, list[Any]] | None:
@@ -266,6 +269,7 @@ def _column(
         uniform=uniform,
         kll=kll,
         theta=merge_theta(thetas) if every_theta else None,
+        partition_distinct=distinct_sum(pieces) if pieces else None,
     )
 
 

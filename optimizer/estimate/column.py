@@ -132,6 +132,9 @@ class ColumnEstimate:
     # typical over average frequency of a value outside the MCVs (optimizer.estimate.tail)
     tail: float = 1.0
     source_rows: float = 0.0  # rows of the table the column was read from (0: unknown)
+    # distinct (partition, value) pairs among those rows: the partitions' distinct counts
+    # summed (0: unknown; optimizer.estimate.partition_groups)
+    partition_distinct: float = 0.0
     # an exact distribution (partition keys): sorted encoded values, cumulative fractions
     points: tuple[tuple[float, ...], tuple[float, ...]] | None = None
     # the only values left after `=` or IN (None: not restricted to a known set)

@@ -183,6 +183,11 @@ def _comparison(
                 1.0 - seed_column_equality(a.ndv.value, b.ndv.value), ESTIMATED, "seed:1-1/max(V)"
             )
         return Estimate(SEED_INEQUALITY, DEFAULT, "seed:1/3")
+    shifted = _shifted_columns(left, right, state) if op is exp.EQ else None
+    if shifted is not None:  # a = b + c: b + c has b's distinct values
+        a, b = state[shifted[0]], state[shifted[1]]
+        value = seed_column_equality(a.ndv.value, b.ndv.value)
+        return Estimate(value, weakest(a.ndv.precision, b.ndv.precision), "seed:1/max(V1,V2)")
     if right_ref and not left_ref:  # literal op column: flip
         flipped: dict[type[exp.Binary], type[exp.Binary]] = {
             exp.LT: exp.GT,
@@ -389,6 +394,9 @@ def _range(
     below_high = 1.0 if hi is None else _cdf(column, hi, high_inclusive)
     below_low = 0.0 if lo is None else _cdf(column, lo, not low_inclusive)
     if below_high is None or below_low is None:  # (of the non-NULL rows: NULL fails)
+        bounded = _within_one_bound(column, lo, low_inclusive, hi, high_inclusive)
+        if bounded is not None:
+            return Estimate(bounded * non_null, ESTIMATED, "bound")
         return Estimate(SEED_INEQUALITY * non_null, DEFAULT, "default:1/3")
     within = clamp_fraction(below_high - below_low)
     if column.kll is not None and column.points is None and within < 2 * KLL_RANK_ERROR:
@@ -405,6 +413,46 @@ def _range(
         null_fraction=0.0,
     )
     return Estimate(fraction, ESTIMATED, source)
+
+
+def _within_one_bound(
+    column: ColumnEstimate,
+    lo: float | None,
+    low_inclusive: bool,
+    hi: float | None,
+    high_inclusive: bool,
+) -> float | None:
+    """A one-sided comparison against a column known only to be at least its `low` (or
+    at most its `high`), as a sum of non-negative values is: every value passes `x > c`
+    below the bound (at the bound, all but one value's share), none passes `x < c` at or
+    below it; None when the bound does not decide."""
+    low, high = encode(column.low), encode(column.high)
+    one_value = 1.0 / max(column.ndv.value, 1.0)
+    if hi is None and lo is not None and low is not None:  # x > lo
+        if lo < low or (lo == low and low_inclusive):
+            return 1.0
+        if lo == low:
+            return 1.0 - one_value
+    if (
+        lo is None
+        and hi is not None
+        and low is not None
+        and (hi < low or (hi == low and not high_inclusive))
+    ):
+        return 0.0  # x < hi, hi at or below the lowest value
+    if lo is None and hi is not None and high is not None:  # x < hi
+        if hi > high or (hi == high and high_inclusive):
+            return 1.0
+        if hi == high:
+            return 1.0 - one_value
+    if (
+        hi is None
+        and lo is not None
+        and high is not None
+        and (lo > high or (lo == high and not low_inclusive))
+    ):
+        return 0.0
+    return None
 
 
 def narrow_range(
@@ -487,6 +535,26 @@ def _column(expression: exp.Expr, state: dict[ColumnRef, ColumnEstimate]) -> Col
     if ref is None:
         raise NotEstimable
     return ref
+
+
+def _shifted_columns(
+    left: exp.Expr, right: exp.Expr, state: dict[ColumnRef, ColumnEstimate]
+) -> tuple[ColumnRef, ColumnRef] | None:
+    """The two columns of `a = b + c` or `a = b - c` (either side; c a numeric literal),
+    as TPC-DS compares a week with the same week a year later; else None."""
+    for column_side, shifted_side in ((left, right), (right, left)):
+        a = _maybe_column(column_side, state)
+        inner = shifted_side.this if isinstance(shifted_side, exp.Paren) else shifted_side
+        if a is None or not isinstance(inner, exp.Add | exp.Sub):
+            continue
+        for operand, offset in ((inner.left, inner.right), (inner.right, inner.left)):
+            b = _maybe_column(operand, state)
+            if isinstance(inner, exp.Sub) and operand is inner.right:
+                continue  # c - b runs the other way
+            if b is not None and isinstance(offset, exp.Literal) and not offset.is_string:
+                known = DEFAULT not in (state[a].ndv.precision, state[b].ndv.precision)
+                return (a, b) if known else None  # (a rank's values: not known)
+    return None
 
 
 def _maybe_column(expression: exp.Expr, state: dict[ColumnRef, ColumnEstimate]) -> ColumnRef | None:

@@ -83,12 +83,15 @@ def group_by_rows(key_ndvs: Sequence[float], input_rows: float) -> float:
     return min(input_rows, math.prod(max(v, 1.0) for v in key_ndvs))
 
 
-def occupied_groups(key_ndvs: Sequence[float], input_rows: float) -> float:
+def occupied_groups(
+    key_ndvs: Sequence[float], input_rows: float, every_value: bool = True
+) -> float:
     """Groups that rows actually fill (Cardenas 1975, docs/estimator.md#groups-rows-fill):
     n rows spread over the D = product(V) combinations of two or more independent keys
     leave D (1 - (1 - 1/D)^n) of them non-empty, not min(n, D); never fewer than the
-    largest key's V (each of its values is in some row), so one key keeps min(n, V). One
-    group without keys."""
+    largest key's V (each of its values is in some row; not so with `every_value` off,
+    where the n draws are fewer than the rows and the V may count values no row kept), so
+    one key keeps min(n, V). One group without keys."""
     if not key_ndvs:
         return 1.0 if input_rows > 0 else 0.0
     combinations = math.prod(max(v, 1.0) for v in key_ndvs)
@@ -96,7 +99,7 @@ def occupied_groups(key_ndvs: Sequence[float], input_rows: float) -> float:
         return min(input_rows, combinations)
     # -expm1(n log1p(-1/D)) = 1 - (1 - 1/D)^n without cancellation for large D
     filled = combinations * -math.expm1(input_rows * math.log1p(-1.0 / combinations))
-    return min(input_rows, max(filled, *key_ndvs))
+    return min(input_rows, max(filled, *key_ndvs) if every_value else filled)
 
 
 def eqjoin_mcv(

@@ -92,15 +92,27 @@ def test_whole_table_is_its_top_blocks() -> None:
 START = dt.date(2024, 1, 1)
 
 
-def write_day(root: Path, day: int, rows: int = 4) -> None:
-    """One partition: every kind of column, values a function of the day and the row."""
+def day_values(day: int, rows: int = 4) -> dict[str, list[Any]]:
+    """One partition's values by column: every kind of column, values a function of the day
+    and the row."""
     values = range(day * rows, (day + 1) * rows)
+    return {
+        "id": [v * 3 for v in values],
+        "hot": [v % 5 if v % 2 else None for v in values],
+        "price": [v / 7 for v in values],
+        "label": [f"l{v % 11}" if v % 3 else None for v in values],
+    }
+
+
+def write_day(root: Path, day: int, rows: int = 4) -> None:
+    """One partition, of `day_values`."""
+    values = day_values(day, rows)
     table = pa.table(
         {
-            "id": pa.array([v * 3 for v in values], pa.int64()),
-            "hot": pa.array([v % 5 if v % 2 else None for v in values], pa.int32()),
-            "price": pa.array([v / 7 for v in values], pa.float64()),
-            "label": [f"l{v % 11}" if v % 3 else None for v in values],
+            "id": pa.array(values["id"], pa.int64()),
+            "hot": pa.array(values["hot"], pa.int32()),
+            "price": pa.array(values["price"], pa.float64()),
+            "label": values["label"],
         }
     )
     directory = root / f"day={START + dt.timedelta(days=day)}"
@@ -134,6 +146,7 @@ def assert_same(with_blocks: TableSummary, merged_each: TableSummary) -> None:
     for name, column in merged_each.columns.items():
         got = with_blocks.columns[name]
         exact = ("null_count", "min", "max", "ndv", "ndv_source", "avg_len", "max_len", "mcv")
+        exact += ("partition_distinct",)
         for field in exact:
             assert getattr(got, field) == getattr(column, field), (name, field)
         if column.kll is not None:
@@ -232,6 +245,13 @@ def test_blocks_give_the_partitions_merge(metastore: Metastore, spark: Any, tmp_
             assert len(statements) == 8, [s[:70] for s in statements]
 
     check()
+    # each column's distinct (partition, value) pairs: every day's own distinct values
+    days = [day_values(d) for d in range(70)]
+    for query, chosen in ((PartitionQuery(), range(70)), (SELECTIONS[1], range(8, 51))):
+        summary = table_statistics(metastore.engine, "facts", query)
+        for name, column in summary.columns.items():
+            pairs = sum(len({v for v in days[d][name] if v is not None}) for d in chosen)
+            assert column.partition_distinct == pairs, name
     # incremental: one partition added, one changed, one removed; the blocks follow
     write_day(root, 70)
     write_day(root, 30, rows=9)

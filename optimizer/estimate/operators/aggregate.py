@@ -16,7 +16,8 @@ from optimizer.estimate.column import ColumnEstimate, unknown_column
 from optimizer.estimate.group_sizes import group_size_points
 from optimizer.estimate.key_lookup import distinct_tuples
 from optimizer.estimate.node_stats import NodeStats
-from optimizer.estimate.operators.expressions import expression_column
+from optimizer.estimate.operators.expressions import expression_column, value_bounds
+from optimizer.estimate.partition_groups import partition_pairs
 from optimizer.estimate.predicates import BASIC, SKETCH, Level
 from optimizer.estimate.selectivity import group_by_rows, occupied_groups, seed_group_by_rows
 from optimizer.estimate.values import ESTIMATED, EXACT, Estimate, weakest
@@ -30,28 +31,41 @@ DETERMINES_TOLERANCE = 0.01  # a column with 99% of the combinations' count dete
 
 def derive(stats: StatsQuery, node: Aggregate) -> NodeStats:
     child = stats.of(node.child)
+
+    def pairs(keys: tuple[exp.Expr, ...]) -> float | None:
+        if stats.level != SKETCH:
+            return None
+        return partition_pairs(stats, node.child, child, keys)
+
     if node.grouping_sets:  # ROLLUP, CUBE, GROUPING SETS: the sets' groups together
-        counts = [groups(child, keys, stats.level) for keys in node.grouping_sets]
+        counts = [groups(child, keys, stats.level, pairs(keys)) for keys in node.grouping_sets]
         rows = Estimate(
             sum(c.value for c in counts),
             weakest(*(c.precision for c in counts)),
             f"grouping sets: sum of {len(counts)} groupings",
         )
     else:
-        rows = groups(child, node.group_by, stats.level)
+        rows = groups(child, node.group_by, stats.level, pairs(node.group_by))
     columns = {}
     for ref, expression in node.outputs:
         if isinstance(expression, exp.Count) and node.group_by and stats.level != BASIC:
             columns[ref] = _count_column(child.rows.value, rows.value)
         elif expression.find(exp.AggFunc) is not None:
-            columns[ref] = unknown_column(rows.value, "aggregate")
+            columns[ref] = _aggregate_column(expression, child, rows.value, stats.level)
         else:
             columns[ref] = expression_column(expression, child)
     return NodeStats(rows, sum(c.width for c in columns.values()), columns)
 
 
-def groups(child: NodeStats, group_by: tuple[exp.Expr, ...], level: Level) -> Estimate:
-    """The number of groups of GROUP BY `group_by` over the child's rows."""
+def groups(
+    child: NodeStats,
+    group_by: tuple[exp.Expr, ...],
+    level: Level,
+    pairs: float | None = None,
+) -> Estimate:
+    """The number of groups of GROUP BY `group_by` over the child's rows; at level `sketch`
+    filled by `pairs` where the keys are functions of a partitioned table's
+    partition key and one of its columns (optimizer.estimate.partition_groups)."""
     keys = [expression_column(k, child) for k in group_by]
     ndvs = [k.ndv.value for k in keys]
     if level == SKETCH and len(keys) > 1:
@@ -65,6 +79,12 @@ def groups(child: NodeStats, group_by: tuple[exp.Expr, ...], level: Level) -> Es
             "seed:max(V)",
         )
     if level == SKETCH:
+        if pairs is not None and pairs < child.rows.value:
+            return Estimate(
+                occupied_groups(ndvs, pairs, every_value=False),
+                weakest(ESTIMATED, *(k.ndv.precision for k in keys)),
+                "combinations the partitions' pairs fill",
+            )
         return Estimate(
             occupied_groups(ndvs, child.rows.value),
             weakest(ESTIMATED, *(k.ndv.precision for k in keys)),
@@ -74,6 +94,29 @@ def groups(child: NodeStats, group_by: tuple[exp.Expr, ...], level: Level) -> Es
         group_by_rows(ndvs, child.rows.value),
         weakest(ESTIMATED, *(k.ndv.precision for k in keys)),
         "product(V) capped",
+    )
+
+
+def _aggregate_column(
+    expression: exp.Expr, child: NodeStats, groups: float, level: Level
+) -> ColumnEstimate:
+    """An aggregate's output: nothing known of its values but their bounds, where its
+    argument's bounds give them (operators.expressions.value_bounds): MIN, MAX and AVG
+    within the argument's; SUM at least the argument's lowest value when no value is
+    negative, at most its highest when none is positive (a group has a row), so that
+    `SUM(x) > 0` of a non-negative x keeps its groups (TPC-DS's yearly totals)."""
+    column = unknown_column(groups, "aggregate")
+    if level == BASIC or not isinstance(expression, exp.Sum | exp.Min | exp.Max | exp.Avg):
+        return column
+    bounds = value_bounds(expression.this, child)
+    if bounds is None:
+        return column
+    low: float | None = bounds[0]
+    high: float | None = bounds[1]
+    if isinstance(expression, exp.Sum):
+        low, high = (bounds[0] if bounds[0] >= 0 else None), (bounds[1] if bounds[1] <= 0 else None)
+    return ColumnEstimate(
+        "double", column.ndv, low=low, high=high, width=column.width, source_rows=groups
     )
 
 

@@ -62,3 +62,41 @@ def _constant_column(expression: exp.Expr) -> ColumnEstimate | None:
         values=(value,),
         width=float(len(str(value))),
     )
+
+
+def value_bounds(expression: exp.Expr, child: NodeStats) -> tuple[float, float] | None:
+    """Bounds of a numeric expression's values over the child's rows by interval arithmetic
+    on its columns' min and max: + and - of columns and literals, * and / by a positive
+    literal; None for anything else."""
+    inner = expression
+    while isinstance(inner, exp.Paren | exp.Cast):
+        inner = inner.this
+    ref = column_of(inner)
+    if ref is not None:
+        column = child.columns.get(ref)
+        if column is None or not _numeric(column.low) or not _numeric(column.high):
+            return None
+        return float(column.low), float(column.high)
+    if isinstance(inner, exp.Literal) and not inner.is_string:
+        try:
+            number = float(inner.this)
+        except ValueError:
+            return None
+        return number, number
+    if not isinstance(inner, exp.Add | exp.Sub | exp.Mul | exp.Div):
+        return None
+    left, right = value_bounds(inner.left, child), value_bounds(inner.right, child)
+    if left is None or right is None:
+        return None
+    if isinstance(inner, exp.Add):
+        return left[0] + right[0], left[1] + right[1]
+    if isinstance(inner, exp.Sub):
+        return left[0] - right[1], left[1] - right[0]
+    if right[0] == right[1] and right[0] > 0:  # by a positive constant
+        factor = right[0] if isinstance(inner, exp.Mul) else 1.0 / right[0]
+        return left[0] * factor, left[1] * factor
+    return None
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, int | float | Decimal) and not isinstance(value, bool)

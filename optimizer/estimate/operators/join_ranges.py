@@ -8,10 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from optimizer.estimate.column import ColumnEstimate, changed, encode
+from optimizer.estimate.key_lookup import distinct_in
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.predicates import KLL_RANK_ERROR, equality_fraction, narrow_range
 from optimizer.estimate.values import ESTIMATED, Estimate, clamp_fraction
 from optimizer.plan import ColumnRef, Join
+
+MIN_SAMPLED_ROWS = 30  # kept sampled rows a filtered column's share in a range is read from
 
 
 def transfer_ranges(node: Join, left: NodeStats, right: NodeStats) -> tuple[NodeStats, NodeStats]:
@@ -86,11 +89,15 @@ def _narrowed(
         fraction = equality_fraction(target, other.low).value  # a point: MCV or 1/NDV
     elif not inside and target.kll is not None and fraction < 2 * KLL_RANK_ERROR:
         fraction = narrow_range(target, low, high, fraction)
-    rows = side.rows.value * fraction
     # distinct values inside the range: the range's share of the column's value domain
     domain = 1.0
     if own_low is not None and own_high is not None and own_high > own_low:
         domain = clamp_fraction((min(high, own_high) - max(low, own_low)) / (own_high - own_low))
+    if not inside:
+        sampled = _filtered_sample_share(target, low, high)
+        if sampled is not None:  # a filter on another column moved the values
+            fraction, domain = sampled
+    rows = side.rows.value * fraction
     ndv = max(1.0, min(target.ndv.value * domain, rows)) if rows > 0 else 0.0
     share = ndv / target.ndv.value if target.ndv.value else 1.0
     kept = tuple(
@@ -107,6 +114,35 @@ def _narrowed(
         theta_share=target.theta_share * share,
     )
     return _side_with(side, ref, narrowed, rows, "transitive range")
+
+
+def _filtered_sample_share(
+    target: ColumnEstimate, low: float, high: float
+) -> tuple[float, float] | None:
+    """Where a filter on its scan's other columns kept the column's values (a calendar's
+    keys of two years), the column's source distribution no longer says which of them
+    fall in [low, high]: the filtered row sample does. The share of the kept sampled rows
+    (by weight) and of their distinct values inside the range; None without a filtered
+    sample of the column's numbers, or with fewer than MIN_SAMPLED_ROWS kept."""
+    if target.origin is None:
+        return None
+    scan, name = target.origin
+    if scan.passed is None:
+        return None
+    loaded = scan.rows()
+    if loaded is None or not loaded[0].numeric(name):
+        return None
+    sample, passed = loaded
+    if int(passed.sum()) < MIN_SAMPLED_ROWS:
+        return None
+    values = sample.columns[name]
+    inside = passed & (values >= low) & (values <= high)
+    weights = sample.weights
+    total = float(weights[passed].sum())
+    before = distinct_in(sample, passed, name)
+    if total <= 0 or not before:
+        return None
+    return float(weights[inside].sum()) / total, (distinct_in(sample, inside, name) or 0) / before
 
 
 def _side_with(

@@ -109,6 +109,7 @@ def _from_summary(column: Any, rows: float, level: Level) -> ColumnEstimate:
         width=float(width),
         tail=tail_ratio(heavy, ndv.value, non_null - sum(heavy)) if heavy else 1.0,
         source_rows=rows,
+        partition_distinct=float(column.partition_distinct or 0.0),
     )
 
 

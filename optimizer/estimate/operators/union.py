@@ -1,13 +1,17 @@
 """A UNION's estimates: UNION ALL the sum of its inputs' rows, each column the largest
 distinct count of its inputs (docs/design.md#distinct-values) or the union of their values
-where every input lists them, its most-common values each input's by its share of the rows
-(docs/estimator.md: `_union_mcvs`); UNION (distinct) at most the product of its columns'
-distinct counts."""
+where every input lists them, kept as a share of the inputs' source column's values where
+they have one (one Theta sketch) for the joins above (a CTE's yearly totals joined to each
+other on the customer), and the inputs' numeric bounds; its most-common values each
+input's by its share of the rows (docs/estimator.md: `_union_mcvs`); UNION (distinct) at
+most the product of its columns' distinct counts."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from optimizer.estimate.column import ColumnEstimate, encode, unknown_column
@@ -31,6 +35,7 @@ def derive(stats: StatsQuery, node: Union) -> NodeStats:
         ]
         known = [s for s in sides if s is not None]
         ndv = Estimate(max((s.ndv.value for s in known), default=total), ESTIMATED, "seed:max(V)")
+        theta, theta_share = _shared_source(known, len(sides), ndv.value)
         base = known[0] if known else unknown_column(total)
         values = None
         if known and len(known) == len(sides) and all(s.values is not None for s in known):
@@ -41,10 +46,15 @@ def derive(stats: StatsQuery, node: Union) -> NodeStats:
             ndv=ndv,
             mcv=_union_mcvs(sides, [p.rows.value for p in parts], total),
             values=values,
-            low=None if values is None else base.low,
-            high=None if values is None else base.high,
+            low=_extreme([s.low if s else None for s in sides], min)
+            if values is None
+            else base.low,
+            high=_extreme([s.high if s else None for s in sides], max)
+            if values is None
+            else base.high,
             kll=None,
-            theta=None,
+            theta=theta,
+            theta_share=theta_share,
             key_set=None,  # the union's values are those of every input
             within=(),
             # every input reads the same column (of its own scan): the first input's
@@ -64,6 +74,27 @@ def derive(stats: StatsQuery, node: Union) -> NodeStats:
         rows = Estimate(distinct, ESTIMATED, "union: distinct rows")
     row_size = sum(p.row_size for p in parts) / max(len(parts), 1)  # the inputs' average
     return NodeStats(rows, row_size, columns)
+
+
+def _extreme(bounds: list[Any], pick: Callable[..., Any]) -> float | None:
+    """The lowest (highest) of the inputs' numeric bounds, where every input has one."""
+    if not bounds or not all(
+        isinstance(b, int | float | Decimal) and not isinstance(b, bool) for b in bounds
+    ):
+        return None
+    return float(pick(bounds))
+
+
+def _shared_source(known: list[ColumnEstimate], inputs: int, ndv: float) -> tuple[Any, float]:
+    """Where every input's column holds values of one source column (one Theta sketch, as
+    CTE branches grouping one dimension's key): that sketch, and the share of its values
+    the union's `ndv` distinct values are; else (None, 1.0)."""
+    if len(known) != inputs or not known or known[0].theta is None:
+        return None, 1.0
+    theta = known[0].theta
+    if any(c.theta is not theta for c in known):
+        return None, 1.0
+    return theta, min(1.0, ndv / max(theta.get_estimate(), 1.0))
 
 
 def _same_origin_name(known: list[ColumnEstimate], inputs: int) -> bool:

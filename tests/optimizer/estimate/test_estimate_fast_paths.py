@@ -37,6 +37,7 @@ NEW_VALUES: dict[str, Any] = {
     "key_set": KeySet("t", "c", frozenset()),
     "within": (KeySet("u", "d", frozenset()),),
     "origin": (object(), "c"),
+    "partition_distinct": 7.0,
 }
 
 

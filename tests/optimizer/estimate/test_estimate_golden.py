@@ -56,6 +56,41 @@ GOLDEN = [
         None,
     ),
     ("SELECT * FROM facts f LEFT JOIN dims d ON f.dim_id = d.id", 1.1, 1.1),
+    # a ticket's lines share their customer and their day (the partition key): the groups
+    # of customer and day are filled by the distinct (day, customer) pairs, not by the rows
+    # as independent draws (4,200 combinations, 7,200 rows, about 810 pairs)
+    (
+        "SELECT d.id, d.kind, t.day, COUNT(*) FROM tickets t JOIN dims d ON t.cust = d.id "
+        "GROUP BY d.id, d.kind, t.day",
+        1.3,
+        None,
+    ),
+    # ... a filter on the lines' items keeps a pair when one of its eight lines passes:
+    # pairs dropped as a filter drops a column's values, not in the share of rows kept
+    (
+        "SELECT d.id, t.day, COUNT(*) FROM tickets t JOIN dims d ON t.cust = d.id "
+        "WHERE t.item < 100 GROUP BY d.id, t.day",
+        1.3,
+        None,
+    ),
+    # a calendar's key, filtered by its year, carried onto the facts' day: the year's days
+    # the facts' range holds, read from the filtered sample (the calendar's key spread
+    # evenly over ten years would leave one of them)
+    (
+        "SELECT f.day, COUNT(*) FROM facts f JOIN calendar c ON f.day = c.d "
+        "WHERE c.yr = 2024 GROUP BY f.day",
+        1.1,
+        None,
+    ),
+    # a key equal to another plus a constant has the other's distinct values (TPC-DS q2's
+    # weeks a year apart), not an unknown predicate's 1/3
+    ("SELECT * FROM dims a JOIN dims b ON a.id = b.id + 1", 1.1, None),
+    # a sum of non-negative values is never negative: SUM(qty) > 0 keeps nearly every group
+    (
+        "SELECT f.dim_id, SUM(f.qty) AS total FROM facts f GROUP BY f.dim_id HAVING SUM(f.qty) > 0",
+        1.3,
+        None,
+    ),
     # the hottest dimension rows sit in a rare group: the join carries the fact's heavy keys
     # onto d.grp, so the group's filter two joins away keeps them
     (
@@ -138,6 +173,21 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
         directory = root / "facts" / f"day={dt.date(2024, 1, 1) + dt.timedelta(day)}"
         directory.mkdir(parents=True)
         pq.write_table(data, directory / "part-0.parquet")
+    shop = random.Random(13)  # the tickets draw from their own: the other tables stay
+    for day in range(6):  # 150 tickets a day of 8 lines each, one customer a ticket
+        customers = [shop.randrange(1, 701) for _ in range(150)]
+        directory = root / "tickets" / f"day={dt.date(2024, 1, 1) + dt.timedelta(day)}"
+        directory.mkdir(parents=True)
+        pq.write_table(
+            pa.table(
+                {
+                    "ticket": pa.array([t for t in range(150) for _ in range(8)], pa.int64()),
+                    "cust": pa.array([c for c in customers for _ in range(8)], pa.int64()),
+                    "item": pa.array([shop.randrange(500) for _ in range(1200)], pa.int64()),
+                }
+            ),
+            directory / "part-0.parquet",
+        )
     (root / "dims").mkdir()
     pq.write_table(
         pa.table(
@@ -152,6 +202,17 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
             }
         ),
         root / "dims" / "part-0.parquet",
+    )
+    (root / "calendar").mkdir()
+    days = [dt.date(2020, 1, 1) + dt.timedelta(n) for n in range(3653)]  # ten years
+    pq.write_table(
+        pa.table(
+            {
+                "d": pa.array(days, pa.date32()),
+                "yr": pa.array([d.year for d in days], pa.int64()),
+            }
+        ),
+        root / "calendar" / "part-0.parquet",
     )
     (root / "grps").mkdir()
     pq.write_table(
@@ -178,18 +239,18 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-TABLES = ("facts", "dims", "grps", "offers", "sups")
+TABLES = ("facts", "tickets", "dims", "calendar", "grps", "offers", "sups")
+PARTITIONED = ("facts", "tickets")  # by day
 
 
 @pytest.fixture(scope="module")
 def truth(spark: Any, lake: Path) -> dict[str, int]:
     from collectors.spark_session import session_settings
 
-    spark.read.option("basePath", str(lake / "facts")).parquet(
-        str(lake / "facts")
-    ).createOrReplaceTempView("facts")
-    for table in TABLES[1:]:
-        spark.read.parquet(str(lake / table)).createOrReplaceTempView(table)
+    for table in TABLES:
+        path = str(lake / table)
+        reader = spark.read.option("basePath", path) if table in PARTITIONED else spark.read
+        reader.parquet(path).createOrReplaceTempView(table)
     with session_settings(
         spark, {"spark.sql.sources.partitionColumnTypeInference.enabled": "true"}
     ):
