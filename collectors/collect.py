@@ -31,6 +31,7 @@ from collectors.aggregations import (
     sample_record,
     with_draw,
 )
+from collectors.blocks_ahead import BlocksAhead
 from collectors.driver_rows import arrow_records, driver_rows
 from collectors.jvm_scan import scan as jvm_scan
 from collectors.jvm_scan import scan_method
@@ -42,7 +43,7 @@ from metastore.catalog import TableInfo, forget_statistics, get_table
 from metastore.engine import run_read, run_write
 from metastore.errors import StatlasError, UnknownColumn
 from metastore.models import CollectionRun, ColumnStats, PartitionStats, utcnow
-from metastore.rollups import PartitionPiece, refresh_blocks
+from metastore.rollups import BuiltBlock, PartitionPiece, refresh_blocks
 from metastore.samples import sample_rate, target_rows, whole_table_rows
 from metastore.types import KeyValue
 
@@ -106,6 +107,10 @@ class _Scanned:
     columns: list[ColumnRecord]
     sample: tuple[int, bytes] | None  # (sampled rows, stored bytes)
 
+    def piece(self) -> PartitionPiece:
+        """As the blocks over it take it (metastore.rollups)."""
+        return PartitionPiece(self.rows, self.sample, self.columns)
+
 
 @dataclass(frozen=True)
 class _Partition:
@@ -152,9 +157,20 @@ def collect(
         report.partitions_removed += len(removed)
         report.bytes = sum(p.fingerprint[1] for p in to_scan)
         rows_by_values: dict[tuple[KeyValue, ...], _Scanned] = {}
+        built_ahead: dict[int, BuiltBlock] = {}
         if to_scan:
             session = sessions.get()
             every = len(to_scan) == len(partitions)
+            # a full collection's level-1 blocks, built while the scan runs
+            ahead = (
+                BlocksAhead(
+                    info.id,
+                    {p.values: p.id for p in to_scan},
+                    {c.name: c.type for c in info.columns},
+                )
+                if every and len(to_scan) > 1
+                else None
+            )
             with watch_spark_job(session, f"collect-{info.name}-run-{run_id}", progress):
                 frame = _reader(session, info, to_scan, every)  # listed once, counted, scanned
                 target, whole = target_rows(info), whole_table_rows(info)
@@ -162,9 +178,20 @@ def collect(
                 guessed = rows_per_byte is None and 0 < report.bytes <= COUNT_FIRST_BYTES
                 if guessed or (rate >= 1.0 and report.bytes > WHOLE_CHECK_BYTES):
                     rate = sample_rate(target, report.bytes, frame.count() / report.bytes, whole)
-                rows_by_values = _scan(
-                    frame, info, len(to_scan), rate=rate, sink=progress, method=scan
-                )
+                try:
+                    rows_by_values = _scan(
+                        frame,
+                        info,
+                        len(to_scan),
+                        rate=rate,
+                        sink=progress,
+                        method=scan,
+                        received=None if ahead is None else ahead.add,
+                    )
+                    built_ahead = {} if ahead is None else ahead.built()
+                finally:
+                    if ahead is not None:
+                        ahead.close()
         report.timings["scan"] = time.perf_counter() - started
         report.rows = sum(scanned.rows for scanned in rows_by_values.values())
         writes = progress if to_scan or removed else None
@@ -172,7 +199,9 @@ def collect(
             writes.update("write", 0, 1)
         run_write(
             engine,
-            lambda conn: _write(conn, info, run_id, to_scan, removed, rows_by_values, report),
+            lambda conn: _write(
+                conn, info, run_id, to_scan, removed, rows_by_values, report, built_ahead
+            ),
         )
         report.timings["write"] = time.perf_counter() - started - report.timings["scan"]
         if writes is not None:
@@ -353,10 +382,12 @@ def _scan(
     rate: float,
     sink: ProgressSink | None = None,
     method: str | None = None,
+    received: Callable[[tuple[KeyValue, ...], PartitionPiece], None] | None = None,
 ) -> dict[tuple[KeyValue, ...], _Scanned]:
     """ONE scan of the frame of the partitions to scan (`partitions` of them), grouped by
     the partition keys, drawing each partition's row sample at `rate` on the way: the
-    one-pass JVM scan or Spark's aggregates (collectors.jvm_scan.scan_method)."""
+    one-pass JVM scan or Spark's aggregates (collectors.jvm_scan.scan_method). `received`
+    is handed each partition's statistics as they arrive."""
     plans = plan_columns([(c.name, c.type) for c in info.columns], theta_columns(info))
     records: Iterator[Mapping[str, Any]]  # generators: they run in the settings below
     if scan_method(frame.sparkSession, plans, method) == "jvm":
@@ -376,9 +407,11 @@ def _scan(
                 None if row[k.name] is None else k.type.parse(str(row[k.name]))
                 for k in info.partition_keys
             )
-            result[values] = _Scanned(
+            got = result[values] = _Scanned(
                 int(row["__rows"]), column_records(row, plans), sample_record(row, plans)
             )
+            if received is not None:
+                received(values, got.piece())
             if sink is not None and (len(result) % 100 == 0 or len(result) == partitions):
                 sink.update("receive", len(result), partitions)
     return result
@@ -407,6 +440,7 @@ def _write(
     removed: list[int],
     rows_by_values: dict[tuple[KeyValue, ...], _Scanned],
     report: CollectionReport,
+    built_ahead: Mapping[int, BuiltBlock],
 ) -> None:
     forget_statistics(conn, info.id, [p.id for p in scanned] + removed)
     partition_rows, column_rows = [], []
@@ -414,7 +448,7 @@ def _write(
     for partition in scanned:
         got = rows_by_values.get(partition.values, _Scanned(0, [], None))
         records = got.columns
-        fresh[partition.id] = PartitionPiece(got.rows, got.sample, records)
+        fresh[partition.id] = got.piece()
         files, size, modified = partition.fingerprint
         partition_rows.append(
             {
@@ -450,5 +484,5 @@ def _write(
     bulk_insert(conn, PartitionStats, partition_rows)
     bulk_insert(conn, ColumnStats, column_rows)
     # the pre-merged blocks over what changed, and any missing (metastore.rollups)
-    refresh_blocks(conn, info.id, {c.name: c.type for c in info.columns}, fresh)
+    refresh_blocks(conn, info.id, {c.name: c.type for c in info.columns}, fresh, built_ahead)
     _finish_run(conn, run_id, "succeeded", report)

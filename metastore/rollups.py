@@ -125,11 +125,14 @@ def refresh_blocks(
     table_id: int,
     column_types: dict[str, str],
     fresh: Mapping[int, PartitionPiece] | None = None,
+    built_ahead: Mapping[int, BuiltBlock] | None = None,
 ) -> int:
     """Build every block that is missing or whose partition count differs from the
     partitions' with statistics, bottom-up, and drop blocks over no partition; returns how
     many blocks were built. `fresh`: statistics the caller has just written, by partition
-    id, taken as they are instead of read back. Runs in the caller's transaction."""
+    id, taken as they are instead of read back; `built_ahead`: level-1 blocks by number
+    built from them (leaf_block), stored as they are where they merge exactly the
+    partitions with statistics in their range. Runs in the caller's transaction."""
     p = PartitionStats.__table__.c
     ids = np.fromiter(
         (i for (i,) in conn.execute(select(p.partition_id).where(p.table_id == table_id))),
@@ -146,11 +149,37 @@ def refresh_blocks(
         stale += [k for k in stored if k[0] == level and k[1] not in expected]
         dirty = sorted(b for b, c in expected.items() if stored.get((level, b)) != c)
         _delete(conn, table_id, [(level, b) for b in dirty])
+        if level == 1 and built_ahead:
+            taken = _store_built(conn, ids, dirty, built_ahead)
+            built += len(taken)
+            dirty = [b for b in dirty if b not in taken]
         for run in _runs(dirty, max(1, CHILD_RANGE_IDS // FANOUT**level)):
             _build(conn, table_id, level, run, column_types, ids, fresh or {})
         built += len(dirty)
     _delete(conn, table_id, stale)
     return built
+
+
+def _store_built(
+    conn: Connection, ids: np.ndarray, dirty: list[int], built_ahead: Mapping[int, BuiltBlock]
+) -> set[int]:
+    """Insert the level-1 blocks built ahead whose members are exactly the partitions with
+    statistics (`ids`, sorted) in their range; the numbers of those stored."""
+    taken: set[int] = set()
+    block_rows, column_rows = [], []
+    for number in dirty:
+        built = built_ahead.get(number)
+        if built is None:
+            continue
+        low, high = np.searchsorted(ids, [number * FANOUT, (number + 1) * FANOUT])
+        if tuple(ids[low:high].tolist()) != built.members:
+            continue
+        taken.add(number)
+        block_rows.append(built.block)
+        column_rows += built.columns
+    bulk_insert(conn, RollupBlock, block_rows)
+    bulk_insert(conn, RollupColumn, column_rows)
+    return taken
 
 
 def _runs(numbers: list[int], longest: int) -> Iterator[list[int]]:
@@ -224,33 +253,65 @@ def _build(
         by_block.setdefault(child.start // span, []).append(child)
     block_rows, column_rows = [], []
     for number, members in sorted(by_block.items()):
-        sample = _concatenated([c.sample for c in members if c.sample is not None])
-        block_rows.append(
+        built = _merged_block(table_id, level, number, members, types)
+        block_rows.append(built.block)
+        column_rows += built.columns
+    bulk_insert(conn, RollupBlock, block_rows)
+    bulk_insert(conn, RollupColumn, column_rows)
+
+
+@dataclass(frozen=True)
+class BuiltBlock:
+    """A block's records as built from its children (rollup_blocks' row, rollup_columns'
+    rows), and the ids of the partitions it merges where built ahead from fresh ones."""
+
+    block: dict[str, Any]
+    columns: list[dict[str, Any]]
+    members: tuple[int, ...] = ()
+
+
+def _merged_block(
+    table_id: int, level: int, number: int, members: list[_Child], types: dict[str, str]
+) -> BuiltBlock:
+    """The block `number` of `level` merged from its children (in id order)."""
+    sample = _concatenated([c.sample for c in members if c.sample is not None])
+    block = {
+        "table_id": table_id,
+        "level": level,
+        "block": number,
+        "partitions": sum(c.partitions for c in members),
+        "row_count": sum(c.rows for c in members),
+        "sample_size": None if sample is None else sample.num_rows,
+        "sample": None if sample is None else encode_table(sample),
+    }
+    columns = []
+    names = dict.fromkeys(name for c in members for name in c.columns)
+    for name in names:
+        pieces = [c.columns[name] for c in members if name in c.columns]
+        merged = merge_pieces(types.get(name, "string"), pieces)
+        columns.append(
             {
                 "table_id": table_id,
                 "level": level,
                 "block": number,
-                "partitions": sum(c.partitions for c in members),
-                "row_count": sum(c.rows for c in members),
-                "sample_size": None if sample is None else sample.num_rows,
-                "sample": None if sample is None else encode_table(sample),
+                "column_name": name,
+                **{k: v for k, v in merged.__dict__.items() if k != "top_k_text"},
             }
         )
-        names = dict.fromkeys(name for c in members for name in c.columns)
-        for name in names:
-            pieces = [c.columns[name] for c in members if name in c.columns]
-            merged = merge_pieces(types.get(name, "string"), pieces)
-            column_rows.append(
-                {
-                    "table_id": table_id,
-                    "level": level,
-                    "block": number,
-                    "column_name": name,
-                    **{k: v for k, v in merged.__dict__.items() if k != "top_k_text"},
-                }
-            )
-    bulk_insert(conn, RollupBlock, block_rows)
-    bulk_insert(conn, RollupColumn, column_rows)
+    return BuiltBlock(block, columns)
+
+
+def leaf_block(
+    table_id: int, pieces: Mapping[int, PartitionPiece], types: dict[str, str]
+) -> BuiltBlock:
+    """The level-1 block over exactly the partitions `pieces` (fresh statistics by id, all
+    in one block's range), built ahead of the write that stores them: a collection builds
+    its blocks while its scan still runs (refresh_blocks takes them where the partitions
+    with statistics in the block's range are these)."""
+    ids = sorted(pieces)
+    children = _top_k_as_text([pieces[pid].child(pid) for pid in ids])
+    built = _merged_block(table_id, 1, ids[0] // FANOUT, children, types)
+    return replace(built, members=tuple(ids))
 
 
 def _leaves(

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import delete, event, func, select
 
-from metastore import Metastore, PartitionQuery
+from metastore import Metastore, PartitionQuery, rollups
 from metastore.engine import run_write
 from metastore.models import RollupBlock, RollupColumn
 from metastore.rollups import FANOUT, cover, levels_for, refresh_blocks
@@ -197,9 +197,29 @@ SELECTIONS = [
 
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
-def test_blocks_give_the_partitions_merge(metastore: Metastore, spark: Any, tmp_path: Path) -> None:
+def test_blocks_give_the_partitions_merge(
+    metastore: Metastore, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import collectors.collect
+    from collectors.blocks_ahead import BlocksAhead
     from collectors.collect import collect
 
+    ahead: list[dict[int, Any]] = []  # what the full collection built while it scanned
+
+    class Kept(BlocksAhead):
+        def built(self) -> dict[int, Any]:
+            ahead.append(super().built())
+            return ahead[-1]
+
+    monkeypatch.setattr(collectors.collect, "BlocksAhead", Kept)
+    leaves: list[int] = []  # level-1 blocks the write merged itself (of how many partitions)
+    merge_leaves = rollups._leaves
+
+    def counted(conn: Any, table_id: int, ids: Any, fresh: Any) -> Any:
+        leaves.append(len(ids))
+        return merge_leaves(conn, table_id, ids, fresh)
+
+    monkeypatch.setattr(rollups, "_leaves", counted)
     root = tmp_path / "facts"
     for day in range(70):  # ids 1..70: blocks of levels 1 and 2, and level 3's block 0
         write_day(root, day)
@@ -208,6 +228,17 @@ def test_blocks_give_the_partitions_merge(metastore: Metastore, spark: Any, tmp_
     with metastore.engine.connect() as conn:
         levels = conn.execute(select(RollupBlock.level, func.count()).group_by(RollupBlock.level))
         assert dict(levels.all()) == {1: 9, 2: 2, 3: 1}
+        # every level-1 block was built during the scan and stored as built
+        b = RollupBlock.__table__.c
+        stored = conn.execute(
+            select(b.block, b.partitions, b.row_count, b.sample).where(b.level == 1)
+        )
+        assert len(ahead) == 1
+        assert leaves == []
+        assert sorted(stored.all()) == sorted(
+            (n, x.block["partitions"], x.block["row_count"], x.block["sample"])
+            for n, x in ahead[0].items()
+        )
 
     def check() -> None:
         for query in SELECTIONS:
@@ -257,6 +288,7 @@ def test_blocks_give_the_partitions_merge(metastore: Metastore, spark: Any, tmp_
     write_day(root, 30, rows=9)
     shutil.rmtree(root / f"day={START + dt.timedelta(days=5)}")
     report = collect(metastore.engine, "facts", spark=spark)
+    assert leaves  # an incremental collection merges its blocks at the write
     assert (report.partitions_added, report.partitions_removed) == (1, 1)
     assert report.partitions_scanned == 2
     whole = table_statistics(metastore.engine, "facts")
