@@ -28,9 +28,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+
 from metastore.column_type import ColumnType
 from metastore.histograms import HLL_LG_K, KLL_K, THETA_LG_K
-from metastore.samples import encode_sample, encode_table, sample_kind, unpack_sample
+from metastore.samples import encode_table, sample_kind, sample_of_rows, unpack_sample
 from metastore.types import format_value
 
 TOP_K_ITEMS = 100
@@ -242,20 +244,23 @@ def column_records(values: Mapping[str, Any], plans: list[ColumnPlan]) -> list[C
     return records
 
 
-def sample_record(values: Mapping[str, Any], plans: list[ColumnPlan]) -> tuple[int, bytes] | None:
+def sample_record(
+    values: Mapping[str, Any], plans: list[ColumnPlan]
+) -> tuple[int, bytes, pa.Table] | None:
     """The partition's sampled rows (of one result row, by column name) as (count, stored
-    bytes); None when none were drawn. The one-pass scan packs them by column
-    (`__sample_columns`), Spark's aggregation gives them as rows (`__sample`)."""
+    bytes, the table they encode); None when none were drawn. The one-pass scan packs them
+    by column (`__sample_columns`), Spark's aggregation gives them as rows (`__sample`)."""
     kept = sampled(plans)
     columns = [(p.name, p.type) for p in kept]
     packed = values.get("__sample_columns")
     if packed is not None:
         table = unpack_sample(bytes(packed), columns)
-        return (table.num_rows, encode_table(table)) if table.num_rows else None
-    drawn = values.get("__sample")
-    if not drawn:
+    elif values.get("__sample"):
+        rows = ([r[p.alias] for p in kept] for r in values["__sample"])
+        table = sample_of_rows(columns, rows)
+    else:
         return None
-    return len(drawn), encode_sample(columns, ([r[p.alias] for p in kept] for r in drawn))
+    return (table.num_rows, encode_table(table), table) if table.num_rows else None
 
 
 def _int_or_none(value: Any) -> int | None:

@@ -20,6 +20,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyarrow as pa
 from sqlalchemy import Connection, Engine, insert, select, update
 
 from collectors.aggregations import (
@@ -105,11 +106,14 @@ class _Scanned:
 
     rows: int
     columns: list[ColumnRecord]
-    sample: tuple[int, bytes] | None  # (sampled rows, stored bytes)
+    sample: tuple[int, bytes, pa.Table] | None  # (sampled rows, stored bytes, their table)
 
     def piece(self) -> PartitionPiece:
         """As the blocks over it take it (metastore.rollups)."""
-        return PartitionPiece(self.rows, self.sample, self.columns)
+        if self.sample is None:
+            return PartitionPiece(self.rows, None, self.columns)
+        count, stored, table = self.sample
+        return PartitionPiece(self.rows, (count, stored), self.columns, table)
 
 
 @dataclass(frozen=True)

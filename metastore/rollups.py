@@ -225,9 +225,15 @@ class PartitionPiece:
     rows: int
     sample: tuple[int, bytes] | None
     records: Sequence[Any]
+    table: pa.Table | None = None  # the sample's rows as the bytes encode them, if at hand
 
     def child(self, pid: int) -> _Child:
-        sample = None if self.sample is None else partition_sample(pid, self.rows, *self.sample)
+        if self.sample is None:
+            sample = None
+        elif self.table is not None:  # not decoded again
+            sample = with_partition_columns(self.table, pid, self.rows / self.sample[0])
+        else:
+            sample = partition_sample(pid, self.rows, *self.sample)
         columns = {record.name: piece_of_partition(record) for record in self.records}
         return _Child(pid, self.rows, 1, sample, columns)
 
@@ -408,9 +414,14 @@ def partition_sample(pid: int, rows: int, size: int | None, blob: bytes | None) 
     rows per sampled row) as columns; None without a sample."""
     if blob is None or not size:
         return None
-    table = sample_table(bytes(blob))
+    return with_partition_columns(sample_table(bytes(blob)), pid, rows / size)
+
+
+def with_partition_columns(table: pa.Table, pid: int, weight: float) -> pa.Table:
+    """A partition's sampled rows with its id and each row's weight (the partition's rows
+    per sampled row) as columns."""
     return table.append_column(PARTITION_ID, pa.array(np.full(table.num_rows, pid))).append_column(
-        WEIGHT, pa.array(np.full(table.num_rows, rows / size, dtype=np.float64))
+        WEIGHT, pa.array(np.full(table.num_rows, weight, dtype=np.float64))
     )
 
 

@@ -131,6 +131,11 @@ def sample_rate(
 def encode_sample(columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[Any]]) -> bytes:
     """One partition's sampled rows (values in `columns` order) as stored bytes: one Arrow
     IPC stream, a column each (doubles with NaN for NULL, or strings), compressed."""
+    return encode_table(sample_of_rows(columns, rows))
+
+
+def sample_of_rows(columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[Any]]) -> pa.Table:
+    """Sampled rows (values in `columns` order) as the table encode_table stores."""
     kinds = [sample_kind(type_) for _, type_ in columns]
     values: list[list[Any]] = [[] for _ in columns]
     for row in rows:
@@ -144,7 +149,7 @@ def encode_sample(columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[An
         )
         for kind, column in zip(kinds, values, strict=True)
     ]
-    return encode_table(pa.table(arrays, names=[name for name, _ in columns]))
+    return pa.table(arrays, names=[name for name, _ in columns])
 
 
 def unpack_sample(packed: bytes, columns: Sequence[tuple[str, str]]) -> pa.Table:

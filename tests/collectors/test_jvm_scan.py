@@ -237,6 +237,10 @@ def test_row_sample_keeps_every_row_at_rate_one(spark: Any, lake: Path) -> None:
         assert rows_a == rows_b
         assert sample_table(a[1]).schema == sample_table(b[1]).schema
         assert sample_table(a[1]).column_names == [p.name for p in sampled(plans)]
+        # the table handed on beside the bytes is the one they store (blocks built ahead)
+        for got in (a, b):  # (value for value: NaN is not equal to itself)
+            assert got[2].schema == sample_table(got[1]).schema
+            assert repr(got[2].to_pylist()) == repr(sample_table(got[1]).to_pylist())
     # at a rate below one, about that share of the rows is drawn
     drawn = by_partition(scan(frame, keys, plans, 0.5, SEED, 2), keys)
     total = sum(r[0] for r in (sample_record(row, plans) for row in drawn.values()) if r)
