@@ -41,6 +41,11 @@ def encode(value: Any) -> float | None:
     return None
 
 
+def is_number(value: Any) -> bool:
+    """Whether a bound is a number (not a date, a string or a boolean)."""
+    return isinstance(value, int | float | Decimal) and not isinstance(value, bool)
+
+
 def encode_string(text: str) -> float:
     """Strings in [0, 1): the first bytes as base-256 digits (order-preserving on them)."""
     total, scale = 0.0, 1.0

@@ -41,11 +41,11 @@ def partition_pairs(
     for fact in scans.values():
         if not fact.partition_keys:
             continue
-        found = _fact_columns(stats, fact, refs, scans, links)  # type: ignore[arg-type]
-        if found is None:
+        others = _fact_columns(stats, fact, refs, scans, links)  # type: ignore[arg-type]
+        if others is None:
             continue
         sample = _fact_sample(child_stats, fact)
-        column = _determining(sample, found[1])
+        column = _determining(sample, others)
         if column is None:
             continue
         # the fact's columns its rows are dropped by: its joins' keys, its filters' columns
@@ -100,17 +100,17 @@ def _fact_columns(
     refs: list[ColumnRef],
     scans: dict[str, Scan],
     links: dict[ColumnRef, list[ColumnRef]],
-) -> tuple[set[str], set[str]] | None:
-    """The fact's partition keys and its other columns that the grouping keys are functions
-    of; None when a key is a function of neither."""
-    keys: set[str] = set()
+) -> set[str] | None:
+    """The fact's columns other than its partition keys that the grouping keys are
+    functions of; None when a key is a function of none of the fact's columns."""
     others: set[str] = set()
     for alias, name in refs:
         target = name if alias == fact.alias else _linked(stats, scans, (alias, name), fact, links)
         if target is None:
             return None
-        (keys if target in fact.partition_keys else others).add(target)
-    return keys, others
+        if target not in fact.partition_keys:
+            others.add(target)
+    return others
 
 
 def _linked(

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from optimizer.estimate.column import ColumnEstimate, unknown_column
+from optimizer.estimate.column import ColumnEstimate, is_number, unknown_column
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.values import EXACT, Estimate
 from optimizer.plan import column_of
@@ -74,7 +74,7 @@ def value_bounds(expression: exp.Expr, child: NodeStats) -> tuple[float, float] 
     ref = column_of(inner)
     if ref is not None:
         column = child.columns.get(ref)
-        if column is None or not _numeric(column.low) or not _numeric(column.high):
+        if column is None or not is_number(column.low) or not is_number(column.high):
             return None
         return float(column.low), float(column.high)
     if isinstance(inner, exp.Literal) and not inner.is_string:
@@ -96,7 +96,3 @@ def value_bounds(expression: exp.Expr, child: NodeStats) -> tuple[float, float] 
         factor = right[0] if isinstance(inner, exp.Mul) else 1.0 / right[0]
         return left[0] * factor, left[1] * factor
     return None
-
-
-def _numeric(value: Any) -> bool:
-    return isinstance(value, int | float | Decimal) and not isinstance(value, bool)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from optimizer.estimate.column import ColumnEstimate, changed, encode
-from optimizer.estimate.key_lookup import distinct_in
+from optimizer.estimate.key_lookup import ScanSample, distinct_in
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.predicates import KLL_RANK_ERROR, equality_fraction, narrow_range
 from optimizer.estimate.values import ESTIMATED, Estimate, clamp_fraction
@@ -129,6 +129,15 @@ def _filtered_sample_share(
     scan, name = target.origin
     if scan.passed is None:
         return None
+    key = ("range share", name, low, high)  # each join order weighed asks again
+    if key not in scan.memo:
+        scan.memo[key] = _sampled_range_share(scan, name, low, high)
+    return scan.memo[key]  # type: ignore[no-any-return]
+
+
+def _sampled_range_share(
+    scan: ScanSample, name: str, low: float, high: float
+) -> tuple[float, float] | None:
     loaded = scan.rows()
     if loaded is None or not loaded[0].numeric(name):
         return None

@@ -11,10 +11,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from optimizer.estimate.column import ColumnEstimate, encode, unknown_column
+from optimizer.estimate.column import ColumnEstimate, encode, is_number, unknown_column
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.sources import MCV_LIMIT
 from optimizer.estimate.values import ESTIMATED, Estimate, weakest
@@ -78,9 +77,7 @@ def derive(stats: StatsQuery, node: Union) -> NodeStats:
 
 def _extreme(bounds: list[Any], pick: Callable[..., Any]) -> float | None:
     """The lowest (highest) of the inputs' numeric bounds, where every input has one."""
-    if not bounds or not all(
-        isinstance(b, int | float | Decimal) and not isinstance(b, bool) for b in bounds
-    ):
+    if not bounds or not all(is_number(b) for b in bounds):
         return None
     return float(pick(bounds))
 
