@@ -425,32 +425,29 @@ def _within_one_bound(
     """A one-sided comparison against a column known only to be at least its `low` (or
     at most its `high`), as a sum of non-negative values is: every value passes `x > c`
     below the bound (at the bound, all but one value's share), none passes `x < c` at or
-    below it; None when the bound does not decide."""
+    below it; None when the bounds do not decide."""
     low, high = encode(column.low), encode(column.high)
     one_value = 1.0 / max(column.ndv.value, 1.0)
-    if hi is None and lo is not None and low is not None:  # x > lo
-        if lo < low or (lo == low and low_inclusive):
+    if hi is None and lo is not None:  # x > lo
+        return _past(lo, low_inclusive, low, high, one_value)
+    if lo is None and hi is not None:  # x < hi, as -x > -hi
+        least = None if high is None else -high
+        most = None if low is None else -low
+        return _past(-hi, high_inclusive, least, most, one_value)
+    return None
+
+
+def _past(
+    bound: float, inclusive: bool, least: float | None, most: float | None, one_value: float
+) -> float | None:
+    """The share of values x > bound (>= when inclusive) of a column whose values are at
+    least `least` and at most `most` (either unknown), where they decide it."""
+    if least is not None:
+        if bound < least or (bound == least and inclusive):
             return 1.0
-        if lo == low:
+        if bound == least:
             return 1.0 - one_value
-    if (
-        lo is None
-        and hi is not None
-        and low is not None
-        and (hi < low or (hi == low and not high_inclusive))
-    ):
-        return 0.0  # x < hi, hi at or below the lowest value
-    if lo is None and hi is not None and high is not None:  # x < hi
-        if hi > high or (hi == high and high_inclusive):
-            return 1.0
-        if hi == high:
-            return 1.0 - one_value
-    if (
-        hi is None
-        and lo is not None
-        and high is not None
-        and (lo > high or (lo == high and not low_inclusive))
-    ):
+    if most is not None and (bound > most or (bound == most and not inclusive)):
         return 0.0
     return None
 

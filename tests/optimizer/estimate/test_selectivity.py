@@ -223,3 +223,28 @@ def test_unknown_predicates_fall_back_to_a_named_default() -> None:
     both, _ = selectivity(parse_one("abs(t.x) > 3 AND t.x > 3", read="spark"), COLUMNS, HISTOGRAM)
     assert both.source == "and(default:1/3,kll)"
     assert both.value == pytest.approx(DEFAULT_SELECTIVITY * known.value)
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "predicate", "share"),
+    [
+        (0.0, None, "t.s > 0", 0.75),  # all but the bound's one value of four
+        (0.0, None, "t.s >= 0", 1.0),
+        (0.0, None, "t.s > -5", 1.0),
+        (0.0, None, "t.s < 0", 0.0),
+        (0.0, None, "t.s <= -1", 0.0),
+        (0.0, None, "t.s > 5", None),  # the bound does not decide: the default
+        (None, 10.0, "t.s < 10", 0.75),
+        (None, 10.0, "t.s <= 10", 1.0),
+        (None, 10.0, "t.s > 10", 0.0),
+        (None, 10.0, "t.s < 3", None),
+    ],
+)
+def test_one_sided_bound_decides_a_comparison(
+    low: float | None, high: float | None, predicate: str, share: float | None
+) -> None:
+    """A column known only to lie above (or below) a bound, as a sum of non-negative values:
+    comparisons past the bound keep every row or none (predicates._within_one_bound)."""
+    column = ColumnEstimate("double", Estimate(4.0, ESTIMATED, "test"), low=low, high=high)
+    estimate, _ = selectivity(parse_one(predicate, read="spark"), {("t", "s"): column}, SKETCH)
+    assert estimate.value == pytest.approx(1 / 3 if share is None else share)
