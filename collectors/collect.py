@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,7 @@ from collectors.jvm_scan import scan_method
 from collectors.progress import ProgressSink, watch_spark_job
 from collectors.refresh import refresh_listing
 from collectors.spark_session import LazySession, listing_settings, session_settings
+from collectors.streamed_write import StreamedWrite
 from metastore.bulk_insert import bulk_insert
 from metastore.catalog import TableInfo, forget_statistics, get_table
 from metastore.engine import run_read, run_write
@@ -147,6 +149,7 @@ def collect(
     report = CollectionReport(info.name)
     run_id = run_write(engine, lambda conn: _start_run(conn, info))
     report.run_id = run_id
+    streamed: StreamedWrite | None = None  # into PostgreSQL, written while the scan runs
     try:
         if refresh:
             listing = refresh_listing(engine, info, sessions)
@@ -161,11 +164,11 @@ def collect(
         report.partitions_removed += len(removed)
         report.bytes = sum(p.fingerprint[1] for p in to_scan)
         rows_by_values: dict[tuple[KeyValue, ...], _Scanned] = {}
-        built_ahead: dict[int, BuiltBlock] = {}
+        built_ahead: dict[tuple[int, int], BuiltBlock] = {}
         if to_scan:
             session = sessions.get()
             every = len(to_scan) == len(partitions)
-            # a full collection's level-1 blocks, built while the scan runs
+            # a full collection's blocks, built while the scan runs
             ahead = (
                 BlocksAhead(
                     info.id,
@@ -175,6 +178,22 @@ def collect(
                 if every and len(to_scan) > 1
                 else None
             )
+            forgotten = [p.id for p in to_scan] + removed
+            streamed = (
+                StreamedWrite(engine, lambda conn: forget_statistics(conn, info.id, forgotten))
+                if engine.dialect.name == "postgresql" and len(to_scan) > 1
+                else None
+            )
+            by_values = {p.values: p for p in to_scan}
+
+            def received(values: tuple[KeyValue, ...], piece: PartitionPiece) -> None:
+                if ahead is not None:
+                    ahead.add(values, piece)
+                partition = by_values.get(values)
+                if streamed is not None and partition is not None:
+                    row = _partition_row(info.id, run_id, partition, piece)
+                    streamed.add(partition.id, row, _column_rows(info.id, partition.id, piece))
+
             with watch_spark_job(session, f"collect-{info.name}-run-{run_id}", progress):
                 frame = _reader(session, info, to_scan, every)  # listed once, counted, scanned
                 target, whole = target_rows(info), whole_table_rows(info)
@@ -190,7 +209,7 @@ def collect(
                         rate=rate,
                         sink=progress,
                         method=scan,
-                        received=None if ahead is None else ahead.add,
+                        received=received,
                     )
                     built_ahead = {} if ahead is None else ahead.built()
                 finally:
@@ -201,16 +220,31 @@ def collect(
         writes = progress if to_scan or removed else None
         if writes is not None:
             writes.update("write", 0, 1)
-        run_write(
-            engine,
+        if streamed is None or not streamed.finish(
             lambda conn: _write(
-                conn, info, run_id, to_scan, removed, rows_by_values, report, built_ahead
-            ),
-        )
+                conn,
+                info,
+                run_id,
+                to_scan,
+                removed,
+                rows_by_values,
+                report,
+                built_ahead,
+                streamed.written,
+            )
+        ):
+            run_write(
+                engine,
+                lambda conn: _write(
+                    conn, info, run_id, to_scan, removed, rows_by_values, report, built_ahead
+                ),
+            )
         report.timings["write"] = time.perf_counter() - started - report.timings["scan"]
         if writes is not None:
             writes.update("write", 1, 1)
     except BaseException as error:
+        if streamed is not None:
+            streamed.close()  # rolled back: the old statistics stay
         message = " ".join(str(error).split())[:500] or type(error).__name__
         if _jvm_gone(error):
             message = f"the Spark JVM went away (killed or crashed): {message}"
@@ -436,6 +470,46 @@ def theta_columns(info: TableInfo) -> list[str] | None:
     return names
 
 
+def _partition_row(
+    table_id: int, run_id: int, partition: _Partition, piece: PartitionPiece
+) -> dict[str, Any]:
+    """The partition's partition_stats row."""
+    files, size, modified = partition.fingerprint
+    return {
+        "table_id": table_id,
+        "partition_id": partition.id,
+        "row_count": piece.rows,
+        "file_count": files,
+        "total_bytes": size,
+        "modified_ns": modified,
+        "run_id": run_id,
+        "sample_size": piece.sample[0] if piece.sample else None,
+        "sample": piece.sample[1] if piece.sample else None,
+    }
+
+
+def _column_rows(table_id: int, pid: int, piece: PartitionPiece) -> list[dict[str, Any]]:
+    """The partition's column_stats rows."""
+    return [
+        {
+            "table_id": table_id,
+            "partition_id": pid,
+            "column_name": r.name,
+            "null_count": r.null_count,
+            "min_value": r.min_value,
+            "max_value": r.max_value,
+            "total_len": r.total_len,
+            "max_len": r.max_len,
+            "hll": r.hll,
+            "kll": r.kll,
+            "theta": r.theta,
+            "top_k": r.top_k,
+            "top_k_items": r.top_k_items,
+        }
+        for r in piece.records
+    ]
+
+
 def _write(
     conn: Connection,
     info: TableInfo,
@@ -444,47 +518,22 @@ def _write(
     removed: list[int],
     rows_by_values: dict[tuple[KeyValue, ...], _Scanned],
     report: CollectionReport,
-    built_ahead: Mapping[int, BuiltBlock],
+    built_ahead: Mapping[tuple[int, int], BuiltBlock],
+    streamed: AbstractSet[int] | None = None,
 ) -> None:
-    forget_statistics(conn, info.id, [p.id for p in scanned] + removed)
+    """The collection's write; `streamed`: the partitions whose rows a StreamedWrite has
+    put in this transaction, after dropping the old statistics of all (none to drop)."""
+    if streamed is None:
+        forget_statistics(conn, info.id, [p.id for p in scanned] + removed)
     partition_rows, column_rows = [], []
     fresh: dict[int, PartitionPiece] = {}
     for partition in scanned:
         got = rows_by_values.get(partition.values, _Scanned(0, [], None))
-        records = got.columns
-        fresh[partition.id] = got.piece()
-        files, size, modified = partition.fingerprint
-        partition_rows.append(
-            {
-                "table_id": info.id,
-                "partition_id": partition.id,
-                "row_count": got.rows,
-                "file_count": files,
-                "total_bytes": size,
-                "modified_ns": modified,
-                "run_id": run_id,
-                "sample_size": got.sample[0] if got.sample else None,
-                "sample": got.sample[1] if got.sample else None,
-            }
-        )
-        column_rows += [
-            {
-                "table_id": info.id,
-                "partition_id": partition.id,
-                "column_name": r.name,
-                "null_count": r.null_count,
-                "min_value": r.min_value,
-                "max_value": r.max_value,
-                "total_len": r.total_len,
-                "max_len": r.max_len,
-                "hll": r.hll,
-                "kll": r.kll,
-                "theta": r.theta,
-                "top_k": r.top_k,
-                "top_k_items": r.top_k_items,
-            }
-            for r in records
-        ]
+        piece = fresh[partition.id] = got.piece()
+        if streamed is not None and partition.id in streamed:
+            continue
+        partition_rows.append(_partition_row(info.id, run_id, partition, piece))
+        column_rows += _column_rows(info.id, partition.id, piece)
     bulk_insert(conn, PartitionStats, partition_rows)
     bulk_insert(conn, ColumnStats, column_rows)
     # the pre-merged blocks over what changed, and any missing (metastore.rollups)

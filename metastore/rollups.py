@@ -125,14 +125,14 @@ def refresh_blocks(
     table_id: int,
     column_types: dict[str, str],
     fresh: Mapping[int, PartitionPiece] | None = None,
-    built_ahead: Mapping[int, BuiltBlock] | None = None,
+    built_ahead: Mapping[tuple[int, int], BuiltBlock] | None = None,
 ) -> int:
     """Build every block that is missing or whose partition count differs from the
     partitions' with statistics, bottom-up, and drop blocks over no partition; returns how
     many blocks were built. `fresh`: statistics the caller has just written, by partition
-    id, taken as they are instead of read back; `built_ahead`: level-1 blocks by number
-    built from them (leaf_block), stored as they are where they merge exactly the
-    partitions with statistics in their range. Runs in the caller's transaction."""
+    id, taken as they are instead of read back; `built_ahead`: blocks by (level, number)
+    built from them (leaf_block, upper_block), stored as they are where they merge exactly
+    the partitions with statistics in their range. Runs in the caller's transaction."""
     p = PartitionStats.__table__.c
     ids = np.fromiter(
         (i for (i,) in conn.execute(select(p.partition_id).where(p.table_id == table_id))),
@@ -149,8 +149,8 @@ def refresh_blocks(
         stale += [k for k in stored if k[0] == level and k[1] not in expected]
         dirty = sorted(b for b, c in expected.items() if stored.get((level, b)) != c)
         _delete(conn, table_id, [(level, b) for b in dirty])
-        if level == 1 and built_ahead:
-            taken = _store_built(conn, ids, dirty, built_ahead)
+        if built_ahead:
+            taken = _store_built(conn, level, ids, dirty, built_ahead)
             built += len(taken)
             dirty = [b for b in dirty if b not in taken]
         for run in _runs(dirty, max(1, CHILD_RANGE_IDS // FANOUT**level)):
@@ -161,18 +161,23 @@ def refresh_blocks(
 
 
 def _store_built(
-    conn: Connection, ids: np.ndarray, dirty: list[int], built_ahead: Mapping[int, BuiltBlock]
+    conn: Connection,
+    level: int,
+    ids: np.ndarray,
+    dirty: list[int],
+    built_ahead: Mapping[tuple[int, int], BuiltBlock],
 ) -> set[int]:
-    """Insert the level-1 blocks built ahead whose members are exactly the partitions with
-    statistics (`ids`, sorted) in their range; the numbers of those stored."""
+    """Insert the blocks of `level` built ahead whose members are exactly the partitions
+    with statistics (`ids`, sorted) in their range; the numbers of those stored."""
+    span = FANOUT**level
     taken: set[int] = set()
     block_rows, column_rows = [], []
     for number in dirty:
-        built = built_ahead.get(number)
+        built = built_ahead.get((level, number))
         if built is None:
             continue
-        low, high = np.searchsorted(ids, [number * FANOUT, (number + 1) * FANOUT])
-        if tuple(ids[low:high].tolist()) != built.members:
+        low, high = np.searchsorted(ids, [number * span, (number + 1) * span])
+        if not np.array_equal(ids[low:high], built.members):
             continue
         taken.add(number)
         block_rows.append(built.block)
@@ -269,11 +274,13 @@ def _build(
 @dataclass(frozen=True)
 class BuiltBlock:
     """A block's records as built from its children (rollup_blocks' row, rollup_columns'
-    rows), and the ids of the partitions it merges where built ahead from fresh ones."""
+    rows); where built ahead from fresh partitions, the ids of the partitions it merges
+    and, until its parent is built, the block as a child of it (not decoded again)."""
 
     block: dict[str, Any]
     columns: list[dict[str, Any]]
     members: tuple[int, ...] = ()
+    child: _Child | None = field(default=None, compare=False, repr=False)
 
 
 def _merged_block(
@@ -281,20 +288,21 @@ def _merged_block(
 ) -> BuiltBlock:
     """The block `number` of `level` merged from its children (in id order)."""
     sample = _concatenated([c.sample for c in members if c.sample is not None])
+    rows, partitions = sum(c.rows for c in members), sum(c.partitions for c in members)
     block = {
         "table_id": table_id,
         "level": level,
         "block": number,
-        "partitions": sum(c.partitions for c in members),
-        "row_count": sum(c.rows for c in members),
+        "partitions": partitions,
+        "row_count": rows,
         "sample_size": None if sample is None else sample.num_rows,
         "sample": None if sample is None else encode_table(sample),
     }
-    columns = []
+    columns, merged_pieces = [], {}
     names = dict.fromkeys(name for c in members for name in c.columns)
     for name in names:
         pieces = [c.columns[name] for c in members if name in c.columns]
-        merged = merge_pieces(types.get(name, "string"), pieces)
+        merged = merged_pieces[name] = merge_pieces(types.get(name, "string"), pieces)
         columns.append(
             {
                 "table_id": table_id,
@@ -304,7 +312,9 @@ def _merged_block(
                 **{k: v for k, v in merged.__dict__.items() if k != "top_k_text"},
             }
         )
-    return BuiltBlock(block, columns)
+    start = number * FANOUT**level
+    child = _Child(start, rows, partitions, sample, merged_pieces)
+    return BuiltBlock(block, columns, child=child)
 
 
 def leaf_block(
@@ -318,6 +328,20 @@ def leaf_block(
     children = _top_k_as_text([pieces[pid].child(pid) for pid in ids])
     built = _merged_block(table_id, 1, ids[0] // FANOUT, children, types)
     return replace(built, members=tuple(ids))
+
+
+def upper_block(
+    table_id: int, level: int, children: Sequence[BuiltBlock], types: dict[str, str]
+) -> BuiltBlock:
+    """The block of `level` (2 and up) over exactly the blocks `children` of the level
+    below (built ahead, in number order, all in its range), merged from them as they are
+    in memory: a full collection builds its whole tree while its scan still runs."""
+    forms = [c.child for c in children]
+    if any(form is None for form in forms):
+        raise ValueError("a block built ahead was already merged into its parent")
+    number = children[0].block["block"] // FANOUT
+    built = _merged_block(table_id, level, number, [f for f in forms if f is not None], types)
+    return replace(built, members=tuple(pid for c in children for pid in c.members))
 
 
 def _leaves(

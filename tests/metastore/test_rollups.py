@@ -138,6 +138,22 @@ def without_blocks(ms: Metastore, work: Any) -> Any:
         run_write(ms.engine, lambda conn: refresh_blocks(conn, get_table(conn, "facts").id, types))
 
 
+def stored_records(ms: Metastore) -> list[tuple[Any, ...]]:
+    """Every block's records, sorted (a KLL sketch as its count)."""
+    from datasketches import kll_doubles_sketch
+
+    with ms.engine.connect() as conn:
+        blocks = [tuple(row) for row in conn.execute(select(*RollupBlock.__table__.c))]
+        columns = [
+            (
+                *(value for key, value in row._mapping.items() if key != "kll"),
+                None if row.kll is None else kll_doubles_sketch.deserialize(bytes(row.kll)).n,
+            )
+            for row in conn.execute(select(*RollupColumn.__table__.c))
+        ]
+    return sorted(blocks, key=repr) + sorted(columns, key=repr)
+
+
 def assert_same(with_blocks: TableSummary, merged_each: TableSummary) -> None:
     assert (with_blocks.partitions, with_blocks.row_count) == (
         merged_each.partitions,
@@ -204,22 +220,28 @@ def test_blocks_give_the_partitions_merge(
     from collectors.blocks_ahead import BlocksAhead
     from collectors.collect import collect
 
-    ahead: list[dict[int, Any]] = []  # what the full collection built while it scanned
+    ahead: list[dict[tuple[int, int], Any]] = []  # what the full collection built ahead
 
     class Kept(BlocksAhead):
-        def built(self) -> dict[int, Any]:
+        def built(self) -> dict[tuple[int, int], Any]:
             ahead.append(super().built())
             return ahead[-1]
 
     monkeypatch.setattr(collectors.collect, "BlocksAhead", Kept)
     leaves: list[int] = []  # level-1 blocks the write merged itself (of how many partitions)
-    merge_leaves = rollups._leaves
+    uppers: list[int] = []  # blocks above level 1 the write merged itself (their level)
+    merge_leaves, read_children = rollups._leaves, rollups._children
 
     def counted(conn: Any, table_id: int, ids: Any, fresh: Any) -> Any:
         leaves.append(len(ids))
         return merge_leaves(conn, table_id, ids, fresh)
 
+    def counted_children(conn: Any, table_id: int, level: int, low: int, high: int) -> Any:
+        uppers.append(level + 1)
+        return read_children(conn, table_id, level, low, high)
+
     monkeypatch.setattr(rollups, "_leaves", counted)
+    monkeypatch.setattr(rollups, "_children", counted_children)
     root = tmp_path / "facts"
     for day in range(70):  # ids 1..70: blocks of levels 1 and 2, and level 3's block 0
         write_day(root, day)
@@ -228,17 +250,29 @@ def test_blocks_give_the_partitions_merge(
     with metastore.engine.connect() as conn:
         levels = conn.execute(select(RollupBlock.level, func.count()).group_by(RollupBlock.level))
         assert dict(levels.all()) == {1: 9, 2: 2, 3: 1}
-        # every level-1 block was built during the scan and stored as built
+        # every block was built during the scan and stored as built
         b = RollupBlock.__table__.c
-        stored = conn.execute(
-            select(b.block, b.partitions, b.row_count, b.sample).where(b.level == 1)
-        )
+        stored = conn.execute(select(b.level, b.block, b.partitions, b.row_count, b.sample))
         assert len(ahead) == 1
-        assert leaves == []
+        assert (leaves, uppers) == ([], [])
         assert sorted(stored.all()) == sorted(
-            (n, x.block["partitions"], x.block["row_count"], x.block["sample"])
-            for n, x in ahead[0].items()
+            (*key, x.block["partitions"], x.block["row_count"], x.block["sample"])
+            for key, x in ahead[0].items()
         )
+        c = RollupColumn.__table__.c
+        stored_columns = conn.execute(select(c.level, c.block, c.column_name, c.theta, c.top_k))
+        assert sorted(stored_columns.all()) == sorted(
+            (x["level"], x["block"], x["column_name"], x["theta"], x["top_k"])
+            for built in ahead[0].values()
+            for x in built.columns
+        )
+    # and they are the blocks the write builds from the stored partitions (a KLL sketch's
+    # compactions are random: its count only)
+    built_ahead = stored_records(metastore)
+    without_blocks(metastore, lambda: None)
+    assert stored_records(metastore) == built_ahead
+    leaves.clear()
+    uppers.clear()
 
     def check() -> None:
         for query in SELECTIONS:
@@ -289,6 +323,7 @@ def test_blocks_give_the_partitions_merge(
     shutil.rmtree(root / f"day={START + dt.timedelta(days=5)}")
     report = collect(metastore.engine, "facts", spark=spark)
     assert leaves  # an incremental collection merges its blocks at the write
+    assert uppers
     assert (report.partitions_added, report.partitions_removed) == (1, 1)
     assert report.partitions_scanned == 2
     whole = table_statistics(metastore.engine, "facts")
