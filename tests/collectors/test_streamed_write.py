@@ -147,9 +147,8 @@ def test_a_scan_failing_while_streaming_keeps_the_old_statistics(
     streams: list[Any],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from collectors.collect import collect
+    from collectors.collect import CollectionFailed, collect
     from collectors.streamed_write import StreamedWrite
-    from collectors.collect import CollectionFailed
 
     root = tmp_path / "facts"
     write_days(root, 3)
