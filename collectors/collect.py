@@ -220,8 +220,9 @@ def collect(
         writes = progress if to_scan or removed else None
         if writes is not None:
             writes.update("write", 0, 1)
-        if streamed is None or not streamed.finish(
-            lambda conn: _write(
+
+        def write(conn: Connection, streamed_ids: AbstractSet[int] | None = None) -> None:
+            _write(
                 conn,
                 info,
                 run_id,
@@ -230,15 +231,11 @@ def collect(
                 rows_by_values,
                 report,
                 built_ahead,
-                streamed.written,
+                streamed_ids,
             )
-        ):
-            run_write(
-                engine,
-                lambda conn: _write(
-                    conn, info, run_id, to_scan, removed, rows_by_values, report, built_ahead
-                ),
-            )
+
+        if streamed is None or not streamed.finish(lambda conn: write(conn, streamed.written)):
+            run_write(engine, write)
         report.timings["write"] = time.perf_counter() - started - report.timings["scan"]
         if writes is not None:
             writes.update("write", 1, 1)

@@ -35,6 +35,15 @@ def write_days(root: Path, rows: int) -> None:
         pq.write_table(table, directory / "part-00000.parquet")
 
 
+def registered(url: str, root: Path, rows: int = 3) -> Metastore:
+    """A metastore at `url` with the table `facts` of DAYS days of `rows` rows registered."""
+    write_days(root, rows)
+    ms = Metastore(url)
+    ms.upgrade()
+    ms.register_table("facts", str(root))
+    return ms
+
+
 def stored(ms: Metastore) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """The partitions' rows and the columns' exact figures, sorted."""
     p, c = PartitionStats.__table__.c, ColumnStats.__table__.c
@@ -74,15 +83,10 @@ def test_streamed_partitions_are_the_ordinary_writes(
     from collectors.collect import collect
 
     root = tmp_path / "facts"
-    write_days(root, 3)
-    ordinary = Metastore(f"sqlite:///{tmp_path / 'ordinary.db'}")  # SQLite: never streamed
-    ordinary.upgrade()
-    ordinary.register_table("facts", str(root))
+    ordinary = registered(f"sqlite:///{tmp_path / 'ordinary.db'}", root)  # never streamed
     collect(ordinary.engine, "facts", spark=spark)
     assert streams == []
-    ms = Metastore(pg_url)
-    ms.upgrade()
-    ms.register_table("facts", str(root))
+    ms = registered(pg_url, root)
     collect(ms.engine, "facts", spark=spark)
     # every partition went in while the scan ran, and the rest of the write committed
     assert len(streams) == 1
@@ -122,11 +126,7 @@ def test_a_connection_lost_while_streaming_is_written_after_the_scan(
         inserted(conn, model, rows)
 
     monkeypatch.setattr(streamed_write, "bulk_insert", dies_at_the_second_batch)
-    root = tmp_path / "facts"
-    write_days(root, 3)
-    ms = Metastore(pg_url)
-    ms.upgrade()
-    ms.register_table("facts", str(root))
+    ms = registered(pg_url, tmp_path / "facts")
     with caplog.at_level(logging.WARNING, logger="collectors.streamed_write"):
         report = collect(ms.engine, "facts", spark=spark)
     assert len(batches) == 2
@@ -148,13 +148,10 @@ def test_a_scan_failing_while_streaming_keeps_the_old_statistics(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from collectors.collect import CollectionFailed, collect
-    from collectors.streamed_write import StreamedWrite
+    from collectors.streamed_write import BATCH_PARTITIONS, StreamedWrite
 
     root = tmp_path / "facts"
-    write_days(root, 3)
-    ms = Metastore(pg_url)
-    ms.upgrade()
-    ms.register_table("facts", str(root))
+    ms = registered(pg_url, root)
     collect(ms.engine, "facts", spark=spark)
     before = stored(ms)
     write_days(root, 5)
@@ -163,7 +160,7 @@ def test_a_scan_failing_while_streaming_keeps_the_old_statistics(
 
     def fails_after_two_batches(self: Any, pid: int, *rows: Any) -> None:
         handed.append(pid)
-        if len(handed) == 2 * 64 + 1:  # two batches copied in, or being copied
+        if len(handed) == 2 * BATCH_PARTITIONS + 1:  # two batches copied in, or being copied
             raise RuntimeError("the scan broke")
         added(self, pid, *rows)
 
@@ -185,10 +182,7 @@ def test_a_collection_failing_before_its_scan_leaves_no_transaction_open(
     from collectors.collect import CollectionFailed, collect
 
     root = tmp_path / "facts"
-    write_days(root, 3)
-    ms = Metastore(pg_url)
-    ms.upgrade()
-    ms.register_table("facts", str(root))
+    ms = registered(pg_url, root)
     collect(ms.engine, "facts", spark=spark)
     before = stored(ms)
 
