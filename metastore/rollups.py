@@ -336,11 +336,11 @@ def upper_block(
     """The block of `level` (2 and up) over exactly the blocks `children` of the level
     below (built ahead, in number order, all in its range), merged from them as they are
     in memory: a full collection builds its whole tree while its scan still runs."""
-    forms = [c.child for c in children]
-    if any(form is None for form in forms):
+    forms = [c.child for c in children if c.child is not None]
+    if len(forms) != len(children):
         raise ValueError("a block built ahead was already merged into its parent")
     number = children[0].block["block"] // FANOUT
-    built = _merged_block(table_id, level, number, [f for f in forms if f is not None], types)
+    built = _merged_block(table_id, level, number, forms, types)
     return replace(built, members=tuple(pid for c in children for pid in c.members))
 
 
