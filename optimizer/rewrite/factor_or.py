@@ -20,20 +20,17 @@ def factor_or(predicate: exp.Expr) -> list[exp.Expr]:
     if not isinstance(inner, exp.Or):
         return [predicate]
     branches = [conjuncts(b) for b in _disjuncts(inner)]
-    # each conjunct's text generated once (sqlglot copies an expression to print it)
-    texts = [[c.sql() for c in branch] for branch in branches]
-    others = [set(t) for t in texts[1:]]
-    common_by_text: dict[str, exp.Expr] = {}
-    for c, text in zip(branches[0], texts[0], strict=True):
-        if all(text in t for t in others):
-            common_by_text[text] = c  # (the last of equal ones, in the first one's place)
-    common = list(common_by_text.values())
+    # conjuncts compared by structure (sqlglot's hash and equality: the same tree, not the
+    # same text, which costs a copy and a generation of every conjunct to print)
+    others = [set(branch) for branch in branches[1:]]
+    common_by_tree: dict[exp.Expr, exp.Expr] = {}
+    for c in branches[0]:
+        if all(c in other for other in others):
+            common_by_tree[c] = c  # (the last of equal ones, in the first one's place)
+    common = list(common_by_tree.values())
     if not common:
         return [predicate]
-    rests = [
-        [c for c, text in zip(branch, branch_texts, strict=True) if text not in common_by_text]
-        for branch, branch_texts in zip(branches, texts, strict=True)
-    ]
+    rests = [[c for c in branch if c not in common_by_tree] for branch in branches]
     result = [c.copy() for c in common]
     if all(rests):
         branches_left = [exp.and_(*(c.copy() for c in rest), copy=False) for rest in rests]
