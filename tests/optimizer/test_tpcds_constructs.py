@@ -6,11 +6,15 @@ every row). Over TPC-H's schema with made-up statistics (no Spark)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import sqlglot
 
+from metastore.lookup import PartitionQuery
 from metastore.samples import Sample
+from metastore.statistics import TableSummary
 from optimizer.estimate.column import ColumnEstimate
 from optimizer.estimate.key_lookup import (
     ScanSample,
@@ -79,6 +83,62 @@ def test_the_top_ranks_of_each_partition_are_kept() -> None:
         "ORDER BY o_totalprice DESC) AS rk FROM orders) t WHERE rk <= 10"
     )
     assert rows_of(sql) == pytest.approx(10 * 1000, rel=0.01)
+
+
+def test_a_rank_runs_within_its_own_window_not_the_first() -> None:
+    # the first window partitions by o_orderstatus (1,000 made-up values), the rank by
+    # o_custkey (1,000): each rank's partitions are its own window's
+    sql = (
+        "SELECT * FROM (SELECT o_custkey, SUM(o_totalprice) OVER (PARTITION BY o_orderstatus, "
+        "o_orderpriority) AS s, RANK() OVER (PARTITION BY o_custkey ORDER BY o_totalprice) AS rk "
+        "FROM orders) t WHERE rk <= 10"
+    )
+    assert rows_of(sql) == pytest.approx(10 * 1000, rel=0.01)
+
+
+def test_a_rank_over_groups_runs_from_one_to_its_partitions_groups() -> None:
+    # a window over a GROUP BY is computed with the aggregate: its rank still counts the
+    # groups of each of its partitions (TPC-DS q47's rank by month of each item and store)
+    inner = (
+        "SELECT o_custkey, o_orderdate, SUM(o_totalprice) AS s, "
+        "AVG(SUM(o_totalprice)) OVER (PARTITION BY o_custkey, o_orderstatus) AS a, "
+        "RANK() OVER (PARTITION BY o_custkey ORDER BY o_orderdate) AS rk "
+        "FROM orders GROUP BY o_custkey, o_orderstatus, o_orderdate"
+    )
+    groups = StatsQuery(SOURCE).of(plan_of(inner)).rows.value
+    assert rows_of(f"SELECT * FROM ({inner}) t WHERE rk <= 1") == pytest.approx(1000, rel=0.01)
+    ranks = rows_of(f"SELECT DISTINCT rk FROM ({inner}) t")
+    assert ranks == pytest.approx(groups / 1000, rel=0.01)
+
+
+class _PricedStatistics(MadeUpStatistics):
+    """The made-up statistics, o_totalprice never negative (0 to 500,000)."""
+
+    def summary(self, name: str, query: PartitionQuery) -> TableSummary:
+        summary = super().summary(name, query)
+        columns = dict(summary.columns)
+        if "o_totalprice" in columns:
+            columns["o_totalprice"] = replace(columns["o_totalprice"], min=0.0, max=500000.0)
+        return replace(summary, columns=columns)
+
+
+def test_a_window_aggregate_of_groups_keeps_the_groups_bounds() -> None:
+    # AVG(SUM(x)) OVER (...) of a never-negative x is never negative: `> 0` keeps the rows
+    # (TPC-DS q47, q57: avg_monthly_sales > 0), as SUM(x) > 0 does
+    source = _PricedStatistics()
+    inner = (
+        "SELECT o_custkey, SUM(o_totalprice) AS s, "
+        "AVG(SUM(o_totalprice)) OVER (PARTITION BY o_orderstatus) AS a, "
+        "SUM(SUM(o_totalprice)) OVER () AS total "
+        "FROM orders GROUP BY o_custkey, o_orderstatus"
+    )
+    groups = StatsQuery(source).of(build_plan(inner, source.table)).rows.value
+    for condition in ("a > 0", "a >= 0", "total >= 0", "s >= 0"):
+        sql = f"SELECT * FROM ({inner}) t WHERE {condition}"
+        kept = StatsQuery(source).of(build_plan(sql, source.table)).rows.value
+        assert kept == pytest.approx(groups, rel=0.01), condition
+    sql = f"SELECT * FROM ({inner}) t WHERE a < 0"
+    assert StatsQuery(source).of(build_plan(sql, source.table)).rows.value < groups / 100
 
 
 def test_a_window_shuffles_by_its_partition_keys() -> None:

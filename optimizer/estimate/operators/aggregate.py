@@ -101,23 +101,44 @@ def _aggregate_column(
     expression: exp.Expr, child: NodeStats, groups: float, level: Level
 ) -> ColumnEstimate:
     """An aggregate's output: nothing known of its values but their bounds, where its
-    argument's bounds give them (operators.expressions.value_bounds): MIN, MAX and AVG
-    within the argument's; SUM at least the argument's lowest value when no value is
-    negative, at most its highest when none is positive (a group has a row), so that
-    `SUM(x) > 0` of a non-negative x keeps its groups (TPC-DS's yearly totals)."""
+    argument's bounds give them (`aggregate_bounds`)."""
     column = unknown_column(groups, "aggregate")
-    if level == BASIC or not isinstance(expression, exp.Sum | exp.Min | exp.Max | exp.Avg):
-        return column
-    bounds = value_bounds(expression.this, child)
+    bounds = aggregate_bounds(expression, child) if level != BASIC else None
     if bounds is None:
         return column
-    low: float | None = bounds[0]
-    high: float | None = bounds[1]
-    if isinstance(expression, exp.Sum):
-        low, high = (bounds[0] if bounds[0] >= 0 else None), (bounds[1] if bounds[1] <= 0 else None)
+    low, high = bounds
     return ColumnEstimate(
         "double", column.ndv, low=low, high=high, width=column.width, source_rows=groups
     )
+
+
+Bounds = tuple[float | None, float | None]
+
+
+def aggregate_bounds(expression: exp.Expr, child: NodeStats) -> Bounds | None:
+    """Bounds of an aggregate's values from its argument's (operators.expressions.
+    value_bounds): MIN, MAX and AVG within the argument's; SUM at least the argument's
+    lowest value when no value is negative, at most its highest when none is positive (a
+    group has a row), so that `SUM(x) > 0` of a non-negative x keeps its groups (TPC-DS's
+    yearly totals). A window aggregate over the groups (`AVG(SUM(x)) OVER (...)`) bounds
+    its values as the same aggregate of the inner aggregate's. None: nothing known."""
+    if isinstance(expression, exp.Window):
+        expression = expression.this
+    if not isinstance(expression, exp.Sum | exp.Min | exp.Max | exp.Avg):
+        return None
+    argument = expression.this
+    bounds: Bounds | None = (
+        aggregate_bounds(argument, child)
+        if isinstance(argument, exp.AggFunc | exp.Window)
+        else value_bounds(argument, child)
+    )
+    if bounds is None:
+        return None
+    low, high = bounds
+    if isinstance(expression, exp.Sum):
+        low = low if low is not None and low >= 0 else None
+        high = high if high is not None and high <= 0 else None
+    return (low, high) if low is not None or high is not None else None
 
 
 def _count_column(input_rows: float, groups: float) -> ColumnEstimate:
