@@ -16,6 +16,10 @@ from optimizer.estimate.key_lookup import ListedJoin, ScanSample, determines, di
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators import join_rows
 from optimizer.estimate.operators.join_heavy_keys import carry_heavy_keys
+from optimizer.estimate.operators.join_partitions import (
+    matched_partition_keys,
+    narrowed_to_partitions,
+)
 from optimizer.estimate.operators.join_ranges import transfer_ranges
 from optimizer.estimate.predicates import BASIC, SKETCH, selectivity
 from optimizer.estimate.sample_filter import holds_every_row
@@ -36,6 +40,7 @@ def derive(stats: StatsQuery, node: Join) -> NodeStats:
     # partition-key joins through the listing, on the sides as their nodes estimate
     # them (the transfer of ranges below keeps neither samples nor listings)
     listed = {(a, b): join_rows.listed_join(stats, (left, right), a, b) for a, b in node.keys}
+    sides = (left, right)
     if stats.level != BASIC and node.kind in ("inner", "semi"):
         left, right = transfer_ranges(node, left, right)
     inner, source = join_rows.inner_join_rows(stats, node, left, right, listed)
@@ -64,6 +69,7 @@ def derive(stats: StatsQuery, node: Join) -> NodeStats:
         for found in listed.values():
             if found is not None:
                 columns = _matched_by_listing(columns, *found)
+        columns = _read_partitions(stats, node, sides, listed, columns)
     if stats.level == SKETCH and node.kind == "inner":
         columns = carry_heavy_keys(node, left, right, columns, rows)
     size = left.row_size + (0.0 if node.kind in ("semi", "anti") else right.row_size)
@@ -172,6 +178,34 @@ def _thinned_with_keys(
                 theta_share=column.theta_share * ndv / column.ndv.value,
             )
     return result
+
+
+def _read_partitions(
+    stats: StatsQuery,
+    node: Join,
+    sides: tuple[NodeStats, NodeStats],
+    listed: dict[tuple[ColumnRef, ColumnRef], tuple[NodeStats, ListedJoin] | None],
+    columns: dict[ColumnRef, ColumnEstimate],
+) -> dict[ColumnRef, ColumnEstimate]:
+    """A side joined through its partition listing reads only the partitions the other
+    side's keys meet: its columns at most those partitions' distinct values
+    (operators.join_partitions)."""
+    join_keys = {ref for pair in node.keys for ref in pair}
+    for (a, b), found in listed.items():
+        if found is None:
+            continue
+        other, joined = found
+        if other is sides[0]:
+            side, listed_stats, key, other_key = node.right, sides[1], b, a
+        else:
+            side, listed_stats, key, other_key = node.left, sides[0], a, b
+        column = listed_stats.columns.get(key)
+        if column is None:
+            continue
+        values = matched_partition_keys(column, other, other_key[1], joined)
+        if values is not None:
+            columns = narrowed_to_partitions(stats, side, key, values, columns, join_keys)
+    return columns
 
 
 def _matched_by_listing(
