@@ -66,6 +66,7 @@ from optimizer.plan import (
     equi_keys,
 )
 from optimizer.rewrite import rewrite_where
+from optimizer.rewrite.factor_correlation import factor_correlations
 from optimizer.rewrite.fold_constants import folded
 from optimizer.sql_copy import TreeCopy
 from optimizer.sql_scope import DEFAULT_DB, free_aliases, scope_aliases, table_name
@@ -197,6 +198,7 @@ def build_qualified_plan(
             raise UnknownColumn(f"unknown column: {message}") from None
         raise InvalidQuery(f"cannot resolve the query: {message}") from None
     _forget_positions(qualified)
+    factor_correlations(qualified)
     return QualifiedPlan(_query(qualified, _Context(tables), QUERY_ALIAS), qualified)
 
 

@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from optimizer import rewrite
 from optimizer.estimate.explain import detail
-from optimizer.plan import Node, Project, conjunction
+from optimizer.plan import Aggregate, Join, Node, Project, conjunction, walk
 from optimizer.rewrite import ConjunctRule, rewrite_conjunct
+from optimizer.rewrite.factor_correlation import factor_correlations
 from optimizer.rewrite.factor_or import factor_or
 from optimizer.rewrite.fold_constants import fold_constants
 from optimizer.sql_to_plan import build_plan
@@ -72,3 +74,45 @@ def test_docstring_examples(name: str) -> None:
     failed, tried = doctest.testmod(module)
     assert tried > 0
     assert failed == 0
+
+
+COUNTED = (
+    "SELECT p.p_name FROM part p WHERE (SELECT COUNT(*) FROM partsupp ps WHERE "
+    "(ps.ps_partkey = p.p_partkey AND ps.ps_availqty > 10) OR "
+    "(ps.ps_partkey = p.p_partkey AND ps.ps_supplycost < 5)) > 0"
+)
+
+
+def test_a_correlation_common_to_an_ors_branches_is_factored_out_of_it() -> None:
+    # TPC-DS q41's shape: the correlation equality in every branch of the subquery's OR;
+    # factored out, the subquery is decorrelated (an aggregate by the correlated key joined
+    # on it), as Spark's BooleanSimplification lets Spark do
+    statement = sqlglot.parse_one(COUNTED, read="spark")
+    factor_correlations(statement)
+    inner = statement.find(exp.Subquery)
+    assert inner is not None
+    where = inner.this.args["where"].this.sql("spark")
+    assert where == (
+        "ps.ps_partkey = p.p_partkey AND (ps.ps_availqty > 10 OR ps.ps_supplycost < 5)"
+    )
+    plan = build_plan(COUNTED, tpch_lookup)
+    joins = [n for n in walk(plan) if isinstance(n, Join)]
+    assert len(joins) == 1
+    assert joins[0].keys == ((("p", "p_partkey"), (joins[0].keys[0][1][0], "ps_partkey")),)
+    assert isinstance(joins[0].right, Aggregate)
+
+
+def test_an_or_without_a_common_correlation_is_left_as_written() -> None:
+    for sql in (
+        # the common conjunct is not correlated
+        "SELECT p.p_name FROM part p WHERE (SELECT COUNT(*) FROM partsupp ps WHERE "
+        "(ps.ps_availqty > 10 AND ps.ps_partkey = p.p_partkey) OR "
+        "(ps.ps_availqty > 10 AND ps.ps_supplycost < 5)) > 0",
+        # no common conjunct
+        "SELECT p.p_name FROM part p WHERE (SELECT COUNT(*) FROM partsupp ps WHERE "
+        "(ps.ps_partkey = p.p_partkey AND ps.ps_availqty > 10) OR ps.ps_supplycost < 5) > 0",
+    ):
+        statement = sqlglot.parse_one(sql, read="spark")
+        before = statement.sql("spark")
+        factor_correlations(statement)
+        assert statement.sql("spark") == before
