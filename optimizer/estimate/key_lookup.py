@@ -516,10 +516,12 @@ def sample_table(
     return table if rows is None else table.filter(pa.array(rows))
 
 
-def distinct_tuples(side: ScanSample, names: tuple[str, ...]) -> tuple[int, list[int]] | None:
+def distinct_tuples(
+    side: ScanSample, names: tuple[str, ...]
+) -> tuple[int, list[int], int] | None:
     """Among the sampled rows the side's filter kept: the distinct combinations of the
-    columns `names`, and each column's distinct values (NULL counting as a value). None
-    when the sample lacks a column or kept no row."""
+    columns `names`, each column's distinct values (NULL counting as a value), and the
+    rows. None when the sample lacks a column or kept no row."""
     loaded = side.rows()
     if loaded is None:
         return None
@@ -532,14 +534,14 @@ def distinct_tuples(side: ScanSample, names: tuple[str, ...]) -> tuple[int, list
     singles = [int(np.count_nonzero(np.bincount(codes))) for codes in columns]
     rows = int(passed.sum())
     if max(singles) == rows:  # a column with no value twice: every combination differs
-        return rows, singles
+        return rows, singles, rows
     combined = np.zeros(rows, dtype=np.int64)
     for codes in columns:
         radix = int(codes.max()) + 1
         if radix and combined.size and int(combined.max()) > (2**62) // radix:
             combined = _dense(combined)  # renumbered 0..k-1 (k <= rows): room again
         combined = combined * radix + codes
-    return int(np.unique(combined).size), singles
+    return int(np.unique(combined).size), singles, rows
 
 
 def _dense(numbers: np.ndarray) -> np.ndarray:
@@ -554,7 +556,7 @@ def distinct_tuple_share(side: ScanSample, names: tuple[str, ...]) -> float | No
     counted = distinct_tuples(side, names)
     if counted is None:
         return None
-    combinations, singles = counted
+    combinations, singles, _ = counted
     return min(1.0, combinations / math.prod(max(1, d) for d in singles))
 
 

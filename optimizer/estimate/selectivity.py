@@ -102,6 +102,31 @@ def occupied_groups(
     return min(input_rows, max(filled, *key_ndvs) if every_value else filled)
 
 
+def drawn_distinct(seen: float, drawn: float, most: float) -> float:
+    """The distinct values D of a population of which `drawn` rows drawn at random showed
+    `seen`: the D for which Cardenas's D (1 - (1 - 1/D)^n) expects that many (the method
+    of moments, Haas et al. 1995, docs/estimator.md#groups-rows-fill), at most `most`; a
+    sample whose rows nearly all differ says only that D is large (then `most`)."""
+    if drawn <= 0 or seen <= 0:
+        return 0.0
+
+    def expected(d: float) -> float:
+        return d * -math.expm1(drawn * math.log1p(-1.0 / d)) if d > 1.0 else min(d, drawn)
+
+    if seen >= drawn or expected(most) <= seen:
+        return most
+    low, high = seen, most  # expected() rises with D: bisect on a log scale
+    for _ in range(60):
+        middle = math.sqrt(low * high)
+        if expected(middle) < seen:
+            low = middle
+        else:
+            high = middle
+        if high <= low * (1.0 + 1e-6):
+            break
+    return high
+
+
 def eqjoin_mcv(
     mcv1: Sequence[tuple[Any, float]],
     mcv2: Sequence[tuple[Any, float]],

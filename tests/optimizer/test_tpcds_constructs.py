@@ -435,3 +435,53 @@ def test_an_inner_join_dropping_rows_thins_the_other_columns_at_random() -> None
     # a LEFT JOIN keeps every order: its columns keep their values
     outer = next(n for n in walk(plan_of(sql.format("LEFT JOIN"))) if isinstance(n, Join))
     assert stats.of(outer).columns[("orders", "o_clerk")].ndv.value == pytest.approx(1000.0)
+
+
+def test_drawn_distinct_inverts_cardenas() -> None:
+    from optimizer.estimate.selectivity import drawn_distinct
+
+    seen = 1000 * (1 - (1 - 1 / 1000) ** 3000)  # 1000 values, 3000 draws: 950 seen
+    assert drawn_distinct(seen, 3000.0, 1e9) == pytest.approx(1000.0, rel=1e-4)
+    assert drawn_distinct(3000.0, 3000.0, 5e5) == 5e5  # every draw differed: only the bound
+    assert drawn_distinct(900.0, 3000.0, 800.0) == 800.0  # never beyond the bound
+
+
+def _independent_keys(weight: float) -> tuple[list[ColumnEstimate], list[float]]:
+    """3,000 sampled rows of two independent uniform columns (500 and 2,000 values), each
+    standing for `weight` rows."""
+    rng = np.random.default_rng(7)
+    items = rng.integers(0, 500, 3000).astype(np.float64)
+    customers = rng.integers(0, 2000, 3000).astype(np.float64)
+    sample = _sample({"item": items, "customer": customers}, weights=[weight] * 3000)
+    side = ScanSample("s", lambda: sample)
+    keys = [
+        ColumnEstimate("bigint", Estimate(500.0, EXACT, "test"), origin=(side, "item")),
+        ColumnEstimate("bigint", Estimate(2000.0, EXACT, "test"), origin=(side, "customer")),
+    ]
+    return keys, [500.0, 2000.0]
+
+
+def test_a_sparse_sample_of_independent_columns_implies_their_combinations() -> None:
+    # 300,000 rows over 1,000,000 combinations fill 259,000 of them; the sample's 3,000 rows
+    # nearly all differ, so their share of the product (0.4%) is sparseness, not correlation
+    from optimizer.estimate.operators.aggregate import _correlated_group_ndvs
+    from optimizer.estimate.selectivity import occupied_groups
+
+    keys, ndvs = _independent_keys(weight=100.0)
+    combined = _correlated_group_ndvs(keys, ndvs)
+    assert combined[1] == 1.0
+    groups = occupied_groups([combined[0]], 300_000.0)
+    truth = occupied_groups([500.0, 2000.0], 300_000.0)  # 259,000
+    assert truth / 2 < groups < truth * 2
+
+
+def test_a_complete_sample_counts_its_combinations() -> None:
+    from optimizer.estimate.key_lookup import distinct_tuples
+    from optimizer.estimate.operators.aggregate import _correlated_group_ndvs
+
+    keys, ndvs = _independent_keys(weight=1.0)  # the sample is the table
+    side = keys[0].origin[0]  # type: ignore[index]
+    counted = distinct_tuples(side, ("item", "customer"))
+    assert counted is not None
+    combined = _correlated_group_ndvs(keys, ndvs)
+    assert combined[0] < 2 * counted[0]  # the share of the product, not the implied 1e6

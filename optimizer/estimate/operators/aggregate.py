@@ -14,18 +14,24 @@ from sqlglot import exp
 
 from optimizer.estimate.column import ColumnEstimate, unknown_column
 from optimizer.estimate.group_sizes import group_size_points
-from optimizer.estimate.key_lookup import distinct_tuples
+from optimizer.estimate.key_lookup import ScanSample, distinct_tuples
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.expressions import expression_column, value_bounds
 from optimizer.estimate.partition_groups import partition_pairs
 from optimizer.estimate.predicates import BASIC, SKETCH, Level
-from optimizer.estimate.selectivity import group_by_rows, occupied_groups, seed_group_by_rows
+from optimizer.estimate.selectivity import (
+    drawn_distinct,
+    group_by_rows,
+    occupied_groups,
+    seed_group_by_rows,
+)
 from optimizer.estimate.values import ESTIMATED, EXACT, Estimate, weakest
 from optimizer.plan import Aggregate
 
 if TYPE_CHECKING:
     from optimizer.estimate.stats_query import StatsQuery
 
+INDEPENDENT_SHARE = 0.9  # sampled combinations at least this share of independent columns'
 DETERMINES_TOLERANCE = 0.01  # a column with 99% of the combinations' count determines them
 
 
@@ -177,7 +183,7 @@ def _correlated_group_ndvs(keys: list[ColumnEstimate], ndvs: list[float]) -> lis
         counted = distinct_tuples(keys[members[0]].origin[0], names)
         if counted is None:
             continue
-        combinations, singles = counted
+        combinations, singles, drawn = counted
         values = {keys[i].origin[1]: ndvs[i] for i in members}
         determining = [
             values[name]
@@ -190,7 +196,27 @@ def _correlated_group_ndvs(keys: list[ColumnEstimate], ndvs: list[float]) -> lis
             share = min(1.0, combinations / math.prod(max(1, d) for d in singles))
             product = math.prod(max(v, 1.0) for v in values.values())
             combined = max(max(values.values()), product * share)
+            population = _kept_population(keys[members[0]].origin[0])
+            if (
+                population > drawn
+                and combinations >= INDEPENDENT_SHARE * occupied_groups(singles, drawn)
+            ):
+                # the sample's combinations are those of independent columns: its share of
+                # the product is its sparseness, not a correlation; the combinations its
+                # draws imply instead, at most the product, and at most one more for each
+                # row the sample stands for beyond its own
+                most = min(product, combinations * population / drawn)
+                combined = max(combined, drawn_distinct(combinations, drawn, most))
         result[members[0]] = combined
         for i in members[1:]:
             result[i] = 1.0
     return result
+
+
+def _kept_population(side: ScanSample) -> float:
+    """The rows the sampled rows a side's filter kept stand for (their weights' sum)."""
+    loaded = side.rows()
+    if loaded is None:
+        return 0.0
+    sample, passed = loaded
+    return float(sample.weights[passed].sum())

@@ -227,9 +227,9 @@ def test_distinct_tuples_of_a_column_with_no_value_twice() -> None:
     other = np.array([7.0, 7.0, 7.0, 8.0, 8.0])
     passed = np.ones(5, dtype=bool)
     side = _tuples_side({"key": key, "other": other}, passed)
-    assert distinct_tuples(side, ("key", "other")) == (4, [4, 2])
+    assert distinct_tuples(side, ("key", "other")) == (4, [4, 2], 5)
     unique = _tuples_side({"key": np.array([1.0, 2.0, np.nan, 4.0, 5.0]), "other": other}, passed)
-    assert distinct_tuples(unique, ("key", "other")) == (5, [5, 2])
+    assert distinct_tuples(unique, ("key", "other")) == (5, [5, 2], 5)
 
 
 @given(st.integers(0, 300), st.data())
