@@ -516,9 +516,7 @@ def sample_table(
     return table if rows is None else table.filter(pa.array(rows))
 
 
-def distinct_tuples(
-    side: ScanSample, names: tuple[str, ...]
-) -> tuple[int, list[int], int] | None:
+def distinct_tuples(side: ScanSample, names: tuple[str, ...]) -> tuple[int, list[int], int] | None:
     """Among the sampled rows the side's filter kept: the distinct combinations of the
     columns `names`, each column's distinct values (NULL counting as a value), and the
     rows. None when the sample lacks a column or kept no row."""

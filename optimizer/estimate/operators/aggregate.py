@@ -197,9 +197,8 @@ def _correlated_group_ndvs(keys: list[ColumnEstimate], ndvs: list[float]) -> lis
             product = math.prod(max(v, 1.0) for v in values.values())
             combined = max(max(values.values()), product * share)
             population = _kept_population(keys[members[0]].origin[0])
-            if (
-                population > drawn
-                and combinations >= INDEPENDENT_SHARE * occupied_groups(singles, drawn)
+            if population > drawn and combinations >= INDEPENDENT_SHARE * occupied_groups(
+                singles, drawn
             ):
                 # the sample's combinations are those of independent columns: its share of
                 # the product is its sparseness, not a correlation; the combinations its
