@@ -5,8 +5,12 @@ estimated (docs/design.md#join-cardinality)."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
+import numpy as np
+
+from metastore.samples import Sample
 from optimizer.estimate.column import ColumnEstimate, changed, encode
 from optimizer.estimate.key_lookup import ScanSample, distinct_in
 from optimizer.estimate.node_stats import NodeStats
@@ -131,17 +135,30 @@ def _filtered_sample_share(
         return None
     key = ("range share", name, low, high)  # each join order weighed asks again
     if key not in scan.memo:
-        scan.memo[key] = _sampled_range_share(scan, name, low, high)
+        scan.memo[key] = _kept_range_share(scan, name, low, high)
     return scan.memo[key]  # type: ignore[no-any-return]
 
 
-def _sampled_range_share(
+def _kept_range_share(
     scan: ScanSample, name: str, low: float, high: float
 ) -> tuple[float, float] | None:
+    """`_sampled_range_share`, kept with the sample under the kept rows' fingerprint (a
+    digest of the mask's bits): a plan asked again (a dashboard's) reads it, not counts the
+    sample again."""
     loaded = scan.rows()
     if loaded is None or not loaded[0].numeric(name):
         return None
     sample, passed = loaded
+    kept = hashlib.blake2b(np.packbits(passed).tobytes(), digest_size=16).digest()
+    return sample.derived(
+        ("range share", name, low, high, passed.size, kept),
+        lambda: _sampled_range_share(sample, passed, name, low, high),
+    )
+
+
+def _sampled_range_share(
+    sample: Sample, passed: np.ndarray, name: str, low: float, high: float
+) -> tuple[float, float] | None:
     if int(passed.sum()) < MIN_SAMPLED_ROWS:
         return None
     values = sample.columns[name]

@@ -98,3 +98,35 @@ def test_distinct_in_few_and_many_rows_of_a_large_sample() -> None:
         mask = rng.random(column.size) < share
         kept = column[mask]
         assert distinct_in(sample, mask, "c") == np.unique(kept[~np.isnan(kept)]).size
+
+
+def test_a_range_share_is_kept_with_its_sample_and_kept_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The join-range rule's share of a filtered sample inside a range is counted once per
+    sample and kept rows: a plan asked again (another request, another mask object with
+    the same rows) reads it; other kept rows are counted afresh."""
+    from optimizer.estimate.key_lookup import ScanSample
+    from optimizer.estimate.operators import join_ranges
+
+    counted: list[int] = []
+    original = join_ranges._sampled_range_share
+
+    def counting(*args: Any) -> Any:
+        counted.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(join_ranges, "_sampled_range_share", counting)
+    keys = np.arange(100, dtype=np.float64)
+    sample = Sample({"k": keys}, np.ones(100), 1)
+    first_half = keys < 50
+    shares = []
+    for mask in (first_half, first_half.copy(), keys >= 50):  # a request's own mask each
+        scan = ScanSample("d", lambda: sample, mask.copy())
+        shares.append(join_ranges._kept_range_share(scan, "k", 40.0, 59.0))
+    assert shares[0] == shares[1] == pytest.approx((10 / 50, 10 / 50))
+    assert shares[2] == pytest.approx((10 / 50, 10 / 50))
+    assert len(counted) == 2  # the second request read the first one's count
+    scan = ScanSample("d", lambda: sample, keys < 45)
+    assert join_ranges._kept_range_share(scan, "k", 40.0, 59.0) == pytest.approx((5 / 45, 5 / 45))
+    assert len(counted) == 3
