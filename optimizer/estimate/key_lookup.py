@@ -279,20 +279,22 @@ def surviving_mcvs(
     numeric = sample.numeric(key)
     if numeric is None or numeric != other_sample.numeric(other_key):
         return {}
-    if not other.every_partition or not np.all(other_sample.weights <= 1.0 + 1e-9):
+    if not other.every_partition or not _every_row(other_sample):
         return {}  # only a sample of every row of the table says which keys it lacks
+    rows = np.flatnonzero(passed)  # the kept rows' positions: every figure reads only them
     if numeric:
-        kept, found = _numeric_key_matches(sample, key, other_sample, other_key, other_passed)
-        matches = found.astype(np.float64)
+        kept, found = _numeric_key_matches(sample, key, rows, other_sample, other_key, other_passed)
     else:  # strings, compared in Arrow (never turned into Python strings row by row)
         kept_strings = pc.unique(
             pc.drop_null(pc.filter(other_sample.arrow(other_key), pa.array(other_passed)))
         )
-        found = pc.is_in(sample.arrow(key), value_set=kept_strings).fill_null(False)
-        matches = np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.float64)
+        mine_kept = sample.arrow(key).take(pa.array(rows))
+        met = pc.is_in(mine_kept, value_set=kept_strings).fill_null(False)
+        found = np.asarray(met.to_numpy(zero_copy_only=False), dtype=bool)
         kept = np.sort(np.array(kept_strings.to_pylist(), dtype=object))
-    kept_matches = matches[passed]  # (gathered once: every target reads it)
-    average = float(kept_matches.mean()) if kept_matches.size else 0.0
+    tally = _Tally.of(found)
+    average = tally.matched / len(found) if len(found) else 0.0
+    every = len(rows) == len(passed)  # no filter: the rows per value are kept with the sample
 
     def survival(value: Any, own_key: bool, sampled: tuple[int, float] | None) -> float:
         probe = value if isinstance(value, str) else as_number(value)
@@ -314,7 +316,13 @@ def surviving_mcvs(
                 ("probes", name, tuple(probes)),
                 partial(_probe_index, sample, name, probes),
             )
-            counted = _rows_per_value(index[passed], kept_matches, len(probes))
+            held = None
+            if every:
+                held = sample.derived(
+                    ("probe rows", name, tuple(probes)),
+                    partial(_rows_per_probe, index, len(probes)),
+                )
+            counted = _rows_per_value(index if every else index[rows], tally, len(probes), held)
             result[name] = tuple(
                 (v, min(1.0, f * survival(v, name == key, counted[i]) * scale))
                 for i, (v, f) in enumerate(mcvs)
@@ -322,6 +330,12 @@ def surviving_mcvs(
         except TypeError:  # a value the sample does not hold as a number
             continue
     return result
+
+
+def _every_row(sample: Sample) -> bool:
+    """Each sampled row stands for itself alone (weight 1): the sample holds every row of
+    what it was drawn from (kept with the sample)."""
+    return bool(sample.derived(("every row",), lambda: np.all(sample.weights <= 1.0 + 1e-9)))
 
 
 def _probe_index(sample: Sample, name: str, probes: list[Any]) -> np.ndarray:
@@ -338,17 +352,38 @@ def _probe_index(sample: Sample, name: str, probes: list[Any]) -> np.ndarray:
     return np.where(numbers[order][position] == values, order[position], -1)
 
 
+@dataclass(frozen=True)
+class _Tally:
+    """Which kept rows found a match, by the positions of the fewer kind: the matched rows
+    per value are counted over those alone (all of them, or all but the unmatched)."""
+
+    positions: np.ndarray
+    matched_listed: bool  # `positions` are the matched rows (else the unmatched ones)
+    matched: int
+
+    @staticmethod
+    def of(found: np.ndarray) -> _Tally:
+        matched = np.flatnonzero(found)
+        if 2 * len(matched) <= len(found):
+            return _Tally(matched, True, len(matched))
+        return _Tally(np.flatnonzero(~found), False, len(matched))
+
+
+def _rows_per_probe(index: np.ndarray, probes: int) -> np.ndarray:
+    """Per probe, the rows holding it (`index`: which probe each row holds, -1 for none);
+    shifted by one, the rows holding none fall in a first bin left out."""
+    return np.bincount(index + 1, minlength=probes + 1)[1:]
+
+
 def _rows_per_value(
-    index: np.ndarray, matches: np.ndarray, probes: int
+    index: np.ndarray, tally: _Tally, probes: int, held: np.ndarray | None = None
 ) -> list[tuple[int, float] | None]:
     """Per probe: the sampled rows holding it (`index`: which probe each row holds, -1 for
-    none), and how many of them match (the sum of `matches` over them); None for a probe
-    no row holds."""
-    # shifted by one, the rows holding no probe fall in a first bin left out: no mask to
-    # gather by (each bin still sums its rows in row order)
-    shifted = index + 1
-    rows = np.bincount(shifted, minlength=probes + 1)[1:]
-    matched = np.bincount(shifted, weights=matches, minlength=probes + 1)[1:]
+    none; `held`, when known), and how many of them match (`tally`); None for a probe no
+    row holds."""
+    rows = held if held is not None else _rows_per_probe(index, probes)
+    listed = _rows_per_probe(index[tally.positions], probes)
+    matched = listed if tally.matched_listed else rows - listed
     return [(int(r), float(m)) if r else None for r, m in zip(rows, matched, strict=True)]
 
 
@@ -362,22 +397,33 @@ def _holds(distinct: np.ndarray, probe: Any) -> bool:
 
 
 def _numeric_key_matches(
-    sample: Sample, key: str, other: Sample, other_key: str, other_passed: np.ndarray
+    sample: Sample,
+    key: str,
+    rows: np.ndarray,
+    other: Sample,
+    other_key: str,
+    other_passed: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values of `other_key` among the rows of `other` its filter kept
-    (`other_passed`; sorted), and per sampled row of `sample` whether its `key` is one of
-    them (NULL never is): each distinct value of `key` is placed among the other's once per
-    pair of samples (`_values_among`), so a request only flags and gathers."""
+    (`other_passed`; sorted), and per sampled row of `sample` at the positions `rows`
+    whether its `key` is one of them (NULL never is): each distinct value of `key` is
+    placed among the other's once per pair of samples (`_values_among`), so a request only
+    flags and gathers."""
     other_distinct, kept_flags = _kept_flags(other, other_key, other_passed)
     codes = sample.derived(("value codes", key), partial(value_codes, sample.columns[key]))[1]
     into_other = sample.derived(
         ("values among", key, other.token, other_key),
         partial(_values_among, sample, key, other, other_key),
     )
-    member = np.zeros(len(into_other), dtype=bool)
-    present = into_other >= 0
-    member[present] = kept_flags[into_other[present]]
-    return other_distinct[kept_flags], _coded_members(codes, member)
+    # per kept row: its value's place among the other's distinct values, and whether a
+    # row the other's filter kept holds that value (only the kept rows are read)
+    kept_codes = codes[rows]
+    found = np.zeros(len(rows), dtype=bool)
+    present = kept_codes >= 0
+    if len(kept_flags):
+        among = into_other[kept_codes[present]]
+        found[present] = (among >= 0) & kept_flags[np.maximum(among, 0)]
+    return other_distinct[kept_flags], found
 
 
 def _kept_flags(sample: Sample, name: str, passed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -407,15 +453,6 @@ def _values_among(sample: Sample, name: str, other: Sample, other_name: str) -> 
         found = theirs[at] == distinct
         into[found] = at[found]
     return into
-
-
-def _coded_members(codes: np.ndarray, member: np.ndarray) -> np.ndarray:
-    """Per row, whether its value (`codes`: its index among the distinct values, -1 for
-    NULL) is a member (`member`, per distinct value); NULL never is."""
-    found = np.zeros(len(codes), dtype=bool)
-    present = codes >= 0
-    found[present] = member[codes[present]]
-    return found
 
 
 @dataclass(frozen=True)

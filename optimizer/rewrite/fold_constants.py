@@ -32,11 +32,17 @@ def folded(expression: exp.Expr) -> exp.Expr:
             return node
         for key, value in list(node.args.items()):
             if isinstance(value, exp.Expr):
-                node.set(key, walk(value))
+                new = walk(value)
+                if new is not value:
+                    node.set(key, new)
             elif isinstance(value, list):
-                node.set(key, [walk(v) if isinstance(v, exp.Expr) else v for v in value])
+                values = [walk(v) if isinstance(v, exp.Expr) else v for v in value]
+                if any(a is not b for a, b in zip(values, value, strict=True)):
+                    node.set(key, values)
         return _fold(node)
 
+    if expression.find(exp.Add, exp.Sub, exp.Mul) is None:
+        return expression  # nothing to fold (most conjuncts: no walk, no node set again)
     return walk(expression)
 
 

@@ -14,7 +14,7 @@ from sqlglot import exp
 
 from metastore.column_type import ColumnType
 from metastore.lookup import PartitionQuery
-from optimizer.estimate.column import ColumnEstimate, unknown_column
+from optimizer.estimate.column import ColumnEstimate, changed, unknown_column
 from optimizer.estimate.key_lookup import ScanSample
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.key_sets import conjuncts_of, unqualified, with_key_sets
@@ -61,7 +61,7 @@ def derive(stats: StatsQuery, node: Scan) -> NodeStats:
             every_partition=not usable and not rest,
         )
     if sample is not None:
-        columns = {ref: replace(c, origin=(sample, ref[1])) for ref, c in columns.items()}
+        columns = {ref: changed(c, origin=(sample, ref[1])) for ref, c in columns.items()}
     result = NodeStats(Estimate(rows, precision, source), row_size, columns, sample)
     if rest:  # partition conjuncts the metastore cannot evaluate: estimated instead
         estimate, after = selectivity(conjunction(rest), columns, stats.level)  # type: ignore[arg-type]

@@ -35,21 +35,25 @@ def _distinct(values: np.ndarray) -> np.ndarray:
 def test_key_survival_from_codes_is_membership(
     keys: list[float], other: list[float], data: st.DataObject
 ) -> None:
-    """Which of one side's keys the other side's kept rows hold: from the columns' distinct
-    codes (a count per code, a binary search) as np.isin over np.unique of the kept rows."""
+    """Which of one side's kept keys the other side's kept rows hold: from the columns'
+    distinct codes (a count per code, a binary search) as np.isin over np.unique of the
+    kept rows."""
     drawn = data.draw(st.lists(st.booleans(), min_size=len(other), max_size=len(other)))
     passed = np.asarray(drawn, dtype=bool)
+    mine_drawn = data.draw(st.lists(st.booleans(), min_size=len(keys), max_size=len(keys)))
+    rows = np.flatnonzero(np.asarray(mine_drawn, dtype=bool))
     mine = Sample({"k": np.asarray(keys, dtype=np.float64)}, np.ones(len(keys)), 1)
     theirs = Sample({"k": np.asarray(other, dtype=np.float64)}, np.ones(len(other)), 1)
+    kept_keys = mine.columns["k"][rows]
     plain = np.unique(np.asarray(other, dtype=np.float64)[passed])
-    listed, found = _numeric_key_matches(mine, "k", theirs, "k", passed)
+    listed, found = _numeric_key_matches(mine, "k", rows, theirs, "k", passed)
     assert list(listed) == [v for v in plain if not np.isnan(v)]
-    assert list(found) == list(np.isin(mine.columns["k"], plain[~np.isnan(plain)]))
+    assert list(found) == list(np.isin(kept_keys, plain[~np.isnan(plain)]))
     # the same samples under another filter: the values' places, kept with the sample, hold
     again = ~passed
-    found = _numeric_key_matches(mine, "k", theirs, "k", again)[1]
+    found = _numeric_key_matches(mine, "k", rows, theirs, "k", again)[1]
     held = np.unique(np.asarray(other, dtype=np.float64)[again])
-    assert list(found) == list(np.isin(mine.columns["k"], held[~np.isnan(held)]))
+    assert list(found) == list(np.isin(kept_keys, held[~np.isnan(held)]))
 
 
 def test_key_matches_are_never_lent_to_another_sample() -> None:
@@ -58,9 +62,9 @@ def test_key_matches_are_never_lent_to_another_sample() -> None:
     mine = Sample({"k": np.array([1.0, 2.0, 3.0])}, np.ones(3), 1)
     first = Sample({"k": np.array([1.0, 2.0])}, np.ones(2), 1)
     second = Sample({"k": np.array([3.0, 9.0])}, np.ones(2), 1)
-    everything = np.ones(2, dtype=bool)
-    assert list(_numeric_key_matches(mine, "k", first, "k", everything)[1]) == [1, 1, 0]
-    assert list(_numeric_key_matches(mine, "k", second, "k", everything)[1]) == [0, 0, 1]
+    everything, all_mine = np.ones(2, dtype=bool), np.arange(3)
+    assert list(_numeric_key_matches(mine, "k", all_mine, first, "k", everything)[1]) == [1, 1, 0]
+    assert list(_numeric_key_matches(mine, "k", all_mine, second, "k", everything)[1]) == [0, 0, 1]
 
 
 @given(numbers, st.one_of(st.integers(-60, 60).map(float), st.just(float("nan")), st.text("1")))
@@ -261,16 +265,19 @@ def test_carried_mcvs_over_the_kept_rows_as_over_every_row(size: int, data: st.D
 def test_rows_per_value_counts_each_probes_rows(rows: list[tuple[int, bool]], probes: int) -> None:
     """Per probe, its sampled rows and how many of them match (None: no row holds it), as a
     loop over the rows counts them; rows holding no probe (-1) count for none."""
-    from optimizer.estimate.key_lookup import _rows_per_value
+    from optimizer.estimate.key_lookup import _rows_per_probe, _rows_per_value, _Tally
 
     index = np.asarray([i for i, _ in rows], dtype=np.int64)
-    matches = np.asarray([float(m) for _, m in rows])
+    found = np.asarray([m for _, m in rows], dtype=bool)
     plain = [
         (sum(1 for i, _ in rows if i == p), float(sum(1 for i, m in rows if i == p and m)))
         for p in range(probes)
     ]
     expected = [counted if counted[0] else None for counted in plain]
-    assert _rows_per_value(index, matches, probes) == expected
+    tally = _Tally.of(found)
+    assert _rows_per_value(index, tally, probes) == expected
+    # the rows per probe given (kept with an unfiltered sample): the same figures
+    assert _rows_per_value(index, tally, probes, _rows_per_probe(index, probes)) == expected
 
 
 @given(
