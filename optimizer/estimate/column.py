@@ -62,7 +62,7 @@ class SampledColumn:
     the column as it was before the filter."""
 
     # per value (a double or a string), the share of its sampled rows the filter kept; None
-    # when no sampled row holds it (optimizer.estimate.kept_values.kept_share)
+    # when no sampled row holds it (optimizer.estimate.kept_values.KeptShares)
     kept_share: Callable[[Any], float | None]
     before: ColumnEstimate
     rows_before: float

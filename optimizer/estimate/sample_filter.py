@@ -52,8 +52,6 @@ class SampleCount:
     # per column, the distinct values among the kept rows (operators.filter), kept with
     # the count as the count is kept with its sample
     distinct: dict[str, int | None] = field(default_factory=dict, compare=False, repr=False)
-    # per column, the kept rows per value (optimizer.estimate.kept_values), kept likewise
-    kept_per_value: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def count_on_sample(

@@ -21,7 +21,7 @@ from optimizer.estimate.column import (
     distinct_after_sampling,
 )
 from optimizer.estimate.in_subquery import in_subquery_selectivities
-from optimizer.estimate.kept_values import kept_share
+from optimizer.estimate.kept_values import KeptShares
 from optimizer.estimate.key_lookup import ScanSample, distinct_in
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.key_sets import conjuncts_of, with_conditions
@@ -140,8 +140,8 @@ def _with_sampled_keys(
             continue
         if ref[1] not in sample.columns:
             continue
-        share = partial(kept_share, sample, count, ref[1])  # counted when first asked
-        sampled = SampledColumn(share, before, child.rows.value)
+        shares = KeptShares(sample, count.passed, ref[1])  # counted when first asked
+        sampled = SampledColumn(shares, before, child.rows.value)
         result[ref] = changed(column, sampled=sampled)
     return result
 

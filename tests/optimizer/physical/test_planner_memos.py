@@ -6,7 +6,6 @@ once."""
 from __future__ import annotations
 
 from collections import Counter
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -16,9 +15,8 @@ from sqlglot import exp
 from benchmarks.planner_cpu import QUERIES, SyntheticStatistics, plan
 from metastore.samples import Sample
 from optimizer.estimate.column import ColumnEstimate, SampledColumn
-from optimizer.estimate.kept_values import kept_share
+from optimizer.estimate.kept_values import KeptShares
 from optimizer.estimate.operators import join_rows
-from optimizer.estimate.sample_filter import SampleCount
 from optimizer.estimate.stats_query import StatsQuery
 from optimizer.estimate.values import Estimate
 from optimizer.physical import join_order
@@ -77,9 +75,8 @@ def test_a_joins_row_size_is_its_estimates(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_a_sampled_column_counts_a_value_once(monkeypatch: pytest.MonkeyPatch) -> None:
     sample = Sample({"k": np.asarray([1.0, 1.0, 2.0, 3.0])}, np.ones(4), 1)
-    count = SampleCount(3, 4, 0.75, passed=np.asarray([True, False, True, True]))
     column = SampledColumn(
-        partial(kept_share, sample, count, "k"),
+        KeptShares(sample, np.asarray([True, False, True, True]), "k"),
         ColumnEstimate("bigint", Estimate(3.0, "estimated", "test")),
         400.0,
     )
