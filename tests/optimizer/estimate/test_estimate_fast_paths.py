@@ -130,3 +130,27 @@ def test_a_range_share_is_kept_with_its_sample_and_kept_rows(
     scan = ScanSample("d", lambda: sample, keys < 45)
     assert join_ranges._kept_range_share(scan, "k", 40.0, 59.0) == pytest.approx((5 / 45, 5 / 45))
     assert len(counted) == 3
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "a.x > 1 AND a.y IN (1, 2) OR NOT a.z LIKE 'p%'",
+        "a.x IN (SELECT y FROM t QUALIFY ROW_NUMBER() OVER (ORDER BY y) = 1)",
+        "EXISTS(SELECT 1 FROM t WHERE t.k = a.k) AND a.d >= DATE '1994-01-01'",
+    ],
+)
+def test_spark_text_leaves_the_tree_as_it_was(sql: str) -> None:
+    """A plan's detail printed without a copy of a predicate tree (`explain.spark_text`)
+    reads as sqlglot's own print of it, and leaves the tree as it was: Spark's generator
+    rewrites a SELECT in place while printing it (QUALIFY to a subquery), so a tree with a
+    query in it is printed from a copy."""
+    from sqlglot import parse_one
+
+    from optimizer.estimate.explain import spark_text
+
+    tree = parse_one(sql, "spark")
+    before = repr(tree)
+    expected = tree.sql("spark")
+    assert spark_text(tree) == expected
+    assert repr(tree) == before
