@@ -40,24 +40,37 @@ def push_down(written: Node, names: Sequence[str], where: Sequence[exp.Expr]) ->
     relations = [node] + [j.right for j in joins]
     nullable = _null_supplying(names, joins)
     pending = list(where)
+    # each conjunct's relations found once (a walk of its tree), and conjuncts told apart
+    # by identity, not by sqlglot's structural equality (a walk of two trees each time)
+    found: dict[int, tuple[exp.Expr, set[str]]] = {}
+
+    def aliases(conjunct: exp.Expr) -> set[str]:
+        if id(conjunct) not in found:
+            found[id(conjunct)] = (conjunct, _aliases(conjunct))
+        return found[id(conjunct)][1]
+
+    def without(conjuncts: list[exp.Expr], taken: list[exp.Expr]) -> list[exp.Expr]:
+        ids = {id(c) for c in taken}
+        return [c for c in conjuncts if id(c) not in ids]
+
     placed: list[Node] = []
     for name, relation in zip(names, relations, strict=True):
-        local = [c for c in pending if _aliases(c) == {name} and name not in nullable]
-        pending = [c for c in pending if c not in local]
+        local = [c for c in pending if aliases(c) == {name} and name not in nullable]
+        pending = without(pending, local)
         placed.append(_onto(relation, local))
     plan, covered = placed[0], {names[0]}
     for name, right, join in zip(names[1:], placed[1:], joins, strict=True):
         kind, keys, residual = join.kind, join.keys, conjuncts(join.residual)
         if kind in ("inner", "cross"):
-            ready = [c for c in pending if _aliases(c) <= covered | {name} and name in _aliases(c)]
-            pending = [c for c in pending if c not in ready]
+            ready = [c for c in pending if aliases(c) <= covered | {name} and name in aliases(c)]
+            pending = without(pending, ready)
             more_keys, more_residual = equi_keys(ready, covered, {name})
             keys, residual = keys + more_keys, residual + more_residual
             if kind == "cross" and ready:
                 kind = "inner"
         if kind in ("left", "semi", "anti"):  # ON conjuncts on the inner side only filter it
-            inner = [c for c in residual if _aliases(c) == {name}]
-            residual = [c for c in residual if c not in inner]
+            inner = [c for c in residual if aliases(c) == {name}]
+            residual = without(residual, inner)
             right = _onto(right, inner)
         plan = replace(
             join, left=plan, right=right, kind=kind, keys=keys, residual=conjunction(residual)
@@ -88,8 +101,15 @@ def _onto(node: Node, predicates: list[exp.Expr]) -> Node:
         return node
     if isinstance(node, Scan):
         keys = set(node.partition_keys)
-        on_keys = [p for p in predicates if {c for _, c in columns_in(p)} <= keys and columns_in(p)]
-        rest = [p for p in predicates if p not in on_keys]
+        read = [columns_in(p) for p in predicates]
+        on_keys = [
+            p for p, cs in zip(predicates, read, strict=True) if cs and {c for _, c in cs} <= keys
+        ]
+        rest = [
+            p
+            for p, cs in zip(predicates, read, strict=True)
+            if not (cs and {c for _, c in cs} <= keys)
+        ]
         node = replace(node, partition_filter=node.partition_filter + tuple(on_keys))
         predicates = rest
     condition = conjunction(predicates)
