@@ -26,27 +26,7 @@ from optimizer.plan import (
     Union,
     Window,
 )
-
-# the nodes Spark's and Hive's generators rewrite in place while printing a tree (their
-# TRANSFORMS preprocess Select, From, Table, ...; sqlglot's Generator.generate copies the tree
-# first for them): a tree holding none of them is printed as it is, without the copy
-_REWRITTEN_WHEN_PRINTED = (
-    exp.Query,
-    exp.Create,
-    exp.From,
-    exp.Pivot,
-    exp.WithinGroup,
-    exp.Array,
-    exp.Table,
-)
-
-
-def spark_text(expression: exp.Expr) -> str:
-    """`expression` as Spark SQL, as `expression.sql("spark")` prints it; a predicate or
-    scalar tree (no query, table or array in it) is printed without copying it first (the
-    copy of q19's join condition was half the time of printing its plan)."""
-    copy = expression.find(*_REWRITTEN_WHEN_PRINTED) is not None
-    return expression.sql("spark", copy=copy)
+from optimizer.sql_text import sql_text
 
 
 def estimate_json(plan: Node, stats: StatsQuery) -> dict[str, Any]:
@@ -76,29 +56,29 @@ def _node(node: Node, stats: StatsQuery) -> dict[str, Any]:
 def detail(node: Node) -> str:
     """One line saying what the node does."""
     if isinstance(node, Scan):
-        where = " AND ".join(spark_text(p) for p in node.partition_filter)
+        where = " AND ".join(sql_text(p, "spark") for p in node.partition_filter)
         text = node.table + ("" if node.alias == node.table else f" AS {node.alias}")
         return text + (f" partitions: {where}" if where else "")
     if isinstance(node, Filter):
-        return spark_text(node.condition)
+        return sql_text(node.condition, "spark")
     if isinstance(node, Join):
         keys = " AND ".join(f"{a[0]}.{a[1]} = {b[0]}.{b[1]}" for a, b in node.keys)
-        residual = spark_text(node.residual) if node.residual is not None else ""
+        residual = sql_text(node.residual, "spark") if node.residual is not None else ""
         return f"{node.kind} " + " AND ".join(p for p in (keys, residual) if p)
     if isinstance(node, Aggregate) and node.grouping_sets:
         sets = ", ".join(
-            "(" + ", ".join(spark_text(k) for k in keys) + ")" for keys in node.grouping_sets
+            "(" + ", ".join(sql_text(k, "spark") for k in keys) + ")" for keys in node.grouping_sets
         )
         return f"group by grouping sets ({sets})"
     if isinstance(node, Aggregate):
-        return "group by " + (", ".join(spark_text(k) for k in node.group_by) or "()")
+        return "group by " + (", ".join(sql_text(k, "spark") for k in node.group_by) or "()")
     if isinstance(node, Window):
-        keys = ", ".join(spark_text(k) for k in node.partition_by)
+        keys = ", ".join(sql_text(k, "spark") for k in node.partition_by)
         return f"window partition by ({keys}): " + ", ".join(f"{ref[1]}" for ref, _ in node.outputs)
     if isinstance(node, Project):
         return ", ".join(f"{ref[1]}" for ref, _ in node.outputs)
     if isinstance(node, Sort):
-        return ", ".join(spark_text(k) for k in node.keys)
+        return ", ".join(sql_text(k, "spark") for k in node.keys)
     if isinstance(node, Limit):
         return str(node.count)
     if isinstance(node, Union):
@@ -127,7 +107,7 @@ def _column(column: ColumnEstimate) -> dict[str, Any]:
 
 def _json(value: Any) -> Any:
     if isinstance(value, exp.Expr):
-        return spark_text(value)
+        return sql_text(value, "spark")
     return json_scalar(value)
 
 

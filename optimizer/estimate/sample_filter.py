@@ -34,6 +34,7 @@ from metastore.samples import NUMBER, STRING, Sample, as_number, sample_kind
 from optimizer.estimate.key_lookup import string_codes
 from optimizer.estimate.predicates import FUNCTION_OF_COLUMN, NotEstimable, literal_value
 from optimizer.estimate.values import ESTIMATED, Estimate, clamp_fraction
+from optimizer.sql_text import sql_text
 
 SAMPLE_MIN_MATCHES = 30
 BOUND_DEVIATIONS = 2.0
@@ -61,7 +62,7 @@ def count_on_sample(
     `sample`; None when it reads anything the sample cannot evaluate. Kept with the sample
     under the predicate's text: a query asked again (a dashboard's, a planner weighing join
     orders) reads its rows, not evaluates them again."""
-    text = predicate.sql()
+    text = sql_text(predicate)
     return sample.derived(
         ("count", alias, text, tuple(sorted(types.items()))),
         lambda: _counted(predicate, sample, alias, types),

@@ -26,6 +26,7 @@ from optimizer.plan import (
     Window,
     column_of,
 )
+from optimizer.sql_text import sql_text
 
 
 def to_physical(node: Node, context: PlanningContext) -> PhysicalNode:
@@ -115,7 +116,7 @@ def _aggregate(
     copies = max(len(node.grouping_sets), 1)
     expanded = f.Input(child.rows * copies, child.row_size)
     cost = f.group_by(expanded, rows, context.params)
-    keys = tuple(column_of(k) or k.sql("spark") for k in node.group_by)
+    keys = tuple(column_of(k) or sql_text(k, "spark") for k in node.group_by)
     if node.grouping_sets:
         keys += ("spark_grouping_id",)
     shuffle = (
@@ -132,7 +133,7 @@ def _window(node: Window, children: list[PhysicalNode], context: PlanningContext
     rows, size, text = _base(node, context)
     child = children[0]
     cost = f.group_by(f.Input(child.rows, child.row_size), rows, context.params)
-    keys = tuple(column_of(k) or k.sql("spark") for k in node.partition_by)
+    keys = tuple(column_of(k) or sql_text(k, "spark") for k in node.partition_by)
     shuffle = Shuffle(keys, reducers(child.bytes, context)) if keys else Shuffle((), 1, fixed=True)
     return PhysicalNode(node, "window", children, rows, size, cost, text, shuffles=[shuffle])
 
@@ -160,7 +161,7 @@ def _sort(node: Sort, children: list[PhysicalNode], context: PlanningContext) ->
     child = children[0]
     cost = f.common_join([f.Input(child.rows, child.row_size)], rows, context.params)
     keys = tuple(
-        column_of(k.this if k.key == "ordered" else k) or k.sql("spark") for k in node.keys
+        column_of(k.this if k.key == "ordered" else k) or sql_text(k, "spark") for k in node.keys
     )
     return PhysicalNode(
         node, "sort", children, rows, size, cost, text, shuffles=[Shuffle(keys, 1, fixed=True)]

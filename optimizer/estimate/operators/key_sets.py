@@ -48,4 +48,4 @@ def unqualified(condition: exp.Expr) -> str:
     copy = condition.copy()
     for column in copy.find_all(exp.Column):
         column.set("table", None)
-    return copy.sql()
+    return copy.sql(copy=False)  # the copy is this function's own

@@ -140,17 +140,18 @@ def test_a_range_share_is_kept_with_its_sample_and_kept_rows(
         "EXISTS(SELECT 1 FROM t WHERE t.k = a.k) AND a.d >= DATE '1994-01-01'",
     ],
 )
-def test_spark_text_leaves_the_tree_as_it_was(sql: str) -> None:
-    """A plan's detail printed without a copy of a predicate tree (`explain.spark_text`)
-    reads as sqlglot's own print of it, and leaves the tree as it was: Spark's generator
-    rewrites a SELECT in place while printing it (QUALIFY to a subquery), so a tree with a
-    query in it is printed from a copy."""
+def test_sql_text_leaves_the_tree_as_it_was(sql: str) -> None:
+    """A tree printed without a copy (`sql_text`: a plan's details, a sample count's key)
+    reads as sqlglot's own print of it, and is left as it was: Spark's generator rewrites a
+    SELECT in place while printing it (QUALIFY to a subquery), so a tree with a query in it
+    is printed from a copy."""
     from sqlglot import parse_one
 
-    from optimizer.estimate.explain import spark_text
+    from optimizer.sql_text import sql_text
 
-    tree = parse_one(sql, "spark")
-    before = repr(tree)
-    expected = tree.sql("spark")
-    assert spark_text(tree) == expected
-    assert repr(tree) == before
+    for dialect in ("spark", None):
+        tree = parse_one(sql, "spark")
+        before = repr(tree)
+        expected = tree.sql(dialect)
+        assert sql_text(tree, dialect) == expected
+        assert repr(tree) == before
