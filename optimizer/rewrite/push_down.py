@@ -101,19 +101,18 @@ def _onto(node: Node, predicates: list[exp.Expr]) -> Node:
         return node
     if isinstance(node, Scan):
         keys = set(node.partition_keys)
-        read = [columns_in(p) for p in predicates]
-        on_keys = [
-            p for p, cs in zip(predicates, read, strict=True) if cs and {c for _, c in cs} <= keys
-        ]
-        rest = [
-            p
-            for p, cs in zip(predicates, read, strict=True)
-            if not (cs and {c for _, c in cs} <= keys)
-        ]
+        on_key = [_reads_only(columns_in(p), keys) for p in predicates]
+        on_keys = [p for p, k in zip(predicates, on_key, strict=True) if k]
+        rest = [p for p, k in zip(predicates, on_key, strict=True) if not k]
         node = replace(node, partition_filter=node.partition_filter + tuple(on_keys))
         predicates = rest
     condition = conjunction(predicates)
     return node if condition is None else Filter(node, condition)
+
+
+def _reads_only(columns: set[tuple[str, str]], names: set[str]) -> bool:
+    """Some column is read, and every one is among `names` (a scan's partition keys)."""
+    return bool(columns) and {name for _, name in columns} <= names
 
 
 def _aliases(expression: exp.Expr) -> set[str]:
