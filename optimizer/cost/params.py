@@ -52,6 +52,11 @@ class CostParams:
     # implied condition must save over the best order over the written ones
     # (optimizer.physical.join_order: near-ties keep the written conditions)
     implied_join_gain: float = 0.05
+    # 1: a map join whose one side is a filtered relation joining a partition key of a
+    # partitioned table of the other side hashes that relation, so Spark's dynamic partition
+    # pruning prunes the table (optimizer.physical.pruning_side); 0: the cheaper side by the
+    # cost formulas, as Hive's documents choose it
+    dynamic_pruning: int = 1
 
 
 ALIASES = {

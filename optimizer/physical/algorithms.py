@@ -19,6 +19,7 @@ from metastore.catalog import BucketSpec
 from optimizer.cost import formulas as f
 from optimizer.cost.params import CostParams
 from optimizer.physical.plan import Algorithm
+from optimizer.physical.pruning_side import Pruning
 from optimizer.plan import JoinKind
 
 PREFERENCE: tuple[Algorithm, ...] = ("smb", "bucket_map", "map", "common")
@@ -106,9 +107,26 @@ def big_table(left: Side, right: Side, p: CostParams) -> int:
 
 
 def choose_join(
-    left: Side, right: Side, kind: JoinKind, has_keys: bool, out_rows: float, p: CostParams
+    left: Side,
+    right: Side,
+    kind: JoinKind,
+    has_keys: bool,
+    out_rows: float,
+    p: CostParams,
+    pruning: Pruning | None = None,
 ) -> JoinChoice:
+    """`pruning`: the side whose keys would prune a partitioned table of the other side
+    (optimizer.physical.pruning_side); with `dynamic_pruning`, a map join hashes that side
+    when it fits, never the other."""
     sides = (left, right)
+    keep_hashed = (
+        pruning.side
+        if p.dynamic_pruning
+        and pruning is not None
+        and pruning.side in hashable_sides(kind)
+        and sides[pruning.side].bytes <= p.map_join_threshold
+        else None
+    )
     candidates: list[JoinChoice] = []
     if has_keys and kind != "full" and _bucketed_on_keys(left) and _bucketed_on_keys(right):
         assert left.bucketing is not None and right.bucketing is not None
@@ -130,6 +148,8 @@ def choose_join(
                 )
                 candidates.append(JoinChoice("bucket_map", cost, big, reason))
     for hashed in hashable_sides(kind):
+        if keep_hashed is not None and hashed != keep_hashed:
+            continue  # Spark's dynamic partition pruning needs the pruning side hashed
         small, stream = sides[hashed], sides[1 - hashed]
         if not small.relation and not (p.bushy or p.broadcast_join_results):
             continue  # a join's result is hashed only when asked for (emitted as _jN)
@@ -141,6 +161,8 @@ def choose_join(
                 f"{small.label} ({small.bytes:,.0f} B) fits the map-join threshold "
                 f"({p.map_join_threshold:,.0f} B)"
             )
+            if keep_hashed is not None and pruning is not None:
+                reason += f"; hashed so that its keys prune {pruning.table}'s partitions"
             candidates.append(JoinChoice("map", cost, 1 - hashed, reason))
     common_cost = f.common_join([left.as_input(), right.as_input()], out_rows, p)
     candidates.append(JoinChoice("common", common_cost, None, _common_reason(left, right, kind, p)))

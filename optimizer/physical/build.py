@@ -13,6 +13,7 @@ from optimizer.estimate.explain import detail
 from optimizer.physical.algorithms import choose_join
 from optimizer.physical.context import PlanningContext
 from optimizer.physical.plan import PhysicalNode, Shuffle
+from optimizer.physical.pruning_side import pruning_side
 from optimizer.plan import (
     Aggregate,
     Filter,
@@ -82,7 +83,8 @@ def _join(node: Join, children: list[PhysicalNode], context: PlanningContext) ->
     right_keys = tuple(b for _, b in node.keys)
     left = context.side(node.left, left_keys, children[0].rows)
     right = context.side(node.right, right_keys, children[1].rows)
-    choice = choose_join(left, right, node.kind, bool(node.keys), rows, context.params)
+    pruning = pruning_side(node.left, node.right, node.keys)
+    choice = choose_join(left, right, node.kind, bool(node.keys), rows, context.params, pruning)
     physical = PhysicalNode(
         node,
         "join",

@@ -31,6 +31,7 @@ from optimizer.physical.algorithms import Side, choose_join
 from optimizer.physical.context import DEFAULT_WIDTH, PlanningContext, describe
 from optimizer.physical.equivalence import ColumnClasses, column_equality
 from optimizer.physical.key_transfer import KeyTransfer, transfer_into_semi_join, transfer_keys
+from optimizer.physical.pruning_side import pruning_side
 from optimizer.plan import (
     Aggregate,
     ColumnRef,
@@ -470,6 +471,7 @@ class _Planner:
             bool(keys),
             rows,
             self.context.params,
+            pruning_side(first.node, second.node, keys),
         )
         total = first.cost + second.cost + choice.cost
         candidate = _Best(join, total, rows)
