@@ -6,6 +6,10 @@ of the emitted SQL are compared on Spark by benchmarks/plans.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+import pytest
 import sqlglot
 
 from optimizer.cost.params import cost_params
@@ -85,3 +89,38 @@ def test_the_emitted_sql_broadcasts_date_dim_not_the_join_of_the_facts() -> None
         "BROADCAST(i)",
     ]
     assert hints(emit(planned(QUERY, source))) == ["BROADCAST(d)", "BROADCAST(i)"]
+
+
+@pytest.mark.spark
+def test_spark_prunes_the_partitions_only_with_the_relation_hashed(
+    spark: Any, tmp_path: Path
+) -> None:
+    """The two emitted texts of QUERY over a small store_sales partitioned by its date key:
+    Spark plans dynamic partition pruning of store_sales (a broadcast subquery on its scan)
+    for the default's, not for the seed's."""
+    sales = [(i % 7, float(i), 2450815 + i % 30) for i in range(300)]
+    spark.createDataFrame(
+        sales, "ss_item_sk long, ss_ext_sales_price double, ss_sold_date_sk int"
+    ).write.partitionBy("ss_sold_date_sk").parquet(str(tmp_path / "store_sales"))
+    spark.read.parquet(str(tmp_path / "store_sales")).createOrReplaceTempView("store_sales")
+    spark.createDataFrame(
+        [(k, 1998 + (k - 2450815) // 10) for k in range(2450815, 2450845)],
+        "d_date_sk int, d_year int",
+    ).createOrReplaceTempView("date_dim")
+    spark.createDataFrame(
+        [(k, 128, k % 6) for k in range(7)], "i_item_sk long, i_manufact_id int, i_brand_id int"
+    ).createOrReplaceTempView("item")
+    source = TpcdsStatistics()
+
+    def pruned(sql: str) -> bool:
+        """The final adaptive plan (once run) holds a pruning subquery on a scan."""
+        frame = spark.sql(sql)
+        frame.collect()
+        executed = frame._jdf.queryExecution().executedPlan().toString()
+        return "SubqueryBroadcast" in executed
+
+    seed = emit(planned(QUERY, source, dynamic_pruning="0"))
+    default = emit(planned(QUERY, source))
+    assert not pruned(seed)
+    assert pruned(default)
+    assert sorted(spark.sql(seed).collect()) == sorted(spark.sql(default).collect())
