@@ -119,8 +119,8 @@ def choose_join(
     (optimizer.physical.pruning_side); with `dynamic_pruning`, a map join hashes that side
     when it fits, never the other."""
     sides = (left, right)
-    keep_hashed = (
-        pruning.side
+    kept = (  # the pruning the map join keeps by hashing its side
+        pruning
         if p.dynamic_pruning
         and pruning is not None
         and pruning.side in hashable_sides(kind)
@@ -148,7 +148,7 @@ def choose_join(
                 )
                 candidates.append(JoinChoice("bucket_map", cost, big, reason))
     for hashed in hashable_sides(kind):
-        if keep_hashed is not None and hashed != keep_hashed:
+        if kept is not None and hashed != kept.side:
             continue  # Spark's dynamic partition pruning needs the pruning side hashed
         small, stream = sides[hashed], sides[1 - hashed]
         if not small.relation and not (p.bushy or p.broadcast_join_results):
@@ -161,8 +161,8 @@ def choose_join(
                 f"{small.label} ({small.bytes:,.0f} B) fits the map-join threshold "
                 f"({p.map_join_threshold:,.0f} B)"
             )
-            if keep_hashed is not None and pruning is not None:
-                reason += f"; hashed so that its keys prune {pruning.table}'s partitions"
+            if kept is not None:
+                reason += f"; hashed so that its keys prune {kept.table}'s partitions"
             candidates.append(JoinChoice("map", cost, 1 - hashed, reason))
     common_cost = f.common_join([left.as_input(), right.as_input()], out_rows, p)
     candidates.append(JoinChoice("common", common_cost, None, _common_reason(left, right, kind, p)))
