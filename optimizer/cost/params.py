@@ -14,7 +14,7 @@ from typing import Any
 from metastore.errors import InvalidValue
 
 BIG_TABLE_POLICIES = ("avg_partition_size", "leftmost", "table_size")
-COMMON_HINTS = ("none", "merge", "shuffle_hash")
+COMMON_HINTS = ("correlated", "none", "merge", "shuffle_hash")
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,10 @@ class CostParams:
     big_table_policy: str = "avg_partition_size"
     greedy_above: int = 12  # join order: dynamic programming up to this many relations
     bushy: int = 0  # join order: 1 also considers joining two joins (0: left-deep trees)
-    common_hint: str = "none"  # Spark hint emitted for common joins (none: Spark decides)
+    # the Spark hint emitted for common joins: correlated (MERGE on the common joins whose
+    # partitioning a shuffle elimination relies on; Spark decides the others), none (Spark
+    # decides all), merge or shuffle_hash (every common join)
+    common_hint: str = "correlated"
     # 1: a small filtered side's join keys filter a decorrelated, EXISTS or IN subquery
     # (optimizer.physical.key_transfer); 0: without (docs/design.md#key-transfer)
     key_transfer: int = 1

@@ -66,6 +66,19 @@ def unnecessary_shuffles(root: PhysicalNode, multiway_only: bool = False) -> dic
     return removed
 
 
+def relied_on(root: PhysicalNode) -> set[PhysicalNode]:
+    """The reduce-side operators of a plan marked by `eliminate_shuffles` whose partitioning
+    a removed shuffle relies on: an engine that picks a join's algorithm itself must keep
+    those joins shuffled for the plan's count of shuffles to hold."""
+    kept: set[PhysicalNode] = set()
+    for node in root.walk():
+        for child, shuffle in zip(node.children, node.shuffles, strict=True):
+            upstream = _reduce_side(child) if shuffle is not None and shuffle.removed else None
+            if upstream is not None:
+                kept.add(upstream)
+    return kept
+
+
 def before_correlation(root: PhysicalNode) -> Counts:
     """The counts of the plan before the correlation optimizer: only Hive's multi-way joins
     share reduce phases, and every table scan reads its table (no input correlation)."""

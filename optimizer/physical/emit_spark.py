@@ -12,9 +12,10 @@ whose hash-table side is a join of several relations writes that join as a deriv
 from _jN), unless a subquery of the SELECT reads one of its relations.
 Hints: BROADCAST(side) for a map or bucket map join whose hash-table side is one relation
 or such a derived table, MERGE for an SMB join, and for common joins the `common_hint`
-setting (none by default: Spark and its adaptive execution decide). A skew join is left to
-Spark's adaptive skew-join handling (spark.sql.adaptive.skewJoin.enabled); the rewrite of
-Hive's CBO proposal is what `explain` costs (docs/design.md#join-algorithms).
+setting (by default MERGE on the common joins whose output partitioning a removed shuffle
+relies on, correlation.relied_on; Spark and its adaptive execution decide the others). A
+skew join is left to Spark's adaptive skew-join handling (spark.sql.adaptive.skewJoin.enabled);
+the rewrite of Hive's CBO proposal is what `explain` costs (docs/design.md#join-algorithms).
 
 A correlated scalar subquery of a WHERE whose join the plan orders among the FROM list's
 (ScalarOrigin.writable: the join returns the same rows as the subquery) is written out as
@@ -35,6 +36,7 @@ import sqlglot
 from sqlglot import exp
 
 from optimizer.origins import ScalarOrigin, SemiOrigin
+from optimizer.physical.correlation import relied_on
 from optimizer.physical.equivalence import (
     ColumnClasses,
     column_equality,
@@ -411,17 +413,24 @@ def _hints(
 ) -> Iterator[tuple[exp.Select, str, str]]:
     """(the SELECT of the statement, the hint, the relation it names) of each join of a
     FROM list."""
+    correlated = relied_on(root) if common_hint == "correlated" else set()
     for node in root.walk():
         select = node.logical.select if isinstance(node.logical, Join) else None
         if select is None:
             continue
         aliases = [_leaf_alias(c.logical) or derived.get(c.logical) for c in node.children]
+        common = node.algorithm == "common"
         if node.algorithm in ("map", "bucket_map") and node.streamed is not None:
             hashed = aliases[1 - node.streamed]
             if hashed:
                 yield select, "BROADCAST", hashed
-        elif node.algorithm == "smb" or (node.algorithm == "common" and common_hint != "none"):
-            name = "MERGE" if node.algorithm == "smb" or common_hint == "merge" else "SHUFFLE_HASH"
+        elif node.algorithm == "smb" or (
+            common and (common_hint in ("merge", "shuffle_hash") or node in correlated)
+        ):
+            # correlated: Spark would broadcast a side its own estimate finds small, then
+            # shuffle the join's output again for the operator above (the plan's count holds
+            # only with the join shuffled: docs/design.md#spark-sql-emission)
+            name = "SHUFFLE_HASH" if common and common_hint == "shuffle_hash" else "MERGE"
             side = aliases[1] or aliases[0]
             if side:
                 yield select, name, side

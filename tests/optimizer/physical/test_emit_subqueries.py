@@ -148,11 +148,14 @@ def test_the_cases_left_as_written_are_map_joins_in_the_plan() -> None:
         assert scalar_algorithms(planned(sql)) == ["map"], sql
 
 
-def test_a_common_join_is_written_out_in_its_place_without_hints() -> None:
+def test_a_common_join_is_written_out_in_its_place() -> None:
     plan = planned(QUERIES["q17"], map_join_threshold="0")
     assert scalar_algorithms(plan) == ["common"]
     emitted = emit(plan)
-    assert hints(emitted) == []
+    # the join to lineitem on the same key reads its output as it is partitioned: MERGE
+    # keeps it shuffled (common_hint=correlated); nothing else is hinted
+    assert hints(emitted) == ["MERGE(part)"]
+    assert hints(emit(planned(QUERIES["q17"], map_join_threshold="0", common_hint="none"))) == []
     tree = sqlglot.parse_one(emitted, read="spark")
     items = [tree.args["from_"].this] + [j.this for j in tree.args["joins"]]
     # the grouped subquery joins part before lineitem does: it is ordered with the FROM list,
