@@ -60,6 +60,10 @@ class CostParams:
     # pruning prunes the table (optimizer.physical.pruning_side); 0: the cheaper side by the
     # cost formulas, as Hive's documents choose it
     dynamic_pruning: int = 1
+    # 1: an EXISTS or NOT EXISTS the plan answers with a map join hashing the subquery is
+    # emitted as a broadcast LEFT SEMI / LEFT ANTI JOIN (optimizer.physical.emit_semi);
+    # 0: left as written (Spark decides the join)
+    semi_join_hints: int = 1
 
 
 ALIASES = {

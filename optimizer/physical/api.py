@@ -89,6 +89,7 @@ def emit(plan: PhysicalPlan) -> str:
         plan.params.common_hint,
         plan.sql,
         plan.ordering.semi_transfers,
+        plan.params.semi_join_hints == 1,
     )
 
 

@@ -37,6 +37,7 @@ from sqlglot import exp
 
 from optimizer.origins import ScalarOrigin, SemiOrigin
 from optimizer.physical.correlation import relied_on
+from optimizer.physical.emit_semi import semi_joins_to_write, write_semi_joins
 from optimizer.physical.equivalence import (
     ColumnClasses,
     column_equality,
@@ -54,12 +55,14 @@ def emit_spark(
     statement: exp.Expr,
     groups: list[OrderedGroup],
     root: PhysicalNode,
-    common_hint: str = "none",
+    common_hint: str = "correlated",
     original: str | None = None,
     semi_transfers: Sequence[KeyTransfer] = (),
+    semi_hints: bool = True,
 ) -> str:
     """The rewritten query; `original` (the SQL as written) when nothing is to change;
-    `semi_transfers`: keys transferred into EXISTS and IN subqueries. The joins of the plan
+    `semi_transfers`: keys transferred into EXISTS and IN subqueries; `semi_hints`: EXISTS and
+    NOT EXISTS hashed by a map join written as broadcast joins (optimizer.physical.emit_semi). The joins of the plan
     name the SELECTs of `statement` they come from; `statement` is left as it is."""
     copy = TreeCopy(statement)
     changed = False
@@ -68,7 +71,9 @@ def emit_spark(
         for origin in group.scalars:
             derived[origin] = _write_scalar_join(origin, copy)
             changed = True
-    joins = _Derived(_hashed_joins(root), relation_names(statement))
+    written = semi_joins_to_write(root) if semi_hints else []
+    hashed = _hashed_joins(root) - {semi.hashed for semi in written}  # those are _sjN
+    joins = _Derived(hashed, relation_names(statement))
     for group in groups:
         changed |= _reorder(copy[group.select], group, joins)
     for select, hint, alias in _hints(root, common_hint, joins.alias_of):
@@ -84,6 +89,7 @@ def emit_spark(
         assert isinstance(transfer.origin, SemiOrigin)
         _write_key_transfer(transfer, copy[transfer.origin.select])
         changed = True
+    changed |= write_semi_joins(copy, written, joins.taken)
     if not changed and original is not None:
         return original
     for join in copy.root.find_all(exp.Join):

@@ -1,0 +1,131 @@
+"""`--emit spark`: an EXISTS or NOT EXISTS the plan answers with a map join hashing the
+subquery, written out as that join: `LEFT SEMI JOIN` / `LEFT ANTI JOIN (SELECT <the inner
+columns of the correlation> FROM ... WHERE <the uncorrelated conditions>) AS _sjN ON <the
+correlation>` at the end of the FROM list, with BROADCAST(_sjN).
+
+Spark rewrites the predicate into the same join (RewritePredicateSubquery: the correlated
+conditions become the join's condition), after hints are resolved, so no hint reaches it as
+written: its adaptive execution shuffles both sides, then may turn the join into a
+broadcast of the already shuffled subquery (TPC-DS q69's three subqueries). A NOT EXISTS is
+an anti join whatever the NULLs: a row whose key is NULL matches nothing and is kept by both.
+Left as written: IN and NOT IN (NOT IN's NULL semantics), a predicate that is not a conjunct
+of its SELECT's WHERE, an uncorrelated EXISTS, a subquery of other than plain inner joins
+(optimizer.origins.SemiOrigin), and a common join (Spark decides).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from optimizer.origins import SemiOrigin
+from optimizer.physical.plan import PhysicalNode
+from optimizer.plan import Join, Node, conjuncts
+from optimizer.sql_copy import TreeCopy
+from optimizer.sql_scope import free_aliases, scope_aliases
+
+
+@dataclass(frozen=True)
+class WrittenSemi:
+    """A semi or anti join of the plan to write as a join: its subquery (`origin`) and the
+    logical side it hashes (no derived table `_jN` is written for that side)."""
+
+    origin: SemiOrigin
+    anti: bool
+    hashed: Node
+
+
+def semi_joins_to_write(root: PhysicalNode) -> list[WrittenSemi]:
+    """The EXISTS and NOT EXISTS joins of the plan that are map joins hashing the subquery."""
+    found: list[WrittenSemi] = []
+    for node in root.walk():
+        join = node.logical
+        if not isinstance(join, Join) or join.kind not in ("semi", "anti") or join.semi is None:
+            continue
+        if join.semi.projected is not None or _exists_predicate(join.semi) is None:
+            continue  # IN: left as written
+        if node.algorithm in ("map", "bucket_map") and node.streamed == 0:
+            found.append(WrittenSemi(join.semi, join.kind == "anti", node.children[1].logical))
+    return found
+
+
+def write_semi_joins(copy: TreeCopy, written: list[WrittenSemi], taken: set[str]) -> bool:
+    """Each of `written` written as a broadcast join in the copy; False when none was."""
+    changed = False
+    for semi in written:
+        alias = _fresh(taken)
+        changed |= _write(copy, semi, alias)
+    return changed
+
+
+def _fresh(taken: set[str]) -> str:
+    number = 1
+    while f"_sj{number}" in taken:
+        number += 1
+    taken.add(f"_sj{number}")
+    return f"_sj{number}"
+
+
+def _exists_predicate(origin: SemiOrigin) -> exp.Expr | None:
+    """The EXISTS (or NOT EXISTS) conjunct of the outer SELECT's WHERE holding the subquery,
+    or None when the subquery is not such a conjunct's."""
+    exists = origin.select.parent
+    if isinstance(exists, exp.Subquery):
+        exists = exists.parent
+    if not isinstance(exists, exp.Exists):
+        return None
+    predicate = exists.parent if isinstance(exists.parent, exp.Not) else exists
+    where = origin.outer.args.get("where")
+    if where is None or not any(c is predicate for c in conjuncts(where.this)):
+        return None
+    return predicate
+
+
+def _write(copy: TreeCopy, semi: WrittenSemi, alias: str) -> bool:
+    original = _exists_predicate(semi.origin)
+    assert original is not None
+    query, outer, predicate = copy[semi.origin.select], copy[semi.origin.outer], copy[original]
+    where = conjuncts(query.args["where"].this) if query.args.get("where") else []
+    own = scope_aliases(query)
+    correlated = [c for c in where if free_aliases(c, own)]
+    if not correlated:
+        return False
+    keys: dict[tuple[str, str], str] = {}
+    on = [_read_from(c.copy(), own, alias, keys) for c in correlated]
+    query.set(
+        "expressions",
+        [exp.alias_(exp.column(c, table=t), k) for (t, c), k in keys.items()],
+    )
+    kept = [c for c in where if not any(c is k for k in correlated)]
+    query.set("where", exp.Where(this=exp.and_(*kept, copy=False)) if kept else None)
+    outer_where = [c for c in conjuncts(outer.args["where"].this) if c is not predicate]
+    outer.set("where", exp.Where(this=exp.and_(*outer_where, copy=False)) if outer_where else None)
+    derived = exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(alias)))
+    outer.append(
+        "joins",
+        exp.Join(this=derived, side="LEFT", kind="ANTI" if semi.anti else "SEMI", on=exp.and_(*on)),
+    )
+    hint = outer.args.get("hint")
+    hints = list(hint.expressions) if hint is not None else []
+    hints.append(exp.JoinHint(this="BROADCAST", expressions=[exp.to_table(alias)]))
+    outer.set("hint", exp.Hint(expressions=hints))
+    return True
+
+
+def _read_from(
+    condition: exp.Expr, own: set[str], alias: str, keys: dict[tuple[str, str], str]
+) -> exp.Expr:
+    """The correlated condition with each column of the subquery's own relations read from
+    the derived table `alias` (as `_kN`, a name given once per column)."""
+    for column in list(_columns(condition)):
+        table = column.table.lower()
+        if table in own:
+            key = keys.setdefault((column.table, column.name), f"_k{len(keys) + 1}")
+            column.replace(exp.column(key, table=alias))
+    return condition
+
+
+def _columns(condition: exp.Expr) -> Iterator[exp.Column]:
+    yield from condition.find_all(exp.Column)
