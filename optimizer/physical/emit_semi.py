@@ -38,7 +38,8 @@ class WrittenSemi:
 
 
 def semi_joins_to_write(root: PhysicalNode) -> list[WrittenSemi]:
-    """The EXISTS and NOT EXISTS joins of the plan that are map joins hashing the subquery."""
+    """The EXISTS and NOT EXISTS joins of the plan that are map joins hashing the subquery,
+    of a subquery that can be written as a derived table (`_correlation`)."""
     found: list[WrittenSemi] = []
     for node in root.walk():
         join = node.logical
@@ -46,18 +47,18 @@ def semi_joins_to_write(root: PhysicalNode) -> list[WrittenSemi]:
             continue
         if join.semi.projected is not None or _exists_predicate(join.semi) is None:
             continue  # IN: left as written
+        if _correlation(join.semi.select) is None:
+            continue
         if node.algorithm in ("map", "bucket_map") and node.streamed == 0:
             found.append(WrittenSemi(join.semi, join.kind == "anti", node.children[1].logical))
     return found
 
 
 def write_semi_joins(copy: TreeCopy, written: list[WrittenSemi], taken: set[str]) -> bool:
-    """Each of `written` written as a broadcast join in the copy; False when none was."""
-    changed = False
+    """Each of `written` written as a broadcast join in the copy; whether there was one."""
     for semi in written:
-        alias = _fresh(taken)
-        changed |= _write(copy, semi, alias)
-    return changed
+        _write(copy, semi, _fresh(taken))
+    return bool(written)
 
 
 def _fresh(taken: set[str]) -> str:
@@ -83,21 +84,37 @@ def _exists_predicate(origin: SemiOrigin) -> exp.Expr | None:
     return predicate
 
 
-def _write(copy: TreeCopy, semi: WrittenSemi, alias: str) -> bool:
-    original = _exists_predicate(semi.origin)
-    assert original is not None
-    query, outer, predicate = copy[semi.origin.select], copy[semi.origin.outer], copy[original]
+def _correlation(query: exp.Select) -> list[exp.Expr] | None:
+    """The conjuncts of the subquery's WHERE that read the outer query, when the subquery
+    can be a derived table once they are its join's condition: None when there are none,
+    when one holds a subquery (Spark takes none in an ON), or when the subquery reads an
+    outer relation anywhere else (its SELECT list, an ON, a nested subquery)."""
     where = conjuncts(query.args["where"].this) if query.args.get("where") else []
     own = scope_aliases(query)
     correlated = [c for c in where if free_aliases(c, own)]
-    if not correlated:
-        return False
+    if not correlated or any(c.find(exp.Select) for c in correlated):
+        return None
+    rest = query.copy()
+    kept = [c for c in where if not any(c is k for k in correlated)]
+    rest.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
+    rest.set("expressions", [exp.Star()])  # EXISTS ignores what the SELECT lists
+    return None if free_aliases(rest, set()) else correlated
+
+
+def _write(copy: TreeCopy, semi: WrittenSemi, alias: str) -> None:
+    original = _exists_predicate(semi.origin)
+    assert original is not None
+    query, outer, predicate = copy[semi.origin.select], copy[semi.origin.outer], copy[original]
+    correlated = _correlation(query)
+    assert correlated is not None  # as in the statement (semi_joins_to_write)
+    own = scope_aliases(query)
     keys: dict[tuple[str, str], str] = {}
     on = [_read_from(c.copy(), own, alias, keys) for c in correlated]
     query.set(
         "expressions",
         [exp.alias_(exp.column(c, table=t), k) for (t, c), k in keys.items()],
     )
+    where = conjuncts(query.args["where"].this)
     kept = [c for c in where if not any(c is k for k in correlated)]
     query.set("where", exp.Where(this=exp.and_(*kept, copy=False)) if kept else None)
     outer_where = [c for c in conjuncts(outer.args["where"].this) if c is not predicate]
@@ -111,7 +128,6 @@ def _write(copy: TreeCopy, semi: WrittenSemi, alias: str) -> bool:
     hints = list(hint.expressions) if hint is not None else []
     hints.append(exp.JoinHint(this="BROADCAST", expressions=[exp.to_table(alias)]))
     outer.set("hint", exp.Hint(expressions=hints))
-    return True
 
 
 def _read_from(

@@ -62,8 +62,9 @@ def emit_spark(
 ) -> str:
     """The rewritten query; `original` (the SQL as written) when nothing is to change;
     `semi_transfers`: keys transferred into EXISTS and IN subqueries; `semi_hints`: EXISTS and
-    NOT EXISTS hashed by a map join written as broadcast joins (optimizer.physical.emit_semi). The joins of the plan
-    name the SELECTs of `statement` they come from; `statement` is left as it is."""
+    NOT EXISTS hashed by a map join written as broadcast joins (optimizer.physical.emit_semi).
+    The joins of the plan name the SELECTs of `statement` they come from; `statement` is left
+    as it is."""
     copy = TreeCopy(statement)
     changed = False
     derived: dict[ScalarOrigin, exp.Select] = {}
