@@ -39,25 +39,36 @@ class WrittenSemi:
 
 def semi_joins_to_write(root: PhysicalNode) -> list[WrittenSemi]:
     """The EXISTS and NOT EXISTS joins of the plan that are map joins hashing the subquery,
-    of a subquery that can be written as a derived table (`_correlation`)."""
-    found: list[WrittenSemi] = []
+    of a subquery that can be written as a derived table (`_correlation`). A subquery the plan
+    joins more than once (in a CTE read twice) is written when every one of its joins is
+    such a map join, once."""
+    joins: dict[int, list[tuple[PhysicalNode, Join]]] = {}
     for node in root.walk():
         join = node.logical
-        if not isinstance(join, Join) or join.kind not in ("semi", "anti") or join.semi is None:
-            continue
-        if join.semi.projected is not None or _exists_predicate(join.semi) is None:
+        if isinstance(join, Join) and join.kind in ("semi", "anti") and join.semi is not None:
+            joins.setdefault(id(join.semi.select), []).append((node, join))
+    found: list[WrittenSemi] = []
+    for planned in joins.values():
+        origin = planned[0][1].semi
+        assert origin is not None
+        if origin.projected is not None or _exists_predicate(origin) is None:
             continue  # IN: left as written
-        if _correlation(join.semi.select) is None:
+        if _correlation(origin.select) is None:
             continue
-        if node.algorithm in ("map", "bucket_map") and node.streamed == 0:
-            found.append(WrittenSemi(join.semi, join.kind == "anti", node.children[1].logical))
+        if all(n.algorithm in ("map", "bucket_map") and n.streamed == 0 for n, _ in planned):
+            for node, join in planned:
+                found.append(WrittenSemi(origin, join.kind == "anti", node.children[1].logical))
     return found
 
 
 def write_semi_joins(copy: TreeCopy, written: list[WrittenSemi], taken: set[str]) -> bool:
-    """Each of `written` written as a broadcast join in the copy; whether there was one."""
+    """Each subquery of `written` written as a broadcast join in the copy, once; whether
+    there was one."""
+    done: set[int] = set()
     for semi in written:
-        _write(copy, semi, _fresh(taken))
+        if id(semi.origin.select) not in done:
+            done.add(id(semi.origin.select))
+            _write(copy, semi, _fresh(taken))
     return bool(written)
 
 

@@ -83,6 +83,20 @@ def test_in_a_common_join_and_a_predicate_under_or_stay_as_written() -> None:
     assert _semi_joins(big) == []  # the subqueries' sides are common joins: Spark decides
 
 
+def test_an_exists_in_a_cte_read_twice_is_written_once() -> None:
+    """The CTE's body is planned at each reference: two semi joins of one subquery."""
+    sql = (
+        "WITH buyers AS (SELECT c.c_customer_sk, c.c_birth_country FROM customer c WHERE EXISTS "
+        "(SELECT * FROM store_sales, date_dim WHERE c.c_customer_sk = ss_customer_sk "
+        "AND ss_sold_date_sk = d_date_sk AND d_year = 2001 AND d_moy = 4)) "
+        "SELECT a.c_birth_country, COUNT(*) FROM buyers a JOIN buyers b "
+        "ON a.c_customer_sk = b.c_customer_sk GROUP BY a.c_birth_country"
+    )
+    plan = planned(sql, TpcdsStatistics(), **FITS)
+    assert len([n for n in plan.root.walk() if n.op == "join" and n.algorithm == "map"]) >= 2
+    assert _semi_joins(emit(plan)) == ["LEFT SEMI _sj1 ON c.c_customer_sk = _sj1._k1"]
+
+
 def test_a_subquery_no_derived_table_can_hold_stays_as_written() -> None:
     """The outer query read in an ON of the subquery, or a correlated condition holding a
     subquery (Spark takes none in a join's condition)."""
