@@ -15,7 +15,6 @@ of its SELECT's WHERE, an uncorrelated EXISTS, a subquery of other than plain in
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -61,15 +60,17 @@ def semi_joins_to_write(root: PhysicalNode) -> list[WrittenSemi]:
     return found
 
 
-def write_semi_joins(copy: TreeCopy, written: list[WrittenSemi], taken: set[str]) -> bool:
-    """Each subquery of `written` written as a broadcast join in the copy, once; whether
-    there was one."""
-    done: set[int] = set()
+def write_semi_joins(
+    copy: TreeCopy, written: list[WrittenSemi], taken: set[str]
+) -> list[tuple[exp.Select, str]]:
+    """Each subquery of `written` written as a join in the copy, once: (the SELECT whose FROM
+    list now ends with it, its alias), for the BROADCAST hint."""
+    done: dict[int, tuple[exp.Select, str]] = {}
     for semi in written:
         if id(semi.origin.select) not in done:
-            done.add(id(semi.origin.select))
-            _write(copy, semi, _fresh(taken))
-    return bool(written)
+            alias = _fresh(taken)
+            done[id(semi.origin.select)] = (_write(copy, semi, alias), alias)
+    return list(done.values())
 
 
 def _fresh(taken: set[str]) -> str:
@@ -112,7 +113,9 @@ def _correlation(query: exp.Select) -> list[exp.Expr] | None:
     return None if free_aliases(rest, set()) else correlated
 
 
-def _write(copy: TreeCopy, semi: WrittenSemi, alias: str) -> None:
+def _write(copy: TreeCopy, semi: WrittenSemi, alias: str) -> exp.Select:
+    """The predicate's join appended to its SELECT's FROM list (returned), its conjunct
+    dropped from the WHERE."""
     original = _exists_predicate(semi.origin)
     assert original is not None
     query, outer, predicate = copy[semi.origin.select], copy[semi.origin.outer], copy[original]
@@ -135,10 +138,7 @@ def _write(copy: TreeCopy, semi: WrittenSemi, alias: str) -> None:
         "joins",
         exp.Join(this=derived, side="LEFT", kind="ANTI" if semi.anti else "SEMI", on=exp.and_(*on)),
     )
-    hint = outer.args.get("hint")
-    hints = list(hint.expressions) if hint is not None else []
-    hints.append(exp.JoinHint(this="BROADCAST", expressions=[exp.to_table(alias)]))
-    outer.set("hint", exp.Hint(expressions=hints))
+    return outer
 
 
 def _read_from(
@@ -146,13 +146,9 @@ def _read_from(
 ) -> exp.Expr:
     """The correlated condition with each column of the subquery's own relations read from
     the derived table `alias` (as `_kN`, a name given once per column)."""
-    for column in list(_columns(condition)):
+    for column in list(condition.find_all(exp.Column)):
         table = column.table.lower()
         if table in own:
             key = keys.setdefault((column.table, column.name), f"_k{len(keys) + 1}")
             column.replace(exp.column(key, table=alias))
     return condition
-
-
-def _columns(condition: exp.Expr) -> Iterator[exp.Column]:
-    yield from condition.find_all(exp.Column)

@@ -90,7 +90,9 @@ def emit_spark(
         assert isinstance(transfer.origin, SemiOrigin)
         _write_key_transfer(transfer, copy[transfer.origin.select])
         changed = True
-    changed |= write_semi_joins(copy, written, joins.taken)
+    for outer, alias in write_semi_joins(copy, written, joins.taken):
+        _add_hint(outer, "BROADCAST", alias)
+        changed = True
     if not changed and original is not None:
         return original
     for join in copy.root.find_all(exp.Join):

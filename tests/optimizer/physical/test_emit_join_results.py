@@ -36,9 +36,9 @@ TWO_PARTS = (
 )
 
 
-def planned_join_result(sql: str) -> tuple[PhysicalPlan, str]:
+def planned_join_result(sql: str, **config: str) -> tuple[PhysicalPlan, str]:
     """The plan (one join result hashed) and its emitted SQL."""
-    plan = planned(sql, **ON)
+    plan = planned(sql, **ON, **config)
     assert len(hashed_joins(plan)) == 1
     return plan, emit(plan)
 
@@ -112,9 +112,13 @@ def test_a_join_a_subquery_reads_is_left_unwritten() -> None:
     Spark chooses its build side."""
     exists = "EXISTS (SELECT 1 FROM supplier WHERE s_suppkey = a.p_partkey)"
     sql = f"SELECT SUM(l_quantity) {TWO_PARTS} AND {exists}"
-    _, emitted = planned_join_result(sql)
+    _, emitted = planned_join_result(sql, semi_join_hints="0")
     assert "_j1" not in emitted
     assert "supplier.s_suppkey = a.p_partkey" in emitted
+    # written as a semi join (the default), its condition reads `a` all the same
+    _, emitted = planned_join_result(sql)
+    assert "_j1" not in emitted
+    assert "ON _sj1._k1 = a.p_partkey" in emitted
 
 
 def test_nested_join_results_read_through_each_other() -> None:

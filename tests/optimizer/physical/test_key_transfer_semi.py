@@ -56,7 +56,7 @@ def hints(select: exp.Expr) -> list[str]:
 
 
 def test_exists_subquery_reads_only_the_clerks_orders() -> None:
-    plan = planned(EXISTS_QUERY)
+    plan = planned(EXISTS_QUERY, semi_join_hints="0")  # the EXISTS as written
     (transfer,) = plan.ordering.semi_transfers
     assert (transfer.alias, transfer.column, transfer.inner.sql()) == (
         "_kt1",
@@ -90,12 +90,24 @@ def test_in_subquery_takes_the_keys_on_its_projected_column() -> None:
 
 
 def test_not_exists_subquery_takes_the_filtered_customers_keys() -> None:
-    plan = planned(NOT_EXISTS_QUERY)
+    plan = planned(NOT_EXISTS_QUERY, semi_join_hints="0")  # the NOT EXISTS as written
     (transfer,) = plan.ordering.semi_transfers
     assert (transfer.column, transfer.inner.sql()) == ("c_custkey", "orders.o_custkey")
     (join,) = semi_joins(emit(plan))
     assert join.this.this.args["where"].sql() == "WHERE _kt1.c_nationkey = 7"
     assert join.find_ancestor(exp.Exists) is not None
+
+
+def test_a_transfer_stays_in_the_subquery_written_as_a_join() -> None:
+    """With the NOT EXISTS written as a broadcast anti join (optimizer.physical.emit_semi),
+    the transferred keys' semi join is inside that join's derived table."""
+    emitted = emit(planned(NOT_EXISTS_QUERY))
+    tree = sqlglot.parse_one(emitted, read="spark")
+    (anti,) = [j for j in tree.find_all(exp.Join) if (j.side, j.kind) == ("LEFT", "ANTI")]
+    (transfer,) = [j for j in tree.find_all(exp.Join) if (j.side, j.kind) == ("LEFT", "SEMI")]
+    assert transfer.find_ancestor(exp.Join) is anti
+    assert transfer.this.this.args["where"].sql() == "WHERE _kt1.c_nationkey = 7"
+    assert tree.find(exp.Exists) is None
 
 
 def test_not_in_never_takes_keys() -> None:
