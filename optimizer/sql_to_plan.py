@@ -68,6 +68,7 @@ from optimizer.plan import (
 from optimizer.rewrite import rewrite_where
 from optimizer.rewrite.factor_correlation import factor_correlations
 from optimizer.rewrite.fold_constants import folded
+from optimizer.rewrite.merge_aggregates import Merged, merge_aggregates
 from optimizer.sql_copy import TreeCopy
 from optimizer.sql_scope import DEFAULT_DB, free_aliases, scope_aliases, table_name
 from optimizer.subqueries import ScalarSubquery, scalar_subqueries, subquery_predicate
@@ -87,6 +88,7 @@ class QualifiedPlan:
 
     plan: Node
     statement: exp.Expr
+    merged: Merged = field(default_factory=Merged)  # optimizer.rewrite.merge_aggregates
 
 
 @dataclass
@@ -161,10 +163,12 @@ def build_qualified_plan(
     lookup_table: Callable[[str], TableInfo],
     dialect: str = "spark",
     prepare: Callable[[list[str]], None] | None = None,
+    merge: bool = False,
 ) -> QualifiedPlan:
     """The logical plan of `sql`, the qualified statement it was built from, and the SELECT
     of that statement each of its FROM/JOIN-list joins comes from; `prepare` is told the
-    names of the tables the statement reads before they are looked up one by one."""
+    names of the tables the statement reads before they are looked up one by one; `merge`:
+    one-row aggregates over the same relations read once (optimizer.rewrite.merge_aggregates)."""
     statement = parse(sql, dialect)
     names, ctes, references = _tables_and_ctes(statement)
     if prepare is not None:
@@ -199,7 +203,8 @@ def build_qualified_plan(
         raise InvalidQuery(f"cannot resolve the query: {message}") from None
     _forget_positions(qualified)
     factor_correlations(qualified)
-    return QualifiedPlan(_query(qualified, _Context(tables), QUERY_ALIAS), qualified)
+    merged = merge_aggregates(qualified) if merge else Merged()
+    return QualifiedPlan(_query(qualified, _Context(tables), QUERY_ALIAS), qualified, merged)
 
 
 def _forget_positions(statement: exp.Expr) -> None:

@@ -64,6 +64,11 @@ class CostParams:
     # emitted as a broadcast LEFT SEMI / LEFT ANTI JOIN (optimizer.physical.emit_semi);
     # 0: left as written (Spark decides the join)
     semi_join_hints: int = 1
+    # 1: one-row aggregates of one SELECT over the same relations (derived tables of its FROM
+    # list, scalar subqueries of its SELECT list) are merged into one read of the relations
+    # when the cost formulas price the merged plan cheaper (optimizer.rewrite.merge_aggregates);
+    # 0: each read on its own, as written
+    merge_aggregates: int = 1
 
 
 ALIASES = {

@@ -27,7 +27,7 @@ from optimizer.physical.correlation import (
 from optimizer.physical.emit_spark import emit_spark
 from optimizer.physical.join_order import Ordering
 from optimizer.physical.plan import PhysicalNode
-from optimizer.sql_to_plan import build_qualified_plan
+from optimizer.sql_to_plan import QualifiedPlan, build_qualified_plan
 
 
 @dataclass
@@ -40,6 +40,7 @@ class PhysicalPlan:
     params: CostParams
     level: Level
     sql: str
+    merged: int = 0  # groups of aggregates read once (optimizer.rewrite.merge_aggregates)
 
 
 def plan_query(
@@ -61,14 +62,42 @@ def plan_query(
 def _plan(
     sql: str, dialect: str, params: CostParams, source: StatisticsSource, level: Level
 ) -> PhysicalPlan:
-    qualified = build_qualified_plan(sql, source.table, dialect, source.prepare)
+    """The plan of `sql`; with merge_aggregates, of `sql` with its one-row aggregates over
+    the same relations merged when that plan costs less (docs/design.md#merged-aggregates)."""
+    merge = params.merge_aggregates == 1
+    qualified = build_qualified_plan(sql, source.table, dialect, source.prepare, merge)
+    plan = _plan_qualified(qualified, sql, params, source, level)
+    if not qualified.merged.groups:
+        return plan
+    unmerged = build_qualified_plan(sql, source.table, dialect, source.prepare)
+    alternative = _plan_qualified(unmerged, sql, params, source, level)
+    separate = alternative.root.total_cost().total
+    for subquery in qualified.merged.scalar_subqueries:  # each one more job of Spark's
+        alone = build_qualified_plan(subquery.sql(dialect=dialect), source.table, dialect)
+        separate += _plan_qualified(alone, sql, params, source, level).root.total_cost().total
+    return plan if plan.root.total_cost().total < separate else alternative
+
+
+def _plan_qualified(
+    qualified: QualifiedPlan, sql: str, params: CostParams, source: StatisticsSource, level: Level
+) -> PhysicalPlan:
     stats = StatsQuery(source, level)
     context = PlanningContext(stats, params, needed_columns(qualified.plan))
     ordering = Ordering(context)
     physical = to_physical(ordering.reorder(qualified.plan), context)
     root = eliminate_shuffles(physical)
     before, after = before_correlation(physical), counts(root)
-    return PhysicalPlan(root, before, after, ordering, qualified.statement, params, level, sql)
+    return PhysicalPlan(
+        root,
+        before,
+        after,
+        ordering,
+        qualified.statement,
+        params,
+        level,
+        sql,
+        qualified.merged.groups,
+    )
 
 
 def explain(
@@ -87,7 +116,7 @@ def emit(plan: PhysicalPlan) -> str:
         plan.ordering.groups,
         plan.root,
         plan.params.common_hint,
-        plan.sql,
+        None if plan.merged else plan.sql,  # a merged statement is written even unchanged
         plan.ordering.semi_transfers,
         plan.params.semi_join_hints == 1,
     )
