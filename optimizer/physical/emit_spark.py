@@ -1,6 +1,7 @@
 """`--emit spark`: the query as Spark SQL with the chosen join order and join hints.
 
-Each SELECT whose FROM list is one group of inner joins gets its FROM clause rewritten in
+Each SELECT whose FROM list is one group of inner joins (or such a group followed by LEFT
+joins only, which are kept after it as written) gets its FROM clause rewritten in
 the chosen order (bushy trees as parenthesised joins), with every join condition of the
 group (from ON or WHERE) in the ON of the lowest join that covers it (a column equality the
 ones below imply left out; a join the plan keys by an equality the query only implies, as
@@ -155,10 +156,37 @@ def _leaf_alias(node: Node) -> str | None:
     return aliases.pop() if len(aliases) == 1 else None
 
 
+def _inner_prefix(select: exp.Select) -> tuple[list[exp.Expr], list[exp.Join]] | None:
+    """The FROM list's relations up to its first LEFT join, when the joins from there on are
+    all LEFT (outer, semi or anti) joins, and those joins: the inner joins before them are
+    one group whatever follows (a LEFT join keeps every row of its left side, so conditions
+    of the WHERE on that side's relations hold below it as above it)."""
+    joins = list(select.args.get("joins") or ())
+    first = next((i for i, j in enumerate(joins) if (j.side or "").upper() == "LEFT"), None)
+    if first is None:
+        return None
+    if any((j.side or "").upper() != "LEFT" or j.args.get("using") for j in joins[first:]):
+        return None
+    head = select.copy()
+    head.set("joins", [j.copy() for j in joins[:first]] or None)
+    items = plain_from_items(head)
+    if items is None:
+        return None
+    return from_items(select)[: len(items)], joins[first:]
+
+
 def _reorder(select: exp.Select, group: OrderedGroup, derived: _Derived) -> bool:
-    """Rewrite the SELECT's FROM list in the group's order; False when it cannot."""
+    """Rewrite the SELECT's FROM list in the group's order (a FROM list of inner joins
+    followed by LEFT joins: its inner part, the LEFT joins kept after it as written); False
+    when it cannot."""
     items = plain_from_items(select)
-    if items is None or len(items) < 2:
+    trailing: list[exp.Join] = []
+    if items is None:
+        prefix = _inner_prefix(select)
+        if prefix is None:
+            return False
+        items, trailing = prefix
+    if len(items) < 2:
         return False
     by_alias = {_alias(i): i for i in items}
     leaf_aliases = [_leaf_alias(leaf) for leaf in group.leaves]
@@ -167,11 +195,13 @@ def _reorder(select: exp.Select, group: OrderedGroup, derived: _Derived) -> bool
     alias_of = {leaf: a or "" for leaf, a in zip(group.leaves, leaf_aliases, strict=True)}
     conditions = conjuncts(select.args.get("where") and select.args["where"].this)
     for join in select.args.get("joins") or ():
-        conditions += conjuncts(join.args.get("on"))
+        if not any(join is t for t in trailing):  # a LEFT join's ON stays with it
+            conditions += conjuncts(join.args.get("on"))
     movable = [c for c in conditions if _movable(c, set(by_alias))]
     staying = [c for c in conditions if not any(c is m for m in movable)]
     tree = group.root.child if isinstance(group.root, Filter) else group.root
-    writer = _FromWriter(select, alias_of, by_alias, movable, derived, conditions)
+    trailing_on = [c for join in trailing for c in conjuncts(join.args.get("on"))]
+    writer = _FromWriter(select, alias_of, by_alias, movable, derived, conditions + trailing_on)
     text = writer.render(tree, False)
     leftover = [c for c in movable if not any(c is p for p in writer.placed)]
     rebuilt = sqlglot.parse_one(f"SELECT 1 FROM {text}", read="spark")
@@ -180,13 +210,15 @@ def _reorder(select: exp.Select, group: OrderedGroup, derived: _Derived) -> bool
         if original is not None and item.sql(dialect="spark") == original.sql(dialect="spark"):
             item.replace(original)
     select.set("from_", rebuilt.args["from_"])
-    select.set("joins", rebuilt.args.get("joins"))
+    select.set("joins", (rebuilt.args.get("joins") or []) + trailing or None)
     where = staying + leftover
     select.set("where", exp.Where(this=exp.and_(*where, copy=False)) if where else None)
     if writer.moved:  # columns of relations now inside a derived table are read from it
         for key in ("expressions", "where", "group", "having", "order", "qualify"):
             for part in _args(select, key):
                 _rename_columns(part, writer.moved, select)
+        for join in trailing:
+            _rename_columns(join.args["on"], writer.moved, select)
     return True
 
 
