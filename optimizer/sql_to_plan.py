@@ -69,7 +69,6 @@ from optimizer.rewrite import rewrite_where
 from optimizer.rewrite.factor_correlation import factor_correlations
 from optimizer.rewrite.fold_constants import folded
 from optimizer.rewrite.merge_aggregates import Merged, merge_aggregates
-from optimizer.rewrite.outer_to_inner import outer_to_inner
 from optimizer.sql_copy import TreeCopy
 from optimizer.sql_scope import DEFAULT_DB, free_aliases, scope_aliases, table_name
 from optimizer.subqueries import ScalarSubquery, scalar_subqueries, subquery_predicate
@@ -165,14 +164,11 @@ def build_qualified_plan(
     dialect: str = "spark",
     prepare: Callable[[list[str]], None] | None = None,
     merge: bool = False,
-    inner: bool = False,
 ) -> QualifiedPlan:
     """The logical plan of `sql`, the qualified statement it was built from, and the SELECT
     of that statement each of its FROM/JOIN-list joins comes from; `prepare` is told the
     names of the tables the statement reads before they are looked up one by one; `merge`:
-    one-row aggregates over the same relations read once (optimizer.rewrite.merge_aggregates);
-    `inner`: LEFT joins whose NULLs the WHERE rejects as inner joins
-    (optimizer.rewrite.outer_to_inner)."""
+    one-row aggregates over the same relations read once (optimizer.rewrite.merge_aggregates)."""
     statement = parse(sql, dialect)
     names, ctes, references = _tables_and_ctes(statement)
     if prepare is not None:
@@ -207,8 +203,6 @@ def build_qualified_plan(
         raise InvalidQuery(f"cannot resolve the query: {message}") from None
     _forget_positions(qualified)
     factor_correlations(qualified)
-    if inner:
-        outer_to_inner(qualified)
     merged = merge_aggregates(qualified) if merge else Merged()
     return QualifiedPlan(_query(qualified, _Context(tables), QUERY_ALIAS), qualified, merged)
 

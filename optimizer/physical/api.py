@@ -65,16 +65,15 @@ def _plan(
     """The plan of `sql`; with merge_aggregates, of `sql` with its one-row aggregates over
     the same relations merged when that plan costs less (docs/design.md#merged-aggregates)."""
     merge = params.merge_aggregates == 1
-    qualified = build_qualified_plan(sql, source.table, dialect, source.prepare, merge, True)
+    qualified = build_qualified_plan(sql, source.table, dialect, source.prepare, merge)
     plan = _plan_qualified(qualified, sql, params, source, level)
     if not qualified.merged.groups:
         return plan
-    unmerged = build_qualified_plan(sql, source.table, dialect, source.prepare, inner=True)
+    unmerged = build_qualified_plan(sql, source.table, dialect, source.prepare)
     alternative = _plan_qualified(unmerged, sql, params, source, level)
     separate = alternative.root.total_cost().total
     for subquery in qualified.merged.scalar_subqueries:  # each one more job of Spark's
-        text = subquery.sql(dialect=dialect)
-        alone = build_qualified_plan(text, source.table, dialect, inner=True)
+        alone = build_qualified_plan(subquery.sql(dialect=dialect), source.table, dialect)
         separate += _plan_qualified(alone, sql, params, source, level).root.total_cost().total
     return plan if plan.root.total_cost().total < separate else alternative
 

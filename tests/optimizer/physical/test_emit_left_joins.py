@@ -1,9 +1,7 @@
 """A FROM list of inner joins followed by LEFT joins (TPC-DS q72, q75): `--emit spark` writes
 its inner part in the plan's order and keeps the LEFT joins after it as written
-(optimizer.physical.emit_spark._inner_prefix); a LEFT join whose NULLs the WHERE rejects is
-planned and written as an inner join (optimizer.rewrite.outer_to_inner, q93). Planned over
-made-up TPC-DS SF 1 statistics; the Spark tests run the texts, rows without a match in the
-LEFT join included."""
+(optimizer.physical.emit_spark._inner_prefix). Planned over made-up TPC-DS SF 1 statistics;
+the last test runs the texts on Spark, rows without a match in the LEFT join included."""
 
 from __future__ import annotations
 
@@ -11,7 +9,6 @@ from typing import Any
 
 import pytest
 import sqlglot
-from sqlglot import exp
 
 from optimizer.physical.api import emit
 from tests.support.planning import planned
@@ -109,59 +106,3 @@ def test_spark_returns_the_rows_of_the_query_as_written(spark: Any) -> None:
             spark.catalog.dropTempView(name)
     assert rows == expected
     assert any(r.no_promo for r in expected)
-
-
-# TPC-DS q93's shape: the WHERE's `sr_reason_sk = r_reason_sk` rejects the LEFT join's NULLs
-REJECTED = """
-SELECT ss_customer_sk, sum(act_sales) AS sumsales FROM (
-  SELECT ss_customer_sk,
-         CASE WHEN sr_return_quantity IS NOT NULL THEN (ss_quantity - sr_return_quantity)
-              ELSE ss_quantity END AS act_sales
-  FROM store_sales LEFT OUTER JOIN store_returns
-    ON (sr_item_sk = ss_item_sk AND sr_ticket_number = ss_ticket_number), reason
-  WHERE sr_reason_sk = r_reason_sk AND r_reason_desc = 'reason 28') AS t
-GROUP BY ss_customer_sk
-"""
-
-
-def test_a_left_join_whose_nulls_the_where_rejects_is_ordered_as_an_inner_join() -> None:
-    """store_returns joins the one reason first and is hashed; store_sales streams."""
-    emitted = emit(planned(REJECTED, TpcdsStatistics()))
-    tree = sqlglot.parse_one(emitted, read="spark")
-    inner = tree.find(exp.Subquery)  # the derived table t
-    assert inner is not None
-    assert "LEFT" not in emitted
-    assert _relations(inner.this.sql(dialect="spark")) == ["_j1", "store_sales"]
-    assert "BROADCAST(_j1)" in emitted
-
-
-@pytest.mark.spark
-def test_spark_returns_the_rows_of_the_rejected_left_join(spark: Any) -> None:
-    """Some sales have no return (the LEFT join's NULLs, which the WHERE drops), some
-    returns another reason."""
-    views = {
-        "store_sales": (
-            [(k % 5, k % 7, k, k % 4 + 1) for k in range(40)],
-            "ss_customer_sk int, ss_item_sk int, ss_ticket_number int, ss_quantity int",
-        ),
-        "store_returns": (
-            [(k % 7, k, (k // 3) % 3, 1) for k in range(0, 40, 3)],
-            "sr_item_sk int, sr_ticket_number int, sr_reason_sk int, sr_return_quantity int",
-        ),
-        "reason": (
-            [(k, f"reason {27 + k}") for k in range(3)],
-            "r_reason_sk int, r_reason_desc string",
-        ),
-    }
-    for name, (rows, schema) in views.items():
-        spark.createDataFrame(rows, schema).createOrReplaceTempView(name)
-    try:
-        expected = sorted(spark.sql(REJECTED).collect())
-        emitted = emit(planned(REJECTED, TpcdsStatistics()))
-        rows = sorted(spark.sql(emitted).collect())
-    finally:  # the session is shared: its temporary views go with the test
-        for name in views:
-            spark.catalog.dropTempView(name)
-    assert "LEFT" not in emitted
-    assert rows == expected
-    assert expected
