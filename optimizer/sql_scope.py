@@ -33,11 +33,16 @@ def plain_from_items(select: exp.Select) -> list[exp.Expr] | None:
         return None
     items = [from_.this]
     for join in select.args.get("joins") or ():
-        side, kind = (join.side or "").upper(), (join.kind or "").upper()
-        if side or kind not in ("", "INNER", "CROSS") or join.args.get("using"):
+        if not is_plain_join(join):
             return None
         items.append(join.this)
     return items
+
+
+def is_plain_join(join: exp.Join) -> bool:
+    """An inner or cross join without USING (a comma of the FROM list is one)."""
+    side, kind = (join.side or "").upper(), (join.kind or "").upper()
+    return not side and kind in ("", "INNER", "CROSS") and not join.args.get("using")
 
 
 def scope_aliases(select: exp.Select) -> set[str]:

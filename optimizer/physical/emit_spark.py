@@ -49,7 +49,13 @@ from optimizer.physical.key_transfer import KeyTransfer
 from optimizer.physical.plan import PhysicalNode
 from optimizer.plan import Filter, Join, Node, conjuncts
 from optimizer.sql_copy import TreeCopy
-from optimizer.sql_scope import free_aliases, from_items, plain_from_items, relation_names
+from optimizer.sql_scope import (
+    free_aliases,
+    from_items,
+    is_plain_join,
+    plain_from_items,
+    relation_names,
+)
 
 
 def emit_spark(
@@ -167,12 +173,9 @@ def _inner_prefix(select: exp.Select) -> tuple[list[exp.Expr], list[exp.Join]] |
         return None
     if any((j.side or "").upper() != "LEFT" or j.args.get("using") for j in joins[first:]):
         return None
-    head = select.copy()
-    head.set("joins", [j.copy() for j in joins[:first]] or None)
-    items = plain_from_items(head)
-    if items is None:
+    if select.args.get("from_") is None or not all(is_plain_join(j) for j in joins[:first]):
         return None
-    return from_items(select)[: len(items)], joins[first:]
+    return from_items(select)[: first + 1], joins[first:]
 
 
 def _reorder(select: exp.Select, group: OrderedGroup, derived: _Derived) -> bool:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from optimizer.plan import conjuncts
-from optimizer.sql_scope import free_aliases, plain_from_items, relation_names
+from optimizer.sql_scope import free_aliases, plain_from_items, relation_names, scope_aliases
 
 NULL_IGNORING = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
 UNMERGEABLE_ARGS = ("group", "having", "distinct", "limit", "order", "qualify", "windows")
@@ -193,9 +193,11 @@ def _merge_derived_tables(select: exp.Select) -> int:
         chosen = [candidates[i] for i in group]
         if not _unique_names([q for _, q in chosen]) or not _in_order(items, chosen):
             continue
+        renamed = {item.alias.lower() for item, _ in chosen[1:]}
+        if renamed & {a for _, q in chosen for a in scope_aliases(q)}:
+            continue  # a table inside is named as a derived table outside: columns are ambiguous
         keep, alias = chosen[0][0], chosen[0][0].alias
         keep.set("this", _merged([q for _, q in chosen]))
-        renamed = {item.alias.lower() for item, _ in chosen[1:]}
         for item, _ in chosen[1:]:
             _drop_from_item(select, item)
         for column in select.find_all(exp.Column):

@@ -12,7 +12,7 @@ from optimizer.rewrite.merge_aggregates import merge_aggregates
 
 # TPC-DS q88's shape: counts of one star join under different filters of one dimension
 DERIVED = """
-SELECT s1.n1, s2.n2, s3.d3 FROM
+SELECT s1.n1, s2.n2, s3.d3, s3.a3 FROM
  (SELECT count(*) AS n1 FROM store_sales, time_dim
   WHERE ss_sold_time_sk = t_time_sk AND ss_store_sk = 1 AND t_hour = 8) AS s1,
  (SELECT count(*) AS n2 FROM store_sales, time_dim
@@ -56,7 +56,7 @@ def test_derived_tables_over_the_same_join_become_one_read() -> None:
         "(t_hour = 8 OR t_hour = 9 OR (t_hour = 10 AND t_minute < 30))"
     )
     # the outer SELECT reads every output from the one derived table
-    assert [c.sql("spark") for c in tree.expressions] == ["s1.n1", "s1.n2", "s1.d3"]
+    assert [c.sql("spark") for c in tree.expressions] == ["s1.n1", "s1.n2", "s1.d3", "s1.a3"]
 
 
 def test_scalar_subqueries_become_one_cross_joined_read() -> None:
@@ -100,6 +100,9 @@ def test_an_unfiltered_aggregate_keeps_all_rows() -> None:
         # the same output name twice
         "SELECT * FROM (SELECT count(*) AS n FROM t WHERE x = 1) AS a, "
         "(SELECT count(*) AS n FROM t WHERE x = 2) AS b",
+        # a table inside named as a derived table outside
+        "SELECT a.n, b.m FROM (SELECT count(*) AS n FROM t AS b WHERE b.x = 1) AS a, "
+        "(SELECT count(*) AS m FROM t AS b WHERE b.x = 2) AS b",
         # not next to each other: a * would change its column order
         "SELECT * FROM (SELECT count(*) AS n FROM t) AS a, u, (SELECT count(*) AS m FROM t) AS b",
         # a join with ON, a subquery inside, a window

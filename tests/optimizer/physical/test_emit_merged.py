@@ -12,19 +12,10 @@ import sqlglot
 from sqlglot import exp
 
 from optimizer.physical.api import emit, explain_json
+from tests.optimizer.test_merge_aggregates import DERIVED
 from tests.support.planning import planned
 from tests.support.tpcds import TpcdsStatistics
 
-# TPC-DS q88's shape, with a distinct count and an average
-DERIVED = """
-SELECT s1.n1, s2.n2, s3.d3, s3.a3 FROM
- (SELECT count(*) AS n1 FROM store_sales, time_dim
-  WHERE ss_sold_time_sk = t_time_sk AND ss_store_sk = 1 AND t_hour = 8) AS s1,
- (SELECT count(*) AS n2 FROM store_sales, time_dim
-  WHERE ss_sold_time_sk = t_time_sk AND ss_store_sk = 1 AND t_hour = 9) AS s2,
- (SELECT count(DISTINCT ss_item_sk) AS d3, avg(ss_list_price) AS a3 FROM store_sales, time_dim
-  WHERE ss_sold_time_sk = t_time_sk AND ss_store_sk = 1 AND t_hour = 10 AND t_minute < 30) AS s3
-"""
 # TPC-DS q9's shape; the third subquery's filter keeps no row of the test's data
 SCALAR = """
 SELECT r_reason_sk,
