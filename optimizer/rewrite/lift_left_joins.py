@@ -7,7 +7,8 @@ of `a` is kept with its matches in `b` (or NULLs) either way, and the inner join
 columns only, so the FROM clause produces the same rows. Written first, the LEFT join reads
 every sales row before the dimensions' filters; moved, the inner joins form a group whose
 order the planner chooses, and the LEFT join reads what is left of it. Whether the moved form
-is kept is the planner's cost comparison (optimizer.physical.api).
+is kept is the planner's cost comparison (optimizer.physical.api). It reads qualified
+statements, whose `*` is expanded: the FROM list's order no longer orders the columns.
 
 >>> from sqlglot import parse_one
 >>> q = parse_one("SELECT * FROM a AS a LEFT JOIN b AS b ON a.k = b.k, c AS c "
