@@ -68,7 +68,6 @@ from optimizer.plan import (
 from optimizer.rewrite import rewrite_where
 from optimizer.rewrite.factor_correlation import factor_correlations
 from optimizer.rewrite.fold_constants import folded
-from optimizer.rewrite.lift_left_joins import lift_left_joins
 from optimizer.rewrite.merge_aggregates import Merged, merge_aggregates
 from optimizer.sql_copy import TreeCopy
 from optimizer.sql_scope import DEFAULT_DB, free_aliases, scope_aliases, table_name
@@ -90,7 +89,6 @@ class QualifiedPlan:
     plan: Node
     statement: exp.Expr
     merged: Merged = field(default_factory=Merged)  # optimizer.rewrite.merge_aggregates
-    lifted: int = 0  # LEFT joins moved after inner joins (optimizer.rewrite.lift_left_joins)
 
 
 @dataclass
@@ -166,14 +164,11 @@ def build_qualified_plan(
     dialect: str = "spark",
     prepare: Callable[[list[str]], None] | None = None,
     merge: bool = False,
-    lift: bool = False,
 ) -> QualifiedPlan:
     """The logical plan of `sql`, the qualified statement it was built from, and the SELECT
     of that statement each of its FROM/JOIN-list joins comes from; `prepare` is told the
     names of the tables the statement reads before they are looked up one by one; `merge`:
-    one-row aggregates over the same relations read once (optimizer.rewrite.merge_aggregates);
-    `lift`: a LEFT join written before inner joins moved after them
-    (optimizer.rewrite.lift_left_joins)."""
+    one-row aggregates over the same relations read once (optimizer.rewrite.merge_aggregates)."""
     statement = parse(sql, dialect)
     names, ctes, references = _tables_and_ctes(statement)
     if prepare is not None:
@@ -209,9 +204,7 @@ def build_qualified_plan(
     _forget_positions(qualified)
     factor_correlations(qualified)
     merged = merge_aggregates(qualified) if merge else Merged()
-    lifted = lift_left_joins(qualified) if lift else 0
-    plan = _query(qualified, _Context(tables), QUERY_ALIAS)
-    return QualifiedPlan(plan, qualified, merged, lifted)
+    return QualifiedPlan(_query(qualified, _Context(tables), QUERY_ALIAS), qualified, merged)
 
 
 def _forget_positions(statement: exp.Expr) -> None:

@@ -69,9 +69,6 @@ class CostParams:
     # when the cost formulas price the merged plan cheaper (optimizer.rewrite.merge_aggregates);
     # 0: each read on its own, as written
     merge_aggregates: int = 1
-    # 1: a LEFT join written before a FROM list's inner joins is moved after them when the
-    # cost formulas price that plan cheaper (optimizer.rewrite.lift_left_joins); 0: as written
-    lift_left_joins: int = 1
 
 
 ALIASES = {

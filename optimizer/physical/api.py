@@ -40,9 +40,7 @@ class PhysicalPlan:
     params: CostParams
     level: Level
     sql: str
-    # the statement's rewrites: groups of aggregates read once
-    # (optimizer.rewrite.merge_aggregates), LEFT joins moved (optimizer.rewrite.lift_left_joins)
-    rewritten: int = 0
+    merged: int = 0  # groups of aggregates read once (optimizer.rewrite.merge_aggregates)
 
 
 def plan_query(
@@ -64,16 +62,15 @@ def plan_query(
 def _plan(
     sql: str, dialect: str, params: CostParams, source: StatisticsSource, level: Level
 ) -> PhysicalPlan:
-    """The plan of `sql`; with merge_aggregates and lift_left_joins, of `sql` rewritten so
-    (its one-row aggregates over the same relations merged, its LEFT joins moved after the
-    inner joins) when that plan costs less (docs/design.md#planning-pipeline)."""
-    merge, lift = params.merge_aggregates == 1, params.lift_left_joins == 1
-    qualified = build_qualified_plan(sql, source.table, dialect, source.prepare, merge, lift)
+    """The plan of `sql`; with merge_aggregates, of `sql` with its one-row aggregates over
+    the same relations merged when that plan costs less (docs/design.md#merged-aggregates)."""
+    merge = params.merge_aggregates == 1
+    qualified = build_qualified_plan(sql, source.table, dialect, source.prepare, merge)
     plan = _plan_qualified(qualified, sql, params, source, level)
-    if not qualified.merged.groups and not qualified.lifted:
+    if not qualified.merged.groups:
         return plan
-    as_written = build_qualified_plan(sql, source.table, dialect, source.prepare)
-    alternative = _plan_qualified(as_written, sql, params, source, level)
+    unmerged = build_qualified_plan(sql, source.table, dialect, source.prepare)
+    alternative = _plan_qualified(unmerged, sql, params, source, level)
     separate = alternative.root.total_cost().total
     for subquery in qualified.merged.scalar_subqueries:  # each one more job of Spark's
         alone = build_qualified_plan(subquery.sql(dialect=dialect), source.table, dialect)
@@ -99,7 +96,7 @@ def _plan_qualified(
         params,
         level,
         sql,
-        qualified.merged.groups + qualified.lifted,
+        qualified.merged.groups,
     )
 
 
@@ -119,7 +116,7 @@ def emit(plan: PhysicalPlan) -> str:
         plan.ordering.groups,
         plan.root,
         plan.params.common_hint,
-        None if plan.rewritten else plan.sql,  # a rewritten statement is written even unchanged
+        None if plan.merged else plan.sql,  # a merged statement is written even unchanged
         plan.ordering.semi_transfers,
         plan.params.semi_join_hints == 1,
     )

@@ -35,8 +35,8 @@ def _subqueries(sql: str) -> list[exp.Subquery]:
 def test_derived_tables_are_planned_and_written_as_one_read() -> None:
     merged = planned(DERIVED, TpcdsStatistics())
     separate = planned(DERIVED, TpcdsStatistics(), merge_aggregates="0")
-    assert merged.rewritten == 1
-    assert separate.rewritten == 0
+    assert merged.merged == 1
+    assert separate.merged == 0
     assert explain_json(merged)["scans"]["after"] == 2  # store_sales and time_dim, once
     assert explain_json(separate)["scans"]["after"] == 6
     assert merged.root.total_cost().total < separate.root.total_cost().total
@@ -51,7 +51,7 @@ def test_scalar_subqueries_are_costed_as_the_jobs_they_are() -> None:
     comparison adds each one's own plan, without which the merged read (one scan of
     store_sales, costed) would lose to a plan pricing none."""
     merged = planned(SCALAR, TpcdsStatistics())
-    assert merged.rewritten == 1
+    assert merged.merged == 1
     assert explain_json(merged)["scans"]["after"] == 2  # reason and store_sales
     written = emit(merged)
     assert [s.alias for s in _subqueries(written)] == ["_ma1"]
