@@ -78,3 +78,13 @@ def relation_names(statement: exp.Expr) -> set[str]:
     give a relation it adds."""
     names = {t.name.lower() for t in statement.find_all(exp.Table)}
     return names | {a.name.lower() for a in statement.find_all(exp.TableAlias)}
+
+
+def fresh_alias(prefix: str, taken: set[str]) -> str:
+    """`prefix` numbered from 1 to the first name not in `taken` (a relation_names set),
+    which then holds it."""
+    number = 1
+    while f"{prefix}{number}" in taken:
+        number += 1
+    taken.add(f"{prefix}{number}")
+    return f"{prefix}{number}"

@@ -23,7 +23,7 @@ from optimizer.origins import SemiOrigin
 from optimizer.physical.plan import PhysicalNode
 from optimizer.plan import Join, Node, conjuncts
 from optimizer.sql_copy import TreeCopy
-from optimizer.sql_scope import free_aliases, scope_aliases
+from optimizer.sql_scope import free_aliases, fresh_alias, scope_aliases
 
 
 @dataclass(frozen=True)
@@ -68,17 +68,9 @@ def write_semi_joins(
     done: dict[int, tuple[exp.Select, str]] = {}
     for semi in written:
         if id(semi.origin.select) not in done:
-            alias = _fresh(taken)
+            alias = fresh_alias("_sj", taken)
             done[id(semi.origin.select)] = (_write(copy, semi, alias), alias)
     return list(done.values())
-
-
-def _fresh(taken: set[str]) -> str:
-    number = 1
-    while f"_sj{number}" in taken:
-        number += 1
-    taken.add(f"_sj{number}")
-    return f"_sj{number}"
 
 
 def _exists_predicate(origin: SemiOrigin) -> exp.Expr | None:

@@ -33,7 +33,13 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from optimizer.plan import conjuncts
-from optimizer.sql_scope import free_aliases, plain_from_items, relation_names, scope_aliases
+from optimizer.sql_scope import (
+    free_aliases,
+    fresh_alias,
+    plain_from_items,
+    relation_names,
+    scope_aliases,
+)
 
 NULL_IGNORING = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
 UNMERGEABLE_ARGS = ("group", "having", "distinct", "limit", "order", "qualify", "windows")
@@ -143,10 +149,7 @@ def _merged(queries: list[exp.Select]) -> exp.Select:
     where = [c.copy() for c in common]
     present = [f for f in filters if f is not None]
     if len(present) == len(filters):  # an unfiltered one reads every row of the join
-        distinct: list[exp.Expr] = []
-        for f in present:
-            if f not in distinct:
-                distinct.append(f)
+        distinct = dict.fromkeys(present)  # equal filters (by structure) are one branch
         where.append(exp.or_(*(f.copy() for f in distinct)))
     merged.set("where", exp.Where(this=exp.and_(*where)) if where else None)
     return merged
@@ -215,14 +218,9 @@ def _in_order(items: list[exp.Expr], chosen: list[tuple[exp.Subquery, exp.Select
 
 
 def _drop_from_item(select: exp.Select, item: exp.Expr) -> None:
-    joins = select.args.get("joins") or []
-    for join in joins:
-        if join.this is item:
-            joins.remove(join)
-            select.set("joins", joins or None)
-            return
-    first = joins.pop(0)  # the FROM's own item: the first join takes its place
-    select.set("from_", exp.From(this=first.this))
+    """Drop a joined item (never the FROM's own: a group keeps its first table, and the
+    others follow it)."""
+    joins = [j for j in select.args.get("joins") or () if j.this is not item]
     select.set("joins", joins or None)
 
 
@@ -244,7 +242,7 @@ def _merge_scalar_subqueries(select: exp.Select, taken: set[str], removed: list[
                 found.append((sub, query))
     groups = 0
     for group in _groups([q for _, q in found]):
-        alias = _fresh("_ma", taken)
+        alias = fresh_alias("_ma", taken)
         renamed = []
         for position, index in enumerate(group):
             query = found[index][1].copy()
@@ -267,11 +265,3 @@ def _under_subquery(projection: exp.Expr) -> bool:
 def _direct(sub: exp.Subquery, select: exp.Select) -> bool:
     """`sub` belongs to `select` itself, not to a subquery of it."""
     return sub.find_ancestor(exp.Select) is select
-
-
-def _fresh(prefix: str, taken: set[str]) -> str:
-    index = 1
-    while f"{prefix}{index}" in taken:
-        index += 1
-    taken.add(f"{prefix}{index}")
-    return f"{prefix}{index}"
