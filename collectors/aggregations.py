@@ -24,7 +24,7 @@ the rest as strings: `TopKItems` says which, so the sketch can be decoded.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +56,12 @@ class ColumnPlan:
     type: str
     alias: str
     theta: bool | None = None  # None: the default rule (integral and string columns)
+    path: tuple[str, ...] = ()  # the field path read (a struct's leaf); () for the column
+
+    @property
+    def source(self) -> tuple[str, ...]:
+        """The column, or the struct fields down to the leaf, the value is read from."""
+        return self.path or (self.name,)
 
     @property
     def nested(self) -> bool:
@@ -101,14 +107,42 @@ class ColumnPlan:
 
 
 def plan_columns(
-    columns: list[tuple[str, str]], theta_columns: list[str] | None = None
+    columns: Sequence[tuple[str, str] | tuple[str, str, tuple[str, ...]]],
+    theta_columns: list[str] | None = None,
 ) -> list[ColumnPlan]:
-    """One plan per column; `theta_columns`, when given, are the only ones with Theta."""
-    wanted = None if theta_columns is None else {c.lower() for c in theta_columns}
-    return [
-        ColumnPlan(name, type_, f"c{i}", None if wanted is None else name.lower() in wanted)
-        for i, (name, type_) in enumerate(columns)
-    ]
+    """One plan per column, (name, type) or (name, type, field path); `theta_columns`,
+    when given, are the only ones with Theta (named as spelled)."""
+    wanted = None if theta_columns is None else set(theta_columns)
+    plans = []
+    for i, (name, type_, *path) in enumerate(columns):
+        theta = None if wanted is None else name in wanted
+        plans.append(ColumnPlan(name, type_, f"c{i}", theta, tuple(path[0]) if path else ()))
+    return plans
+
+
+def quoted(path: Sequence[str]) -> str:
+    """A column (or a struct's field path) as Spark SQL names it, whatever its characters."""
+    return ".".join("`" + part.replace("`", "``") + "`" for part in path)
+
+
+def project(frame: Any, keys: Sequence[str], plans: Sequence[ColumnPlan]) -> Any:
+    """The frame as the scans read it: the partition keys under their names, then each
+    planned column (or struct leaf) under its alias `c<i>`, so that no column's name (any
+    case, spaces, dots, a path into a struct) needs resolving again."""
+    from pyspark.sql import functions as F
+
+    return frame.select(
+        *[F.col(quoted([k])).alias(k) for k in keys],
+        *[F.col(quoted(p.source)).alias(p.alias) for p in plans],
+    )
+
+
+def aggregate(frame: Any, keys: Sequence[str], plans: list[ColumnPlan], sample_rate: float) -> Any:
+    """Spark's aggregation of the frame's columns grouped by `keys` (the scan without the
+    one-pass jar): one row per partition, shaped as `aggregate_expressions` says."""
+    drawn = with_draw(project(frame, keys, plans), sample_rate)
+    grouped = drawn.groupBy(*[quoted([k]) for k in keys]) if keys else drawn.groupBy()
+    return grouped.agg(*aggregate_expressions(plans, sample_rate))
 
 
 def sampled(plans: list[ColumnPlan]) -> list[ColumnPlan]:
@@ -127,18 +161,19 @@ def with_draw(frame: Any, sample_rate: float) -> Any:
 
 
 def aggregate_expressions(plans: list[ColumnPlan], sample_rate: float = 0.0) -> list[Any]:
-    """The Spark columns of the one aggregation, aliased `c<i>__<statistic>`, and with a
-    positive `sample_rate` the partition's sampled rows as `__sample`."""
+    """The Spark columns of the one aggregation over a projected frame (`project`),
+    aliased `c<i>__<statistic>`, and with a positive `sample_rate` the partition's sampled
+    rows as `__sample`."""
     from pyspark.sql import functions as F
 
     exprs = [F.count(F.lit(1)).alias("__rows")]
     kept = sampled(plans)
     if sample_rate > 0 and kept:
-        row = F.struct(*[F.col(f"`{p.name}`").alias(p.alias) for p in kept])
+        row = F.struct(*[F.col(p.alias) for p in kept])
         drawn = row if sample_rate >= 1 else F.when(F.col(DRAW) < sample_rate, row)
         exprs.append(F.collect_list(drawn).alias("__sample"))  # NULLs (not drawn) skipped
     for plan in plans:
-        col = F.col(f"`{plan.name}`")
+        col = F.col(plan.alias)
         a = plan.alias
         exprs.append(F.count(col).alias(f"{a}__nn"))
         if plan.orderable:
@@ -183,7 +218,7 @@ def _hashable(col: Any, plan: ColumnPlan) -> Any:
 
 def _top_k_item(plan: ColumnPlan) -> str:
     """The SQL of the value the heavy-hitters sketch tracks (see `ColumnPlan.top_k_items`)."""
-    name = f"`{plan.name}`"
+    name = plan.alias
     if plan.type == "date":
         return f"CAST(unix_date({name}) AS BIGINT)"
     if plan.temporal:
@@ -218,6 +253,11 @@ class ColumnRecord:
     theta: bytes | None
     top_k: bytes | None
     top_k_items: str | None
+    absent: bool = False  # the partition's files lack the column (all its rows NULL)
+
+    def as_absent(self, rows: int) -> ColumnRecord:
+        """The record of a column the partition's files do not have: its rows NULL."""
+        return ColumnRecord(self.name, rows, *(None,) * 9, absent=True)
 
 
 def column_records(values: Mapping[str, Any], plans: list[ColumnPlan]) -> list[ColumnRecord]:

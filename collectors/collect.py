@@ -13,6 +13,7 @@ recorded as failed. A second collection of a table while one is running is refus
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -27,14 +28,14 @@ from sqlalchemy import Connection, Engine, insert, select, update
 from collectors.aggregations import (
     SAMPLE_SEED,
     ColumnRecord,
-    aggregate_expressions,
+    aggregate,
     column_records,
     plan_columns,
     sample_record,
-    with_draw,
 )
 from collectors.blocks_ahead import BlocksAhead
 from collectors.driver_rows import arrow_records, driver_rows
+from collectors.file_schemas import ReadLayout, partition_schemas, read_layout, spark_ddl
 from collectors.jvm_scan import scan as jvm_scan
 from collectors.jvm_scan import scan_method
 from collectors.progress import ProgressSink, watch_spark_job
@@ -42,7 +43,9 @@ from collectors.refresh import refresh_listing
 from collectors.spark_session import LazySession, listing_settings, session_settings
 from collectors.streamed_write import StreamedWrite
 from metastore.bulk_insert import bulk_insert
-from metastore.catalog import TableInfo, forget_statistics, get_table
+from metastore.catalog import TableInfo, forget_statistics, get_table, replace_columns
+from metastore.column_names import leaf_paths
+from metastore.discovery import Column
 from metastore.engine import run_read, run_write
 from metastore.errors import StatlasError, UnknownColumn
 from metastore.models import CollectionRun, ColumnStats, PartitionStats, utcnow
@@ -66,6 +69,15 @@ WHOLE_CHECK_BYTES = 4 * 1024 * 1024
 # directly; beyond that Spark hands it over through the block manager, where a busy local
 # driver was seen to lose it (TaskResultLost: a full collection of TPC-H SF 1 failed)
 SCAN_SETTINGS = {"spark.sql.adaptive.advisoryPartitionSizeInBytes": str(16 * 1024 * 1024)}
+# dates and timestamps before 1582 in Parquet files of writers other than Spark (pyarrow,
+# Hive, Impala) are read as they are written, proleptic Gregorian, not refused (Spark's
+# default, EXCEPTION); files Spark wrote say which calendar they use, whatever this says.
+# A setting the session has already is kept.
+READ_SETTINGS = {
+    "spark.sql.parquet.datetimeRebaseModeInRead": "CORRECTED",
+    "spark.sql.parquet.int96RebaseModeInRead": "CORRECTED",
+}
+CASE_SENSITIVE = "spark.sql.caseSensitive"
 
 
 class CollectionFailed(StatlasError):
@@ -88,6 +100,11 @@ class CollectionReport:
     seconds: float = 0.0
     run_id: int | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    # partitions not read (a corrupt file, a type that cannot be widened), by name: why
+    partitions_failed: dict[str, str] = field(default_factory=dict)
+    # columns (and struct leaves) not described or described in part: why
+    columns_skipped: dict[str, str] = field(default_factory=dict)
+    columns_added: list[str] = field(default_factory=list)  # by partitions' newer schemas
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -96,6 +113,9 @@ class CollectionReport:
             "partitions_skipped": self.partitions_skipped,
             "partitions_removed": self.partitions_removed,
             "partitions_added": self.partitions_added,
+            "partitions_failed": dict(self.partitions_failed),
+            "columns_skipped": dict(self.columns_skipped),
+            "columns_added": list(self.columns_added),
             "rows": self.rows,
             "bytes": self.bytes,
             "seconds": round(self.seconds, 3),
@@ -121,6 +141,7 @@ class _Scanned:
 @dataclass(frozen=True)
 class _Partition:
     id: int
+    name: str
     values: tuple[KeyValue, ...]
     location: str
     fingerprint: tuple[int, int, int]
@@ -159,22 +180,31 @@ def collect(
         )
         to_scan = [p for p in partitions if full or collected.get(p.id) != p.fingerprint]
         removed = sorted(set(collected) - {p.id for p in partitions})
-        report.partitions_scanned = len(to_scan)
-        report.partitions_skipped = len(partitions) - len(to_scan)
         report.partitions_removed += len(removed)
-        report.bytes = sum(p.fingerprint[1] for p in to_scan)
         rows_by_values: dict[tuple[KeyValue, ...], _Scanned] = {}
         built_ahead: dict[tuple[int, int], BuiltBlock] = {}
+        layout, registered = ReadLayout(list(info.columns)), info
         if to_scan:
             session = sessions.get()
+            layout = _layout(session, info, to_scan)
+            report.partitions_failed = {
+                p.name or "(the table)": layout.failed[p.id]
+                for p in to_scan
+                if p.id in layout.failed
+            }
+            to_scan = [p for p in to_scan if p.id not in layout.failed]
+            report.columns_added = [
+                c.name for c in layout.columns if c.name not in {k.name for k in info.columns}
+            ]
+            info = dataclasses.replace(info, columns=tuple(layout.columns))
+        report.partitions_scanned = len(to_scan)
+        report.partitions_skipped = len(partitions) - len(to_scan) - len(report.partitions_failed)
+        report.bytes = sum(p.fingerprint[1] for p in to_scan)
+        if to_scan:
             every = len(to_scan) == len(partitions)
             # a full collection's blocks, built while the scan runs
             ahead = (
-                BlocksAhead(
-                    info.id,
-                    {p.values: p.id for p in to_scan},
-                    {c.name: c.type for c in info.columns},
-                )
+                BlocksAhead(info.id, {p.values: p.id for p in to_scan}, info.described_columns())
                 if every and len(to_scan) > 1
                 else None
             )
@@ -194,8 +224,13 @@ def collect(
                     row = _partition_row(info.id, run_id, partition, piece)
                     streamed.add(partition.id, row, _column_rows(info.id, partition.id, piece))
 
-            with watch_spark_job(session, f"collect-{info.name}-run-{run_id}", progress):
-                frame = _reader(session, info, to_scan, every)  # listed once, counted, scanned
+            absent = {p.values: layout.absent(p.id, info.described_columns()) for p in to_scan}
+            with (
+                watch_spark_job(session, f"collect-{info.name}-run-{run_id}", progress),
+                session_settings(session, _read_settings(session)),
+            ):
+                # listed once, counted, scanned
+                frame = _reader(session, info, to_scan, every, layout.readable())
                 target, whole = target_rows(info), whole_table_rows(info)
                 rate = sample_rate(target, report.bytes, rows_per_byte, whole)
                 guessed = rows_per_byte is None and 0 < report.bytes <= COUNT_FIRST_BYTES
@@ -210,6 +245,8 @@ def collect(
                         sink=progress,
                         method=scan,
                         received=received,
+                        skipped=layout.skipped,
+                        absent=absent,
                     )
                     built_ahead = {} if ahead is None else ahead.built()
                 finally:
@@ -221,7 +258,10 @@ def collect(
         if writes is not None:
             writes.update("write", 0, 1)
 
+        report.columns_skipped = _skipped_columns(info, layout.skipped)
+
         def write(conn: Connection, streamed_ids: AbstractSet[int] | None = None) -> None:
+            replace_columns(conn, registered, layout.columns)
             _write(
                 conn,
                 info,
@@ -315,6 +355,7 @@ def _plan(
     partitions = [
         _Partition(
             row.id,
+            row.name,
             tuple(row[2 : 2 + len(info.partition_keys)]),
             row.location,
             (row.file_count, row.total_bytes, row.modified_ns),
@@ -400,9 +441,41 @@ def _finish_run(
     )
 
 
-def _reader(spark: Any, info: TableInfo, partitions: list[_Partition], every: bool) -> Any:
-    """The DataFrame over the given partitions' files (listed here, once)."""
+def _layout(session: Any, info: TableInfo, partitions: list[_Partition]) -> ReadLayout:
+    """The schema the partitions are read with, from their files' footers, and the
+    partitions that cannot be read (collectors.file_schemas)."""
+    case_sensitive = str(session.conf.get(CASE_SENSITIVE, "false")).lower() == "true"
+    schemas = partition_schemas({p.id: p.location for p in partitions}, info.format, case_sensitive)
+    return read_layout(info.columns, schemas, case_sensitive)
+
+
+def _read_settings(session: Any) -> dict[str, str]:
+    """READ_SETTINGS but those the session sets itself."""
+    return {k: v for k, v in READ_SETTINGS.items() if session.conf.get(k, None) is None}
+
+
+def _skipped_columns(info: TableInfo, skipped: Mapping[str, str]) -> dict[str, str]:
+    """Why each column left out of the read, or described only in part, is so."""
+    reasons = dict(skipped)
+    for column in info.columns:
+        if column.name in skipped:
+            continue
+        for kind in ("array", "map"):
+            if column.type.startswith(f"{kind}<"):
+                reasons[column.name] = (
+                    f"{kind} column: its counts and nulls only, its elements are not described"
+                )
+    return reasons
+
+
+def _reader(
+    spark: Any, info: TableInfo, partitions: list[_Partition], every: bool, columns: list[Column]
+) -> Any:
+    """The DataFrame over the given partitions' files (listed here, once), read with the
+    `columns` given (collectors.file_schemas), not a schema Spark infers."""
     reader = spark.read.format(info.format)
+    if columns:
+        reader = reader.schema(spark_ddl(columns))
     with session_settings(spark, listing_settings(spark)):
         if info.partition_keys and not every:
             return reader.option("basePath", info.location).load([p.location for p in partitions])
@@ -418,22 +491,22 @@ def _scan(
     sink: ProgressSink | None = None,
     method: str | None = None,
     received: Callable[[tuple[KeyValue, ...], PartitionPiece], None] | None = None,
+    skipped: Mapping[str, str] | None = None,
+    absent: Mapping[tuple[KeyValue, ...], AbstractSet[str]] | None = None,
 ) -> dict[tuple[KeyValue, ...], _Scanned]:
     """ONE scan of the frame of the partitions to scan (`partitions` of them), grouped by
     the partition keys, drawing each partition's row sample at `rate` on the way: the
     one-pass JVM scan or Spark's aggregates (collectors.jvm_scan.scan_method). `received`
-    is handed each partition's statistics as they arrive."""
-    plans = plan_columns([(c.name, c.type) for c in info.columns], theta_columns(info))
+    is handed each partition's statistics as they arrive. Columns `skipped` are not read;
+    the columns `absent` from a partition's files are recorded as absent there."""
+    plans = plan_columns(scan_columns(info, skipped or {}), theta_columns(info))
     records: Iterator[Mapping[str, Any]]  # generators: they run in the settings below
     if scan_method(frame.sparkSession, plans, method) == "jvm":
         keys = [k.name for k in info.partition_keys]
         aggregated = jvm_scan(frame, keys, plans, rate, SAMPLE_SEED, partitions)
         records = arrow_records(aggregated)  # scalars and sketches' bytes: as Arrow
     else:
-        quoted = [f"`{k.name}`" for k in info.partition_keys]
-        drawn = with_draw(frame, rate)
-        grouped = drawn.groupBy(*quoted) if quoted else drawn.groupBy()
-        aggregated = grouped.agg(*aggregate_expressions(plans, rate))  # nested: as Rows
+        aggregated = aggregate(frame, info.key_names, plans, rate)  # nested: as Rows
         records = (r.asDict() for r in driver_rows(aggregated))
     result: dict[tuple[KeyValue, ...], _Scanned] = {}
     with session_settings(frame.sparkSession, SCAN_SETTINGS):
@@ -442,9 +515,11 @@ def _scan(
                 None if row[k.name] is None else k.type.parse(str(row[k.name]))
                 for k in info.partition_keys
             )
-            got = result[values] = _Scanned(
-                int(row["__rows"]), column_records(row, plans), sample_record(row, plans)
-            )
+            rows, lacking = int(row["__rows"]), (absent or {}).get(values, ())
+            columns = [
+                r.as_absent(rows) if r.name in lacking else r for r in column_records(row, plans)
+            ]
+            got = result[values] = _Scanned(rows, columns, sample_record(row, plans))
             if received is not None:
                 received(values, got.piece())
             if sink is not None and (len(result) % 100 == 0 or len(result) == partitions):
@@ -452,19 +527,36 @@ def _scan(
     return result
 
 
+def scan_columns(
+    info: TableInfo, skipped: Mapping[str, str]
+) -> list[tuple[str, str, tuple[str, ...]]]:
+    """The columns a scan describes, with the field path each is read from: every column
+    not skipped, then the leaf fields of its structs (metastore.column_names)."""
+    columns: list[tuple[str, str, tuple[str, ...]]] = [
+        (c.name, c.type, (c.name,)) for c in info.columns if c.name not in skipped
+    ]
+    names = {name for name, _, _ in columns}
+    for column in info.columns:
+        if column.name in skipped:
+            continue
+        for path, type_name in leaf_paths(column.name, column.type):
+            name = ".".join(path)
+            if name not in names:
+                columns.append((name, type_name, path))
+    return columns
+
+
 def theta_columns(info: TableInfo) -> list[str] | None:
-    """The table's `theta_columns` property (comma-separated), or None for the default."""
+    """The table's `theta_columns` property (comma-separated, any case), as the columns are
+    spelled; None for the default."""
     configured = info.properties.get(THETA_COLUMNS)
     if configured is None:
         return None
-    names = [n.strip().lower() for n in str(configured).split(",") if n.strip()]
-    known = {c.name.lower() for c in info.columns}
-    for name in names:
-        if name not in known:
-            raise UnknownColumn(
-                f"table property {THETA_COLUMNS} of {info.name} names unknown column {name!r}"
-            )
-    return names
+    names = [n.strip() for n in str(configured).split(",") if n.strip()]
+    try:
+        return [info.resolve_column(name) for name in names]
+    except UnknownColumn as error:
+        raise UnknownColumn(f"table property {THETA_COLUMNS}: {error}") from None
 
 
 def _partition_row(
@@ -502,6 +594,7 @@ def _column_rows(table_id: int, pid: int, piece: PartitionPiece) -> list[dict[st
             "theta": r.theta,
             "top_k": r.top_k,
             "top_k_items": r.top_k_items,
+            "absent": r.absent,
         }
         for r in piece.records
     ]

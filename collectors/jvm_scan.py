@@ -22,7 +22,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from collectors.aggregations import TOP_K_ITEMS, ColumnPlan, sampled
+from collectors.aggregations import TOP_K_ITEMS, ColumnPlan, project, sampled
 from metastore.errors import StatlasError
 from metastore.histograms import HLL_LG_K, KLL_K, THETA_LG_K
 
@@ -166,9 +166,11 @@ def scan(
     partitions: int,
 ) -> Any:
     """The one-pass scan of `frame` grouped by `keys`: a DataFrame shaped like the
-    aggregation of collectors.aggregations.aggregate_expressions."""
+    aggregation of collectors.aggregations.aggregate_expressions. The scan reads the
+    frame projected (collectors.aggregations.project): each column by its alias."""
     from pyspark.sql import DataFrame
 
+    frame = project(frame, keys, plans)
     session = frame.sparkSession
     gateway = session.sparkContext._gateway
     jvm = session._jvm
@@ -187,7 +189,7 @@ def scan(
     jdf = jvm.statlas.collect.PartitionScan.scan(
         frame._jdf,
         strings(keys),
-        strings([p.name for p in plans]),
+        strings([p.alias for p in plans]),
         strings([spec(p) for p in plans]),
         sampled_indexes,
         float(sample_rate),

@@ -15,7 +15,7 @@ import struct
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
-from sqlalchemy import Connection, Enum, Integer, LargeBinary, String, Table, insert, text
+from sqlalchemy import Boolean, Connection, Enum, Integer, LargeBinary, String, Table, insert, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import DeclarativeBase
 
@@ -37,6 +37,10 @@ def _text(value: Any) -> bytes:
     return struct.pack("!i", len(data)) + data
 
 
+def _boolean(value: Any) -> bytes:
+    return struct.pack("!i?", 1, bool(value))
+
+
 def _bytea(value: Any) -> bytes:
     data = bytes(value)
     return struct.pack("!i", len(data)) + data
@@ -50,6 +54,7 @@ ENCODERS: dict[str, Callable[[Any], bytes]] = {
     "text": _text,
     "character varying": _text,
     "bytea": _bytea,
+    "boolean": _boolean,
 }
 
 
@@ -93,14 +98,14 @@ def _tuples(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> Iterat
 
 def _plain_sqlite(conn: Connection, table: Table, columns: Sequence[str]) -> bool:
     """Whether the rows go to SQLite's own driver as they are: every column given is an
-    integer, text or bytes one (no bind processing to apply), and no column left out has a
+    integer, boolean, text or bytes one (no bind processing to apply), and no column left out has a
     default SQLAlchemy would fill in."""
     if conn.dialect.name != "sqlite" or conn.dialect.driver != "pysqlite":
         return False
     given = set(columns)
     for column in table.columns:
         if column.name in given:
-            plain = isinstance(column.type, Integer | String | LargeBinary)
+            plain = isinstance(column.type, Integer | String | LargeBinary | Boolean)
             if not plain or isinstance(column.type, Enum):  # an Enum converts its values
                 return False
         elif column.default is not None:

@@ -14,6 +14,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session
 
 from metastore import partition_store
+from metastore.column_names import AmbiguousColumn, leaf_columns, resolve
 from metastore.discovery import (
     Column,
     DiscoveredDataset,
@@ -26,10 +27,12 @@ from metastore.errors import (
     ConcurrentModification,
     InvalidValue,
     RegistrationError,
+    UnknownColumn,
     UnknownTable,
 )
 from metastore.models import CatalogColumn, CatalogTable, ColumnStats, PartitionStats, utcnow
 from metastore.partition_store import PartitionRow, PartitionStore
+from metastore.schema_merge import merge_columns
 from metastore.types import KeyType, KeyValue, parse_key_type
 
 _TABLE_NAME = re.compile(r"[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?")
@@ -66,6 +69,21 @@ class TableInfo:
     @property
     def key_names(self) -> list[str]:
         return [k.name for k in self.partition_keys]
+
+    def described_columns(self) -> dict[str, str]:
+        """The columns statistics are kept of, name -> type: each data column, then the leaf
+        fields of its struct columns by path (`a.b.c`; metastore.column_names), a path that
+        is also a column's own name left to the column."""
+        described = {c.name: c.type for c in self.columns}
+        for column in self.columns:
+            for path, type_name in leaf_columns(column.name, column.type):
+                described.setdefault(path, type_name)
+        return described
+
+    def resolve_column(self, name: str) -> str:
+        """The described column `name` names, as Spark and Hive match names
+        (metastore.column_names.resolve)."""
+        return resolve(self.described_columns(), name, self.name)
 
     def store(self) -> PartitionStore:
         return _cached_store(self.id, tuple(self.partition_keys))
@@ -236,7 +254,7 @@ def _register(
     if conn.dialect.name == "postgresql":
         query = query.with_for_update()
     row = session.scalars(query).one_or_none()
-    _check_bucketing(bucketing, dataset.columns)
+    bucketing = _check_bucketing(bucketing, dataset.columns)
 
     if row is None:
         types = key_types(dataset.keys, dataset.partitions, overrides)
@@ -295,17 +313,15 @@ def _register(
     if removed or changed or wanted_rows:
         partition_store.analyze(conn, store)
 
-    old_columns = [(c.name, c.type, c.nullable) for c in info.columns]
-    new_columns = [(c.name, c.type, c.nullable) for c in dataset.columns]
-    schema_changed = old_columns != new_columns or row.format != dataset.format
-    if schema_changed:
-        session.execute(
-            delete(CatalogColumn).where(
-                CatalogColumn.table_id == row.id, CatalogColumn.kind == "data"
-            )
-        )
-        _write_columns(session, row.id, dataset.columns, [])
-        row.format = dataset.format
+    # a sample file's columns are merged into the table's, never replace them: partitions
+    # written at other times may have other columns (metastore.schema_merge)
+    merged = (
+        merge_columns(info.columns, dataset.columns)[0]
+        if row.format == dataset.format
+        else dataset.columns
+    )
+    schema_changed = replace_columns(conn, info, merged)
+    row.format = dataset.format
     if bucketing is not None or properties is not None:
         _apply_spec(row, bucketing, properties)
     row.version += 1
@@ -321,6 +337,22 @@ def _register(
         unchanged=unchanged,
         schema_changed=schema_changed,
     )
+
+
+def replace_columns(conn: Connection, info: TableInfo, columns: Sequence[Column]) -> bool:
+    """Make `columns` the table's data columns, if they are not already; whether they
+    changed (in the caller's transaction)."""
+    if [(c.name, c.type, c.nullable) for c in info.columns] == [
+        (c.name, c.type, c.nullable) for c in columns
+    ]:
+        return False
+    conn.execute(
+        delete(CatalogColumn).where(CatalogColumn.table_id == info.id, CatalogColumn.kind == "data")
+    )
+    session = Session(conn)
+    _write_columns(session, info.id, columns, [])
+    session.flush()
+    return True
 
 
 def forget_statistics(conn: Connection, table_id: int, partition_ids: list[int]) -> None:
@@ -339,15 +371,29 @@ def forget_statistics(conn: Connection, table_id: int, partition_ids: list[int])
             )
 
 
-def _check_bucketing(bucketing: BucketSpec | None, columns: Sequence[Column]) -> None:
+def _check_bucketing(bucketing: BucketSpec | None, columns: Sequence[Column]) -> BucketSpec | None:
+    """The bucketing with its columns spelled as the table's (found in any case)."""
     if bucketing is None:
-        return
-    names = {c.name for c in columns}
+        return None
+    names = [c.name for c in columns]
     if bucketing.num_buckets < 1:
         raise InvalidValue("--buckets must be at least 1")
-    for column in [*bucketing.columns, *(c for c, _ in bucketing.sort_columns)]:
-        if column not in names:
-            raise RegistrationError(f"bucketing names {column!r}, which is not a data column")
+
+    def spelled(column: str) -> str:
+        try:
+            return resolve(names, column, "the dataset")
+        except AmbiguousColumn as error:
+            raise RegistrationError(f"bucketing: {error}") from None
+        except UnknownColumn:
+            raise RegistrationError(
+                f"bucketing names {column!r}, which is not a data column"
+            ) from None
+
+    return BucketSpec(
+        bucketing.num_buckets,
+        tuple(spelled(c) for c in bucketing.columns),
+        tuple((spelled(c), d) for c, d in bucketing.sort_columns),
+    )
 
 
 def _apply_spec(

@@ -46,6 +46,8 @@ class ColumnPiece:
     # the sum over the piece's partitions of each one's distinct count: the distinct
     # (partition, value) pairs; None when a partition had no sketch or a block lacks it
     distinct_sum: int | None = None
+    # how many of the piece's partitions lack the column (their rows are in null_count)
+    absent: int = 0
 
     def top_k_as_text(self) -> bytes | None:
         """The heavy hitters in text form, which merges natively."""
@@ -73,6 +75,7 @@ def piece_of_partition(row: Any) -> ColumnPiece:
         top_k=_blob(row.top_k),
         top_k_items=row.top_k_items,
         distinct_sum=partition_distinct(theta, hll),
+        absent=int(bool(row.absent)),
     )
 
 
@@ -107,6 +110,7 @@ def piece_of_block(row: Any) -> ColumnPiece:
         top_k_items=row.top_k_items,
         top_k_text=True,
         distinct_sum=None if row.distinct_sum is None else int(row.distinct_sum),
+        absent=int(row.absent or 0),
     )
 
 
@@ -137,6 +141,7 @@ def merge_pieces(type_: str, pieces: Sequence[ColumnPiece]) -> ColumnPiece:
         top_k_items=items,
         top_k_text=True,
         distinct_sum=distinct_sum(pieces),
+        absent=sum(p.absent for p in pieces),
     )
 
 

@@ -13,6 +13,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from metastore.column_names import fold
 from metastore.errors import InvalidValue, RegistrationError
 from metastore.hive_paths import split_partition_component
 from metastore.types import KeyType, KeyValue, infer_key_type
@@ -113,7 +114,10 @@ def discover(path: str, data_format: str | None = None) -> DiscoveredDataset:
     if chosen not in FORMATS:
         raise RegistrationError(f"unknown format {chosen!r}: use parquet or orc")
     dataset = DiscoveredDataset(location, chosen, keys, partitions, sample)
-    dataset.columns = [c for c in read_schema(filesystem, sample, chosen) if c.name not in keys]
+    folded_keys = {fold(k) for k in keys}
+    dataset.columns = [
+        c for c in read_schema(filesystem, sample, chosen) if fold(c.name) not in folded_keys
+    ]
     return dataset
 
 
@@ -197,7 +201,10 @@ def _format_of(path: str) -> str:
 
 
 def read_schema(filesystem: object, path: str, data_format: str) -> list[Column]:
-    """The data columns of one file, with Spark/Hive type names."""
+    """The data columns of one file, named as the file spells them, with Spark/Hive type
+    names: a Parquet timestamp not adjusted to UTC is Spark's timestamp_ntz, an INT96 one
+    (older Spark and Hive writers) a timestamp."""
+    int96: set[str] = set()
     try:
         if data_format == "orc":
             from pyarrow import orc
@@ -207,16 +214,30 @@ def read_schema(filesystem: object, path: str, data_format: str) -> list[Column]
         else:
             from pyarrow import parquet
 
-            schema = parquet.read_schema(path, filesystem=filesystem)
+            with filesystem.open_input_file(path) as handle:  # type: ignore[attr-defined]
+                footer = parquet.ParquetFile(handle)
+                schema = footer.schema_arrow
+                columns = footer.schema
+                int96 = {
+                    columns.column(i).path
+                    for i in range(len(columns))
+                    if columns.column(i).physical_type == "INT96"
+                }
     except Exception as error:  # pyarrow raises many kinds for a bad file
         raise RegistrationError(
-            f"cannot read the {data_format} schema of {path}: {error}"
+            f"cannot read the {data_format} schema of {path}: {' '.join(str(error).split())}"
         ) from None
-    return [Column(f.name.lower(), arrow_type_name(f.type), f.nullable) for f in schema]
+    ntz = data_format == "parquet"
+    return [
+        Column(f.name, "timestamp" if f.name in int96 else arrow_type_name(f.type, ntz), f.nullable)
+        for f in schema
+    ]
 
 
-def arrow_type_name(arrow_type: object) -> str:
-    """Spark/Hive type name of an Arrow type (int, bigint, decimal(p,s), array<...>, ...)."""
+def arrow_type_name(arrow_type: object, timestamp_ntz: bool = False) -> str:
+    """Spark/Hive type name of an Arrow type (int, bigint, decimal(p,s), array<...>, ...);
+    `timestamp_ntz`: a timestamp without a time zone is timestamp_ntz (as Spark reads a
+    Parquet timestamp with isAdjustedToUTC=false), else timestamp."""
     import pyarrow as pa
     from pyarrow import types as t
 
@@ -240,7 +261,6 @@ def arrow_type_name(arrow_type: object) -> str:
         (t.is_large_binary, "binary"),
         (t.is_fixed_size_binary, "binary"),
         (t.is_date, "date"),
-        (t.is_timestamp, "timestamp"),
         (t.is_null, "void"),
     ]
     if hasattr(t, "is_string_view"):
@@ -248,15 +268,20 @@ def arrow_type_name(arrow_type: object) -> str:
     for check, name in simple:
         if check(arrow_type):
             return name
+    if t.is_timestamp(arrow_type):
+        naive = arrow_type.tz is None
+        return "timestamp_ntz" if naive and timestamp_ntz else "timestamp"
     if t.is_decimal(arrow_type):
         return f"decimal({arrow_type.precision},{arrow_type.scale})"
     if t.is_map(arrow_type):
         return (
-            f"map<{arrow_type_name(arrow_type.key_type)},{arrow_type_name(arrow_type.item_type)}>"
+            f"map<{arrow_type_name(arrow_type.key_type, timestamp_ntz)},"
+            f"{arrow_type_name(arrow_type.item_type, timestamp_ntz)}>"
         )
     if t.is_list(arrow_type) or t.is_large_list(arrow_type) or t.is_fixed_size_list(arrow_type):
-        return f"array<{arrow_type_name(arrow_type.value_type)}>"
+        return f"array<{arrow_type_name(arrow_type.value_type, timestamp_ntz)}>"
     if t.is_struct(arrow_type):
         fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
-        return "struct<" + ",".join(f"{f.name}:{arrow_type_name(f.type)}" for f in fields) + ">"
+        inner = ",".join(f"{f.name}:{arrow_type_name(f.type, timestamp_ntz)}" for f in fields)
+        return f"struct<{inner}>"
     return str(arrow_type)

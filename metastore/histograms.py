@@ -85,8 +85,29 @@ def equi_width(sketch: kll_doubles_sketch, buckets: int, scale: int | None = Non
         return Histogram(tuple(bounds), _counts(sketch, bounds))
     if low == high:
         return Histogram((low, high), (float(sketch.n),))
+    if not math.isfinite(low) or not math.isfinite(high):
+        return _equi_width_with_infinities(sketch, buckets, low, high)
     width = (high - low) / buckets
     bounds = [low + i * width for i in range(buckets)] + [high]
+    return Histogram(tuple(bounds), _counts(sketch, bounds))
+
+
+def _equi_width_with_infinities(
+    sketch: kll_doubles_sketch, buckets: int, low: float, high: float
+) -> Histogram:
+    """Equal widths cannot span an infinite end (a double column's -Infinity or Infinity):
+    each infinite end is a bucket of its own, and the buckets left are equally wide over the
+    finite values between them (as far as the sketch's quantiles find them)."""
+    ranks = [i / (4 * buckets) for i in range(4 * buckets + 1)]
+    finite = [v for v in sketch.get_quantiles(ranks) if math.isfinite(v)]
+    inner_count = max(1, buckets - (not math.isfinite(low)) - (not math.isfinite(high)))
+    inner: list[float] = []
+    if finite and finite[0] < finite[-1]:
+        width = (finite[-1] - finite[0]) / inner_count
+        inner = [finite[0] + i * width for i in range(inner_count)] + [finite[-1]]
+    elif finite:
+        inner = [finite[0]]
+    bounds = _distinct([low, *inner, high])
     return Histogram(tuple(bounds), _counts(sketch, bounds))
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     Float,
     ForeignKey,
@@ -23,12 +24,14 @@ from sqlalchemy import (
     Text,
     Unicode,
     UniqueConstraint,
+    false,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # The Alembic revision these models describe (tests check it is the head of migrations/).
-SCHEMA_REVISION = "0009"
+SCHEMA_REVISION = "0010"
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -143,6 +146,8 @@ class ColumnStats(Base):
     theta: Mapped[bytes | None] = mapped_column(LargeBinary)
     top_k: Mapped[bytes | None] = mapped_column(LargeBinary)
     top_k_items: Mapped[str | None] = mapped_column(String(8))
+    # the partition's files lack the column: its rows count as NULL (null_count = rows)
+    absent: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class RollupBlock(Base):
@@ -192,6 +197,8 @@ class RollupColumn(Base):
     # each partition's distinct count (its Theta sketch's, else its HLL's), summed: the
     # distinct (partition, value) pairs (NULL when a partition had neither sketch)
     distinct_sum: Mapped[int | None] = mapped_column(BigInteger)
+    # how many of the partitions lack the column (column_stats.absent)
+    absent: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
 
 
 class HiveDatabase(Base):

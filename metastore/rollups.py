@@ -554,6 +554,7 @@ def column_pieces(
         top(c.top_k),
         c.top_k_items,
         c.distinct_sum,
+        c.absent,
     ).where(
         c.table_id == table_id,
         c.column_name.in_(names),
@@ -571,6 +572,7 @@ def column_pieces(
             top(s.top_k),
             s.top_k_items,
             cast(null(), BigInteger).label("distinct_sum"),  # counted from the blobs
+            cast(s.absent, Integer).label("absent"),
         ).where(s.table_id == table_id, s.column_name.in_(names), s.partition_id.in_(chunk))
 
     by_column: dict[str, list[tuple[int, ColumnPiece]]] = {n: [] for n in names}

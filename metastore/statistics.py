@@ -6,19 +6,20 @@ up to 4,096 values, then within about 1.6%), else from the HLL union (lgK 12, ab
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Any
 
 from datasketches import frequent_items_error_type
 from sqlalchemy import Connection, Engine, func, select
 
 from metastore.catalog import TableInfo, get_table
+from metastore.column_names import resolve_all
 from metastore.column_pieces import ColumnPiece, distinct_sum, value_parser
 from metastore.column_type import ColumnType
 from metastore.engine import run_read
-from metastore.errors import UnknownColumn
 from metastore.histograms import (
     Histogram,
     equi_depth,
@@ -37,6 +38,7 @@ from metastore.rollups import Selection, column_pieces, select_partitions
 DEFAULT_BUCKETS = 64
 MCV_LIMIT = 10
 EPOCH = dt.datetime(1970, 1, 1)
+MAX_DECIMAL_DIGITS = 38  # Spark's and Hive's widest decimal
 
 
 @dataclass
@@ -61,13 +63,15 @@ class ColumnSummary:
     # each partition's own distinct count, summed over the partitions: the distinct
     # (partition, value) pairs (None when a partition or block lacks it)
     partition_distinct: int | None = None
+    # selected partitions whose files lack the column: their rows are in null_count
+    absent_partitions: int = 0
 
     def as_json(self) -> dict[str, Any]:
         def hist(h: Histogram | None) -> dict[str, list[Any]] | None:
             if h is None:
                 return None
             decode = _bound_decoder(self.type)
-            return {"bounds": [decode(b) for b in h.bounds], "counts": list(h.counts)}
+            return {"bounds": [json_scalar(decode(b)) for b in h.bounds], "counts": list(h.counts)}
 
         return {
             "type": self.type,
@@ -82,6 +86,7 @@ class ColumnSummary:
             "equi_depth": hist(self.equi_depth),
             "equi_width": hist(self.equi_width),
             "uniform": hist(self.uniform),
+            "absent_partitions": self.absent_partitions,
         }
 
 
@@ -137,12 +142,9 @@ def _summarise(
 
 
 def _column_names(info: TableInfo, wanted: list[str] | None) -> list[str]:
-    known = {c.name for c in info.columns}
-    names = [c.lower() for c in wanted] if wanted else [c.name for c in info.columns]
-    for name in names:
-        if name not in known:
-            raise UnknownColumn(f"unknown column {name!r} of table {info.name}")
-    return names
+    """The described columns `wanted` names, found in any case (all without `wanted`)."""
+    known = info.described_columns()
+    return resolve_all(known, wanted, info.name) if wanted else list(known)
 
 
 def summarise_selection(
@@ -155,7 +157,7 @@ def summarise_selection(
 ) -> TableSummary:
     """The statistics of a selection of the table's partitions (`select_partitions`), its
     columns' pieces read in one statement."""
-    known = {c.name: c.type for c in info.columns}
+    known = info.described_columns()
     names = _column_names(info, wanted)
     row_count = selection.rows
     by_column = column_pieces(conn, info.id, selection, names, top_k=mcv_limit > 0)
@@ -174,8 +176,8 @@ def _summarise_sizes(
     mcv_limit: int = MCV_LIMIT,
 ) -> TableSummary:
     """Rows, and per column nulls and lengths, added up by the database."""
-    known = {c.name: c.type for c in info.columns}
-    names = [c.lower() for c in wanted] if wanted else list(known)
+    known = info.described_columns()
+    names = _column_names(info, wanted)
     parts = info.store().table
     predicate = build_predicate(conn.dialect.name, info, query)
     p, c = PartitionStats.__table__.c, ColumnStats.__table__.c
@@ -270,6 +272,7 @@ def _column(
         kll=kll,
         theta=merge_theta(thetas) if every_theta else None,
         partition_distinct=distinct_sum(pieces) if pieces else None,
+        absent_partitions=sum(p.absent for p in pieces),
     )
 
 
@@ -316,8 +319,18 @@ def _item_decoder(type_: str, items: str | None) -> Callable[[Any], Any]:
         return lambda micros: EPOCH + dt.timedelta(microseconds=micros)
     if items == "doubles" and type_.startswith("decimal"):
         scale = decimal_scale(type_)
-        return lambda value: round(Decimal(repr(value)), scale)
+        return lambda value: _decimal_of(value, scale)
     return lambda value: value
+
+
+def _decimal_of(value: float, scale: int) -> Decimal | float:
+    """A decimal column's value tracked as a double, at the column's scale (a decimal(38,18)
+    needs more digits than Python's default 28); NaN and infinities stay doubles."""
+    if not math.isfinite(value):
+        return value
+    with localcontext() as context:
+        context.prec = 2 * MAX_DECIMAL_DIGITS
+        return round(Decimal(repr(value)), scale)
 
 
 def decimal_scale(type_: str) -> int:
@@ -354,7 +367,10 @@ def _bound_decoder(type_: str) -> Callable[[float], Any]:
 
 def json_scalar(value: Any) -> Any:
     """A statistic's value as JSON: numbers and strings as they are, dates and timestamps
-    in ISO form, decimals and anything else as text (no digit lost)."""
+    in ISO form, decimals, NaN, infinities and anything else as text (no digit lost; JSON
+    has no NaN: "NaN", "Infinity", "-Infinity" as Spark prints them)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, dt.datetime):

@@ -597,6 +597,7 @@ def cmd_collect(args: argparse.Namespace, settings: Settings) -> int:
     engine = _metastore(settings).ready()
     names = [t.name for t in list_tables(engine)] if args.all else args.names
     failed: list[StatlasError] = []
+    partial = False  # a table's partitions not all read: exit 1
     outcomes = collect_tables(
         engine,
         names,
@@ -610,10 +611,20 @@ def cmd_collect(args: argparse.Namespace, settings: Settings) -> int:
             _print_json(outcome.as_json())
         elif outcome.report is not None:
             print(_collected_line(outcome.report), flush=True)
+            for column, reason in outcome.report.columns_skipped.items():
+                print(f"  column {column}: {reason}")
+        failures = outcome.report.partitions_failed if outcome.report is not None else {}
+        for partition, reason in failures.items():
+            partial = True
+            print(
+                f"statlas: warning: {outcome.table} partition {partition} not collected: {reason}",
+                file=sys.stderr,
+                flush=True,
+            )
         if outcome.error is not None:
             failed.append(outcome.error)
             print(f"statlas: error: {outcome.error}", file=sys.stderr, flush=True)
-    return max((error.exit_code for error in failed), default=0)
+    return max((error.exit_code for error in failed), default=int(partial))
 
 
 def _collected_line(report: CollectionReport) -> str:
@@ -668,6 +679,11 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
             + (f", avg length {column.avg_len:.1f}" if column.avg_len is not None else "")
             + (f", max length {column.max_len}" if column.max_len is not None else "")
         )
+        if column.absent_partitions:
+            print(
+                f"  nulls include every row of {column.absent_partitions:,} partition(s) whose "
+                "files lack the column"
+            )
         if data["mcv"]:
             common = ", ".join(f"{value} ({count:,})" for value, count in data["mcv"][:5])
             print(f"  most common: {common}")

@@ -156,7 +156,9 @@ def test_failed_job_keeps_previous_statistics(
     metastore.register_table("sales", str(root))
     collect(metastore.engine, "sales", spark=spark)
     broken = root / "dt=2024-01-01" / "region=emea" / "part-00000.parquet"
-    broken.write_bytes(b"not parquet at all")
+    data = bytearray(broken.read_bytes())  # its footer intact, its pages not: Spark fails
+    data[4 : len(data) // 2] = b"\xff" * (len(data) // 2 - 4)
+    broken.write_bytes(bytes(data))
     metastore.register_table("sales", str(root))
     with pytest.raises(CollectionFailed, match="previous statistics kept"):
         collect(metastore.engine, "sales", spark=spark)

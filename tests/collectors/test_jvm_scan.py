@@ -21,12 +21,11 @@ import pytest
 from collectors import jvm_scan
 from collectors.aggregations import (
     ColumnRecord,
-    aggregate_expressions,
+    aggregate,
     column_records,
     plan_columns,
     sample_record,
     sampled,
-    with_draw,
 )
 from collectors.driver_rows import arrow_records, driver_rows
 from collectors.jvm_scan import ScanUnavailable, scan, scan_method, spec, top_k_map_size
@@ -123,9 +122,7 @@ def plans_of(frame: Any, keys: list[str]) -> list[Any]:
 
 
 def spark_aggregates(frame: Any, keys: list[str], plans: list[Any], rate: float) -> Any:
-    drawn = with_draw(frame, rate)
-    grouped = drawn.groupBy(*keys) if keys else drawn.groupBy()
-    return grouped.agg(*aggregate_expressions(plans, rate))
+    return aggregate(frame, keys, plans, rate)
 
 
 def comparable(items: list[tuple[Any, int]]) -> list[tuple[str, int]]:
