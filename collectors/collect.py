@@ -556,7 +556,7 @@ def theta_columns(info: TableInfo) -> list[str] | None:
     try:
         return [info.resolve_column(name) for name in names]
     except UnknownColumn as error:
-        raise UnknownColumn(f"table property {THETA_COLUMNS}: {error}") from None
+        raise UnknownColumn(f"table property {THETA_COLUMNS} of {info.name}: {error}") from None
 
 
 def _partition_row(

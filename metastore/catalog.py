@@ -14,7 +14,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session
 
 from metastore import partition_store
-from metastore.column_names import AmbiguousColumn, leaf_columns, resolve
+from metastore.column_names import AmbiguousColumn, case_clashes, fold, leaf_columns, resolve
 from metastore.discovery import (
     Column,
     DiscoveredDataset,
@@ -79,6 +79,18 @@ class TableInfo:
             for path, type_name in leaf_columns(column.name, column.type):
                 described.setdefault(path, type_name)
         return described
+
+    def folded(self) -> TableInfo:
+        """The table as an engine matching names ignoring case sees it (a planner that
+        normalises identifiers): column names folded (metastore.column_names.fold), the
+        columns whose names differ only by case left out (no such engine can name them)."""
+        clashes = case_clashes(c.name for c in self.columns)
+        columns = tuple(
+            Column(fold(c.name), c.type, c.nullable)
+            for c in self.columns
+            if fold(c.name) not in clashes
+        )
+        return dataclasses.replace(self, columns=columns)
 
     def resolve_column(self, name: str) -> str:
         """The described column `name` names, as Spark and Hive match names

@@ -147,7 +147,7 @@ class ColumnStats(Base):
     top_k: Mapped[bytes | None] = mapped_column(LargeBinary)
     top_k_items: Mapped[str | None] = mapped_column(String(8))
     # the partition's files lack the column: its rows count as NULL (null_count = rows)
-    absent: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    absent: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
 
 class RollupBlock(Base):
@@ -198,7 +198,7 @@ class RollupColumn(Base):
     # distinct (partition, value) pairs (NULL when a partition had neither sketch)
     distinct_sum: Mapped[int | None] = mapped_column(BigInteger)
     # how many of the partitions lack the column (column_stats.absent)
-    absent: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    absent: Mapped[int] = mapped_column(Integer, server_default=text("0"))
 
 
 class HiveDatabase(Base):

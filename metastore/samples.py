@@ -475,11 +475,17 @@ def table_sample(engine: Engine, table: str, query: PartitionQuery | None = None
     return run_read(engine, read)
 
 
-def pool(info: TableInfo, tables: list[pa.Table], keys: KeyColumns) -> Sample | None:
+def pool(
+    info: TableInfo,
+    tables: list[pa.Table],
+    keys: KeyColumns,
+    rename: Callable[[str], str | None] | None = None,
+) -> Sample | None:
     """Samples (Arrow tables with PARTITION_ID and WEIGHT columns) as one: a column some of
     them lack (added later) is left out; each partition key is filled in from `keys` (the
     selected partitions' ids, sorted, and each key's values in that order). The columns
-    stay in Arrow (one contiguous array each) until read (SampleColumns)."""
+    stay in Arrow (one contiguous array each) until read (SampleColumns). `rename` gives
+    each column the name the sample has it under (None: left out)."""
     if not tables:
         return None
     common = set(tables[0].column_names).intersection(*(t.column_names for t in tables[1:]))
@@ -493,6 +499,9 @@ def pool(info: TableInfo, tables: list[pa.Table], keys: KeyColumns) -> Sample | 
         for name in names
         if name not in (PARTITION_ID, WEIGHT)
     }
+    if rename is not None:
+        renamed = {rename(name): array for name, array in arrays.items()}
+        arrays = {name: array for name, array in renamed.items() if name is not None}
     ids_sorted, key_values = keys
     positions = np.searchsorted(ids_sorted, ids).astype(np.int32)
     per_partition = {}

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import Any, TypeVar
 
 from metastore.catalog import TableInfo
+from metastore.column_names import case_clashes, fold
 from metastore.engine import Snapshot
 from metastore.errors import ConcurrentModification
 from metastore.lookup import PartitionQuery
@@ -180,6 +182,14 @@ class MetastoreSource(StatisticsSource):
             self._memo.clear()
 
     def table(self, name: str) -> TableInfo:
+        """The table as the planner names its columns: folded, as Spark's and Hive's SQL
+        match them (TableInfo.folded); its summary and sample are keyed so too."""
+        return self._remember(  # type: ignore[no-any-return]
+            ("folded table", name, PartitionQuery()), lambda: self._spelled(name).folded()
+        )
+
+    def _spelled(self, name: str) -> TableInfo:
+        """The table with its columns named as its files spell them (the statistics' keys)."""
         from metastore.catalog import describe_table
 
         return self._remember(  # type: ignore[no-any-return]
@@ -209,15 +219,21 @@ class MetastoreSource(StatisticsSource):
         from metastore.statistics import summarise_selection, table_statistics
 
         def compute() -> TableSummary:
-            info, selection = self._selection(name, query)
+            selection, spelled = self._selection(name, query)[1], self._spelled(name)
             if self.sketch_rows is not None and selection.rows > self.sketch_rows:
-                return table_statistics(
+                summary = table_statistics(
                     self.engine, name, query, mcv_limit=self.mcv_limit, sketches=False
                 )
-            return run_read(
-                self.engine,
-                lambda conn: summarise_selection(conn, info, selection, mcv_limit=self.mcv_limit),
-            )
+            else:
+                summary = run_read(
+                    self.engine,
+                    lambda conn: summarise_selection(
+                        conn, spelled, selection, mcv_limit=self.mcv_limit
+                    ),
+                )
+            rename = _folding(spelled)
+            folded = ((rename(n), c) for n, c in summary.columns.items())
+            return replace(summary, columns={n: c for n, c in folded if n is not None})
 
         return self._remember(("summary", name, query), compute)  # type: ignore[no-any-return]
 
@@ -237,9 +253,12 @@ class MetastoreSource(StatisticsSource):
             info, selection = self._selection(name, query)
             if not selection.ids.size:
                 return None
+            rename = _folding(self._spelled(name))
             return run_read(
                 self.engine,
-                lambda conn: pool(info, sample_pieces(conn, info.id, selection), selection.keys),
+                lambda conn: pool(
+                    info, sample_pieces(conn, info.id, selection), selection.keys, rename
+                ),
             )
 
         return self._remember(("sample", name, query), compute)  # type: ignore[no-any-return]
@@ -252,6 +271,18 @@ class MetastoreSource(StatisticsSource):
             ("keys", name, query),
             lambda: super(MetastoreSource, self).key_columns(name, query, types, rows),
         )
+
+
+def _folding(info: TableInfo) -> Callable[[str], str | None]:
+    """A described column's name (a column's or a struct leaf's) as the planner names it,
+    folded (TableInfo.folded); None for names that differ from another only by case."""
+    clashes = case_clashes(info.described_columns())
+
+    def rename(name: str) -> str | None:
+        folded = fold(name)
+        return None if folded in clashes else folded
+
+    return rename
 
 
 def listed_key_column(type_: str, values: list[tuple[Any, int]], rows: float) -> ColumnEstimate:

@@ -30,6 +30,7 @@ from sqlalchemy import Connection, Engine, func, select
 from thrift.Thrift import TType
 
 from metastore.catalog import get_table
+from metastore.column_names import fold
 from metastore.column_type import ColumnType
 from metastore.engine import run_read
 from metastore.lookup import PartitionQuery, build_predicate
@@ -579,7 +580,7 @@ def hive_column_statistics_objects(
     has no branch for it and fails the table's statistics with HIVE_INVALID_METADATA)."""
     objects = []
     for name, hive_type in hive_types.items():
-        column = summary.columns.get(name) or summary.columns.get(name.lower())
+        column = summary.columns.get(name) or _folded_get(summary.columns, name)
         if column is None:
             continue
         data = hive_statistics_data(column, hive_type, summary.row_count, timestamps_as_long)
@@ -588,6 +589,12 @@ def hive_column_statistics_objects(
                 ttypes.ColumnStatisticsObj(colName=name, colType=hive_type, statsData=data)
             )
     return objects
+
+
+def _folded_get(columns: Mapping[str, ColumnSummary], name: str) -> ColumnSummary | None:
+    """The summary of the column `name` names ignoring case (clients name columns in lower
+    case, the files may not)."""
+    return next((c for n, c in columns.items() if fold(n) == fold(name)), None)
 
 
 def hive_statistics_data(
@@ -916,8 +923,8 @@ def hive_table_column_statistics(
 
 def _known_columns(engine: Engine, table: str, hive_types: Mapping[str, str]) -> list[str]:
     def read(conn: Connection) -> list[str]:
-        names = {c.name for c in get_table(conn, table).columns}
-        return [n.lower() for n in hive_types if n.lower() in names]
+        names = {fold(c.name): c.name for c in get_table(conn, table).columns}
+        return [names[fold(n)] for n in hive_types if fold(n) in names]
 
     return run_read(engine, read)
 

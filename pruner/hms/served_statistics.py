@@ -22,6 +22,7 @@ from hive_metastore import ttypes as hms
 from sqlalchemy import Engine, func, select
 
 from metastore import hive_catalog as hc
+from metastore.column_names import fold
 from metastore.engine import run_read
 from metastore.errors import StatlasError
 from metastore.histograms import KLL_K
@@ -159,7 +160,7 @@ class ServedStatistics:
         if built is not None:
             summary = _only(built.summary, wanted)
             ours = {
-                o.colName: o
+                fold(o.colName): o  # clients name columns in lower case
                 for o in hive_column_statistics_objects(
                     summary, self._hive_types(stored), timestamps_as_long=True
                 )
@@ -190,7 +191,7 @@ class ServedStatistics:
                     summary = None
                 if summary is not None:
                     ours = {
-                        o.colName: o
+                        fold(o.colName): o  # clients name columns in lower case
                         for o in hive_column_statistics_objects(
                             summary, self._hive_types(stored), timestamps_as_long=True
                         )
@@ -279,7 +280,7 @@ def _only(summary: TableSummary, columns: Sequence[str]) -> TableSummary:
         summary.table,
         summary.partitions,
         summary.row_count,
-        {n: c for n, c in summary.columns.items() if n in columns},
+        {n: c for n, c in summary.columns.items() if fold(n) in columns},
     )
 
 

@@ -15,7 +15,7 @@ import pytest
 from metastore import Metastore, PartitionQuery
 from metastore.hive_paths import partition_name
 from metastore.statistics import table_statistics
-from tests.support.partitions import write_partition
+from tests.support.partitions import corrupt_pages, write_partition
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
@@ -156,9 +156,7 @@ def test_failed_job_keeps_previous_statistics(
     metastore.register_table("sales", str(root))
     collect(metastore.engine, "sales", spark=spark)
     broken = root / "dt=2024-01-01" / "region=emea" / "part-00000.parquet"
-    data = bytearray(broken.read_bytes())  # its footer intact, its pages not: Spark fails
-    data[4 : len(data) // 2] = b"\xff" * (len(data) // 2 - 4)
-    broken.write_bytes(bytes(data))
+    corrupt_pages(broken)  # its footer intact, its pages not: Spark's scan fails
     metastore.register_table("sales", str(root))
     with pytest.raises(CollectionFailed, match="previous statistics kept"):
         collect(metastore.engine, "sales", spark=spark)

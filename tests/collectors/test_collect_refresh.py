@@ -17,7 +17,7 @@ from metastore import Metastore
 from metastore.models import CollectionRun
 from metastore.statistics import table_statistics
 from statlas.cli import main
-from tests.support.partitions import write_partitions
+from tests.support.partitions import corrupt_pages, write_partitions
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
@@ -110,7 +110,7 @@ def test_several_tables_on_one_session(metastore: Metastore, spark: Any, tmp_pat
         metastore.register_table(name, str(days(tmp_path / name, "2024-03-01")))
     broken = days(tmp_path / "broken", "2024-03-01", "2024-03-02")
     metastore.register_table("broken", str(broken))
-    (broken / "day=2024-03-02" / "part-00000.parquet").write_bytes(b"not parquet")
+    corrupt_pages(broken / "day=2024-03-02" / "part-00000.parquet")  # Spark's scan fails
     sessions = LazySession(session=spark)
     outcomes = list(
         collect_tables(metastore.engine, ["a", "broken", "nope", "b", "a"], spark=sessions)

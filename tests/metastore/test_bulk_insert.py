@@ -34,6 +34,7 @@ def column_rows(table_id: int, count: int, offset: int = 0) -> list[dict[str, An
                 "theta": bytes([n % 256]) * (1000 * n),
                 "top_k": b"",
                 "top_k_items": "longs",
+                "absent": n % 7 == 0,
             }
         )
     return rows

@@ -81,3 +81,13 @@ def register_sales(metastore: Metastore, root: Path) -> Metastore:
     write_partitions(root / "sales", ["dt", "region"], rows)
     metastore.register_table("sales", str(root / "sales"))
     return metastore
+
+
+def corrupt_pages(path: Path) -> None:
+    """Overwrite a Parquet file's data pages, its footer kept: the file's schema reads, its
+    rows do not (Spark's scan of it fails)."""
+    data = bytearray(path.read_bytes())
+    footer = int.from_bytes(data[-8:-4], "little")
+    start, end = 4, len(data) - 8 - footer
+    data[start:end] = b"\xff" * (end - start)
+    path.write_bytes(bytes(data))
