@@ -188,9 +188,7 @@ def collect(
             session = sessions.get()
             layout = _layout(session, info, to_scan)
             report.partitions_failed = {
-                p.name or "(the table)": layout.failed[p.id]
-                for p in to_scan
-                if p.id in layout.failed
+                p.name or info.name: layout.failed[p.id] for p in to_scan if p.id in layout.failed
             }
             to_scan = [p for p in to_scan if p.id not in layout.failed]
             report.columns_added = [

@@ -170,6 +170,8 @@ def value_parser(type_: str) -> Callable[[str], Any]:
     """A stored min/max text as a value of the column's type."""
     if ColumnType.of(type_).integral:
         return int
+    if type_ == "boolean":
+        return _boolean
     if type_ in ("float", "double"):
         return float
     if type_.startswith("decimal"):
@@ -179,3 +181,8 @@ def value_parser(type_: str) -> Callable[[str], Any]:
     if type_.startswith("timestamp"):
         return dt.datetime.fromisoformat
     return str
+
+
+def _boolean(text: str) -> bool:
+    """A boolean's stored text (format_value: true, false) as a value."""
+    return text == "true"

@@ -104,7 +104,7 @@ def discover(path: str, data_format: str | None = None) -> DiscoveredDataset:
         stats.file_count += 1
         stats.total_bytes += info.size or 0
         stats.modified_ns = max(stats.modified_ns, info.mtime_ns or 0)
-        if sample is None or info.path < sample:
+        if (sample is None or info.path < sample) and info.size:  # an empty file: no schema
             sample = info.path
     if sample is None:
         raise RegistrationError(f"no data files under {path}")

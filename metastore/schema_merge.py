@@ -101,14 +101,21 @@ def merge_columns(
     base: Sequence[Column], other: Sequence[Column], case_sensitive: bool = False
 ) -> tuple[list[Column], list[Conflict]]:
     """`base` with `other`'s columns merged in (widened types, new columns appended), and
-    the columns of `other` that could not be (their `base` type kept)."""
+    the columns of `other` that could not be (their `base` type kept). A column of `other`
+    is `base`'s of the same name, else the one `base` column equal to it ignoring case
+    (unless `case_sensitive`): names differing only by case in one file stay apart."""
     merged = list(base)
-    where = {_key(c.name, case_sensitive): i for i, c in enumerate(merged)}
+    exact = {c.name: i for i, c in enumerate(base)}
+    folded: dict[str, list[int]] = {}
+    for i, c in enumerate(base):
+        folded.setdefault(_key(c.name, case_sensitive), []).append(i)
     conflicts = []
-    for column in other:
-        at = where.get(_key(column.name, case_sensitive))
+    for column in other:  # matched with `base`'s columns only: `other`'s names are one file's
+        at = exact.get(column.name)
         if at is None:
-            where[_key(column.name, case_sensitive)] = len(merged)
+            matches = folded.get(_key(column.name, case_sensitive), [])
+            at = matches[0] if len(matches) == 1 else None
+        if at is None:
             merged.append(column)
             continue
         kept = merged[at]
