@@ -197,6 +197,15 @@ def hive_name(name: str) -> tuple[str, str]:
     return (database, table) if dot else (DEFAULT_DATABASE, name)
 
 
+_TIMESTAMP_NTZ = re.compile(r"(?:^|(?<=[<:,]))timestamp_ntz(?=$|[>,])")
+
+
+def hive_type_name(type_name: str) -> str:
+    """A column's type as Hive names it: Spark's timestamp_ntz is Hive's timestamp (a
+    timestamp without a time zone; Hive, Trino and Hive 2.3 clients parse no other name)."""
+    return _TIMESTAMP_NTZ.sub("timestamp", type_name)
+
+
 def key_type_of(hive_type: str) -> KeyType:
     """The typed index column a Hive partition-key type is kept in."""
     text = hive_type.strip().lower()
@@ -408,7 +417,9 @@ def _stored(conn: Connection, info: TableInfo) -> StoredTable:
         )
     ).scalar_one_or_none()
     database, name = hive_name(info.name)
-    columns = tuple(HiveColumn(c.name, c.type, comments.get(c.name)) for c in info.columns)
+    columns = tuple(
+        HiveColumn(c.name, hive_type_name(c.type), comments.get(c.name)) for c in info.columns
+    )
     if hive is None:
         created = conn.execute(
             select(CatalogTable.created_at).where(CatalogTable.id == info.id)

@@ -109,6 +109,7 @@ class MetastoreSource(StatisticsSource):
         self._memo: dict[tuple[str, str, PartitionQuery], Any] | None = {} if memo else None
         self._cache = cache_for(engine)
         self._stamps: dict[str, TableStamp] = {}
+        self._folded: dict[str, tuple[TableInfo, TableInfo]] = {}  # table: (spelled, folded)
 
     def prepare(self, names: list[str]) -> None:
         """The stamps of the tables a query reads, in one statement (not one per table as
@@ -184,9 +185,11 @@ class MetastoreSource(StatisticsSource):
     def table(self, name: str) -> TableInfo:
         """The table as the planner names its columns: folded, as Spark's and Hive's SQL
         match them (TableInfo.folded); its summary and sample are keyed so too."""
-        return self._remember(  # type: ignore[no-any-return]
-            ("folded table", name, PartitionQuery()), lambda: self._spelled(name).folded()
-        )
+        spelled = self._spelled(name)
+        known = self._folded.get(name)
+        if known is None or known[0] is not spelled:  # folded once per table read
+            known = self._folded[name] = (spelled, spelled.folded())
+        return known[1]
 
     def _spelled(self, name: str) -> TableInfo:
         """The table with its columns named as its files spell them (the statistics' keys)."""
@@ -204,7 +207,7 @@ class MetastoreSource(StatisticsSource):
         from metastore.rollups import select_partitions
 
         def compute() -> tuple[TableInfo, Selection]:
-            info = self.table(name)
+            info = self._spelled(name)
 
             def read(conn: Any) -> Selection:
                 predicate = build_predicate(conn.dialect.name, info, query)
@@ -219,7 +222,7 @@ class MetastoreSource(StatisticsSource):
         from metastore.statistics import summarise_selection, table_statistics
 
         def compute() -> TableSummary:
-            selection, spelled = self._selection(name, query)[1], self._spelled(name)
+            spelled, selection = self._selection(name, query)
             if self.sketch_rows is not None and selection.rows > self.sketch_rows:
                 summary = table_statistics(
                     self.engine, name, query, mcv_limit=self.mcv_limit, sketches=False
@@ -253,7 +256,7 @@ class MetastoreSource(StatisticsSource):
             info, selection = self._selection(name, query)
             if not selection.ids.size:
                 return None
-            rename = _folding(self._spelled(name))
+            rename = _folding(info)
             return run_read(
                 self.engine,
                 lambda conn: pool(

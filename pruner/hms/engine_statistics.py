@@ -270,8 +270,8 @@ def spark_histogram(
     no histogram (other types, every value NULL, no sketch)."""
     type_ = _spark_type(column.type)
     numeric = type_ is not None and ColumnType.of(type_).family in NUMBERS
-    if not (numeric or type_ in ("date", "timestamp")):
-        return None  # CommandUtils.supportsHistogram (no timestamp_ntz there)
+    if not (numeric or type_ in ("date", "timestamp", "timestamp_ntz")):
+        return None  # CommandUtils.supportsHistogram (Spark 4's ANALYZE: timestamp_ntz too)
     non_null = row_count - column.null_count
     sketch = column.kll
     if sketch is None or sketch.is_empty() or non_null <= 0:
