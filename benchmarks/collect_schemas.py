@@ -10,9 +10,10 @@ In one run, one SparkSession, medians of --repeat:
                  every partition listed, every file's schema read, merged)
   statlas full   statlas collect --full into SQLite (every statistic, per partition,
                  struct leaves included), the footer reads included
-  analyze        ANALYZE TABLE ... COMPUTE STATISTICS FOR ALL COLUMNS on a Spark table
-                 over the same files, declared with the merged schema (Spark's own
-                 mergeSchema cannot read them: int and bigint)
+  analyze        ANALYZE TABLE ... COMPUTE STATISTICS FOR COLUMNS, histograms on, of the
+                 scalar columns (FOR ALL COLUMNS refuses a struct or array column), on a
+                 Spark table over the same files declared with the merged schema (Spark's
+                 own mergeSchema cannot read them: int and bigint)
 """
 
 from __future__ import annotations
@@ -73,11 +74,12 @@ def main() -> None:
     lake = work / "posts"
     write_lake(lake, args.days, args.rows)
     spark = spark_session(args.master)
+    spark.conf.set("spark.sql.statistics.histogram.enabled", "true")  # as statlas keeps them
     metastore = Metastore(f"sqlite:///{work / 'statlas.db'}")
     metastore.upgrade()
     metastore.register_table("posts", str(lake))
     times: dict[str, list[float]] = {"footers": [], "full": [], "analyze": []}
-    report = None
+    report, refused = None, "accepted"
     try:
         locations = {i: str(p) for i, p in enumerate(sorted(lake.iterdir()))}
         registered = metastore.table("posts").columns
@@ -88,6 +90,15 @@ def main() -> None:
             f"LOCATION '{lake}'"
         )
         spark.sql("ALTER TABLE posts RECOVER PARTITIONS")
+        try:  # Spark describes no struct or array column: FOR ALL COLUMNS is refused
+            spark.sql("ANALYZE TABLE posts COMPUTE STATISTICS FOR ALL COLUMNS")
+        except Exception as error:
+            refused = str(error).split("]")[0].lstrip("[")
+        scalars = ", ".join(
+            f"`{c.name}`"
+            for c in metastore.table("posts").columns
+            if not c.type.startswith(("struct<", "array<", "map<"))
+        )
         for _ in range(args.repeat):
             started = time.perf_counter()
             layout = read_layout(registered, partition_schemas(locations, "parquet", False), False)
@@ -97,7 +108,7 @@ def main() -> None:
             report = collect(metastore.engine, "posts", spark=spark, full=True)
             times["full"].append(time.perf_counter() - started)
             started = time.perf_counter()
-            spark.sql("ANALYZE TABLE posts COMPUTE STATISTICS FOR ALL COLUMNS").collect()
+            spark.sql(f"ANALYZE TABLE posts COMPUTE STATISTICS FOR COLUMNS {scalars}").collect()
             times["analyze"].append(time.perf_counter() - started)
     finally:
         spark.sql("DROP TABLE IF EXISTS posts")
@@ -112,7 +123,8 @@ def main() -> None:
     )
     print("| step | seconds | ratio |")
     print("|---|---|---|")
-    print(f"| Spark ANALYZE FOR ALL COLUMNS | {median['analyze']:.2f} | 1.00 |")
+    print(f"| Spark ANALYZE FOR ALL COLUMNS | - | refused: {refused} |")
+    print(f"| Spark ANALYZE FOR COLUMNS (the scalar ones) | {median['analyze']:.2f} | 1.00 |")
     print(
         f"| statlas collect --full | {median['full']:.2f} | "
         f"{median['full'] / median['analyze']:.2f} x ANALYZE |"

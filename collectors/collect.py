@@ -222,7 +222,8 @@ def collect(
                     row = _partition_row(info.id, run_id, partition, piece)
                     streamed.add(partition.id, row, _column_rows(info.id, partition.id, piece))
 
-            absent = {p.values: layout.absent(p.id, info.described_columns()) for p in to_scan}
+            described = info.described_columns()
+            absent = {p.values: layout.absent(p.id, described) for p in to_scan}
             with (
                 watch_spark_job(session, f"collect-{info.name}-run-{run_id}", progress),
                 session_settings(session, _read_settings(session)),
@@ -444,7 +445,7 @@ def _layout(session: Any, info: TableInfo, partitions: list[_Partition]) -> Read
     partitions that cannot be read (collectors.file_schemas)."""
     case_sensitive = str(session.conf.get(CASE_SENSITIVE, "false")).lower() == "true"
     schemas = partition_schemas({p.id: p.location for p in partitions}, info.format, case_sensitive)
-    return read_layout(info.columns, schemas, case_sensitive)
+    return read_layout(info.columns, schemas, case_sensitive, info.key_names)
 
 
 def _read_settings(session: Any) -> dict[str, str]:

@@ -145,20 +145,24 @@ def read_layout(
     table_columns: Sequence[Column],
     schemas: Mapping[int, PartitionSchema] | None,
     case_sensitive: bool,
+    keys: Sequence[str] = (),
 ) -> ReadLayout:
     """The merged schema of the table and its partitions' schemas (partitions in id order,
-    the table's columns first), with each partition's failure or columns."""
+    the table's columns first), with each partition's failure or columns. A file's column
+    named as a partition key (some writers keep it in the files) is the key's, not data."""
     layout = ReadLayout(list(table_columns), case_sensitive=case_sensitive)
+    folded_keys = {fold(k) for k in keys}
     for pid, schema in sorted((schemas or {}).items()):
         if schema.error is not None:
             layout.failed[pid] = schema.error
             continue
-        merged, conflicts = merge_columns(layout.columns, schema.columns, case_sensitive)
+        columns = [c for c in schema.columns if fold(c.name) not in folded_keys]
+        merged, conflicts = merge_columns(layout.columns, columns, case_sensitive)
         if conflicts:
             layout.failed[pid] = "; ".join(str(c) for c in conflicts)
             continue
         layout.columns = merged
-        layout.note_present(pid, schema.columns)
+        layout.note_present(pid, columns)
     if not case_sensitive:
         for group in case_clashes(c.name for c in layout.columns).values():
             for name in group:

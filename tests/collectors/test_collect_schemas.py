@@ -215,12 +215,14 @@ def test_bad_files(metastore: Metastore, spark: Any, tmp_path: Path) -> None:
     write(root, "d=1", good.slice(0, 0), "zero-rows.parquet")
     write(root, "d=2", good)
     (root / "d=2" / "stray.csv").write_text("k\n1\n")
-    write(root, "d=3", good)
+    # a writer that keeps the partition column in its files too (spelled otherwise)
+    write(root, "d=3", good.append_column("D", pa.array([3, 3, 3], pa.int64())))
     metastore.register_table("bad", str(root))
     report = collect(metastore.engine, "bad", spark=spark)
     assert report.partitions_scanned == 2
     assert report.rows == 6
     assert report.partitions_failed == {"d=2": "file stray.csv is not a readable parquet file"}
+    assert [c.name for c in metastore.table("bad").columns] == ["k"]
     # a data file whose rows do not read fails the job: the previous statistics are kept
     corrupt_pages(root / "d=3" / "part-0.parquet")
     (root / "d=2" / "stray.csv").unlink()
