@@ -82,15 +82,23 @@ class TableInfo:
 
     def folded(self) -> TableInfo:
         """The table as an engine matching names ignoring case sees it (a planner that
-        normalises identifiers): column names folded (metastore.column_names.fold), the
-        columns whose names differ only by case left out (no such engine can name them)."""
+        normalises identifiers): column names, bucketing's too, folded
+        (metastore.column_names.fold), the columns whose names differ only by case left out
+        (no such engine can name them)."""
         clashes = case_clashes(c.name for c in self.columns)
         columns = tuple(
             Column(fold(c.name), c.type, c.nullable)
             for c in self.columns
             if fold(c.name) not in clashes
         )
-        return dataclasses.replace(self, columns=columns)
+        bucketing = self.bucketing
+        if bucketing is not None:
+            bucketing = BucketSpec(
+                bucketing.num_buckets,
+                tuple(fold(c) for c in bucketing.columns),
+                tuple((fold(c), d) for c, d in bucketing.sort_columns),
+            )
+        return dataclasses.replace(self, columns=columns, bucketing=bucketing)
 
     def resolve_column(self, name: str) -> str:
         """The described column `name` names, as Spark and Hive match names

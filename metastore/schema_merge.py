@@ -13,8 +13,8 @@ for int and bigint); reading with the merged schema given reads them all. Any ot
 (string and int, date and bigint) cannot be widened: the file or partition that brings it
 is reported, and the rest is read.
 
->>> widened("int", "bigint"), widened("decimal(10,2)", "decimal(12,4)"), widened("int", "string")
-('bigint', 'decimal(14,4)', None)
+>>> widened("int", "bigint"), widened("decimal(10,2)", "decimal(8,4)"), widened("int", "string")
+('bigint', 'decimal(12,4)', None)
 """
 
 from __future__ import annotations
