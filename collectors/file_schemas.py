@@ -1,6 +1,7 @@
 """What a collection reads, decided from the files' own schemas before Spark reads them.
 
-Every partition to scan is listed and each data file's footer read (pyarrow, in threads):
+Every partition to scan is listed and each data file's footer read (pyarrow; in threads
+from a remote store):
 its columns as the file spells and types them. Files Spark skips are skipped here too
 (hidden names such as `_SUCCESS` and `.crc`, and empty files, which Spark gives no split).
 A file whose footer does not read (corrupt, truncated, a stray CSV among Parquet files)
@@ -29,7 +30,9 @@ from metastore.discovery import Column, is_hidden, read_schema
 from metastore.errors import RegistrationError
 from metastore.schema_merge import merge_columns
 
-FOOTER_THREADS = 16
+# footers of a remote store are read in parallel (latency-bound); local ones in one
+# thread, faster than several held by the GIL (TPC-H lineitem's 2,526: 0.7 s, 1.1 s in 16)
+REMOTE_FOOTER_THREADS = 16
 # the type names Spark's DDL reads (and the nested types made of them)
 _SPARK_SCALARS = (
     "boolean",
@@ -106,13 +109,15 @@ def partition_schemas(
     except (OSError, ValueError):
         return None
 
-    def path_of(location: str) -> str:
-        return pafs.FileSystem.from_uri(location)[1] if "://" in location else location
+    def path_of(location: str) -> str:  # a URI's path as its filesystem takes it
+        return location.split("://", 1)[1] if "://" in location else location
 
     def one(location: str) -> PartitionSchema:
         return _partition_schema(filesystem, path_of(location), data_format, case_sensitive)
 
-    with ThreadPoolExecutor(FOOTER_THREADS) as pool:
+    if isinstance(filesystem, pafs.LocalFileSystem):
+        return {pid: one(location) for pid, location in locations.items()}
+    with ThreadPoolExecutor(REMOTE_FOOTER_THREADS) as pool:
         found = pool.map(one, locations.values())
         return dict(zip(locations, found, strict=True))
 

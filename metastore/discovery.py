@@ -9,6 +9,7 @@ pyarrow understands (s3://, gs://, hdfs://) work alike.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -215,9 +216,9 @@ def read_schema(filesystem: object, path: str, data_format: str) -> list[Column]
             from pyarrow import parquet
 
             with filesystem.open_input_file(path) as handle:  # type: ignore[attr-defined]
-                footer = parquet.ParquetFile(handle)
-                schema = footer.schema_arrow
-                columns = footer.schema
+                columns = parquet.read_metadata(handle).schema  # the footer alone
+            schema = columns.to_arrow_schema()
+            if any(_naive_timestamp(f.type) for f in schema):  # INT96 reads as one
                 int96 = {
                     columns.column(i).path
                     for i in range(len(columns))
@@ -234,6 +235,13 @@ def read_schema(filesystem: object, path: str, data_format: str) -> list[Column]
     ]
 
 
+def _naive_timestamp(arrow_type: object) -> bool:
+    from pyarrow import types as t
+
+    return bool(t.is_timestamp(arrow_type) and arrow_type.tz is None)  # type: ignore[attr-defined]
+
+
+@functools.lru_cache(maxsize=4096)  # a table's files repeat a few types: each named once
 def arrow_type_name(arrow_type: object, timestamp_ntz: bool = False) -> str:
     """Spark/Hive type name of an Arrow type (int, bigint, decimal(p,s), array<...>, ...);
     `timestamp_ntz`: a timestamp without a time zone is timestamp_ntz (as Spark reads a
