@@ -254,3 +254,38 @@ def test_tables_spark_wrote(metastore: Metastore, spark: Any, tmp_path: Path) ->
     assert (s["Score Value"].ndv, s["Score Value"].null_count) == (7, 10)
     assert (s["Address.Street"].ndv, s["Address.No"].max) == (3, 49)
     assert (s["Note"].null_count, s["Note"].absent_partitions) == (50, 2)
+
+
+def test_orc_types_and_schemas(metastore: Metastore, spark: Any, tmp_path: Path) -> None:
+    from pyarrow import orc
+
+    from collectors.collect import collect
+
+    root = tmp_path / "orc"
+    first = pa.table(
+        {
+            "Id": pa.array([1, 2, 3], pa.int32()),
+            "big": pa.array([Decimal("12345678901234567890.5"), None, Decimal("-1.5")]),
+            "old": pa.array([dt.date(1899, 12, 31), dt.date(1900, 1, 1), None]),
+            "raw": pa.array([b"\x00\x01", b"abc", None]),
+            "addr": pa.array(
+                [{"city": "x"}, None, {"city": "y"}], pa.struct([("city", pa.string())])
+            ),
+            "tags": pa.array([["a"], [], None], pa.list_(pa.string())),
+        }
+    )
+    for partition, table in (("p=1", first), ("p=2", pa.table({"ID": pa.array([9], pa.int64())}))):
+        (root / partition).mkdir(parents=True)
+        orc.write_table(table, str(root / partition / "part-0.orc"))
+    metastore.register_table("orc_t", str(root), "orc")
+    report = collect(metastore.engine, "orc_t", spark=spark)
+    assert (report.rows, report.partitions_failed, list(report.columns_skipped)) == (
+        4,
+        {},
+        ["tags"],
+    )
+    s = table_statistics(metastore.engine, "orc_t", columns=["ID", "BIG", "old", "addr.city"])
+    assert (s.columns["Id"].max, s.columns["Id"].ndv) == (9, 4)
+    assert (s.columns["big"].max, s.columns["big"].null_count) == (first["big"][0].as_py(), 2)
+    assert (s.columns["old"].min, s.columns["old"].absent_partitions) == (dt.date(1899, 12, 31), 1)
+    assert (s.columns["addr.city"].ndv, s.columns["addr.city"].null_count) == (2, 2)
