@@ -35,7 +35,13 @@ from collectors.aggregations import (
 )
 from collectors.blocks_ahead import BlocksAhead
 from collectors.driver_rows import arrow_records, driver_rows
-from collectors.file_schemas import ReadLayout, partition_schemas, read_layout, spark_ddl
+from collectors.file_schemas import (
+    ReadLayout,
+    case_sensitive,
+    partition_schemas,
+    read_layout,
+    spark_ddl,
+)
 from collectors.jvm_scan import scan as jvm_scan
 from collectors.jvm_scan import scan_method
 from collectors.progress import ProgressSink, watch_spark_job
@@ -77,7 +83,6 @@ READ_SETTINGS = {
     "spark.sql.parquet.datetimeRebaseModeInRead": "CORRECTED",
     "spark.sql.parquet.int96RebaseModeInRead": "CORRECTED",
 }
-CASE_SENSITIVE = "spark.sql.caseSensitive"
 
 
 class CollectionFailed(StatlasError):
@@ -443,9 +448,10 @@ def _finish_run(
 def _layout(session: Any, info: TableInfo, partitions: list[_Partition]) -> ReadLayout:
     """The schema the partitions are read with, from their files' footers, and the
     partitions that cannot be read (collectors.file_schemas)."""
-    case_sensitive = str(session.conf.get(CASE_SENSITIVE, "false")).lower() == "true"
-    schemas = partition_schemas({p.id: p.location for p in partitions}, info.format, case_sensitive)
-    return read_layout(info.columns, schemas, case_sensitive, info.key_names)
+    matched_by_case = case_sensitive(session)
+    locations = {p.id: p.location for p in partitions}
+    schemas = partition_schemas(locations, info.format, matched_by_case)
+    return read_layout(info.columns, schemas, matched_by_case, info.key_names)
 
 
 def _read_settings(session: Any) -> dict[str, str]:

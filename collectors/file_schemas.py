@@ -51,6 +51,14 @@ _SPARK_SCALARS = (
 )
 
 
+CASE_SENSITIVE = "spark.sql.caseSensitive"
+
+
+def case_sensitive(session: Any) -> bool:
+    """Whether the Spark session matches column names by case (spark.sql.caseSensitive)."""
+    return str(session.conf.get(CASE_SENSITIVE, "false")).lower() == "true"
+
+
 @dataclass(frozen=True)
 class PartitionSchema:
     """One partition's columns merged over its files, or why it cannot be read."""

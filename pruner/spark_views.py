@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from collectors.file_schemas import case_sensitive, read_layout, spark_ddl
 from metastore.catalog import TableInfo
 from optimizer.sql_to_plan import parse, referenced_tables
 
@@ -51,6 +52,9 @@ def table_frame(spark: Any, info: TableInfo, locations: Sequence[str] | None = N
     from pyspark.sql import functions as F
 
     reader = spark.read.format(info.format)
+    readable = read_layout(info.columns, None, case_sensitive(spark)).readable()
+    if readable:  # the table's columns, as collected: partitions' schemas may differ
+        reader = reader.schema(spark_ddl(readable))
     if info.partition_keys:
         reader = reader.option("basePath", info.location)
     with _no_type_inference(spark):

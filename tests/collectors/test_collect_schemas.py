@@ -289,3 +289,30 @@ def test_orc_types_and_schemas(metastore: Metastore, spark: Any, tmp_path: Path)
     assert (s.columns["big"].max, s.columns["big"].null_count) == (first["big"][0].as_py(), 2)
     assert (s.columns["old"].min, s.columns["old"].absent_partitions) == (dt.date(1899, 12, 31), 1)
     assert (s.columns["addr.city"].ndv, s.columns["addr.city"].null_count) == (2, 2)
+
+
+def test_prune_over_spelled_and_evolving_tables(
+    metastore: Metastore, spark: Any, tmp_path: Path
+) -> None:
+    """Map-join pruning reads the tables as collected: a camel-case dimension, and a fact
+    table whose older partitions hold `UserId` as int and newer ones as bigint."""
+    from collectors.collect import collect
+    from pruner.prune import prune
+
+    facts, users = tmp_path / "Visits", tmp_path / "Users"
+    for day in range(1, 7):
+        kind = pa.int32() if day <= 3 else pa.int64()
+        table = pa.table({"UserId": pa.array([day, day + 10, 7], kind), "Pages": [1, 2, 3]})
+        write(facts, f"day={day}", table)
+    write(users, "", pa.table({"UserId": pa.array([2, 5], pa.int64()), "IsStaff": [True, True]}))
+    for name, root in (("visits", facts), ("users", users)):
+        metastore.register_table(name, str(root))
+        assert collect(metastore.engine, name, spark=spark).partitions_failed == {}
+    sql = (
+        "SELECT v.USERID, v.pages FROM visits v JOIN users u ON v.DAY = u.userid "
+        "WHERE u.ISSTAFF AND v.userid > 0"
+    )
+    report = prune(metastore.engine, sql, spark=spark, run=True)
+    assert report.pruned
+    assert sorted(p.values["day"] for p in report.partitions) == [2, 5]
+    assert report.rows == 6  # 3 rows in each kept day, every UserId > 0
