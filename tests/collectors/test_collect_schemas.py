@@ -7,6 +7,7 @@ collected on both databases and checked against figures computed here."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from decimal import Decimal
 from pathlib import Path
@@ -316,3 +317,28 @@ def test_prune_over_spelled_and_evolving_tables(
     assert report.pruned
     assert sorted(p.values["day"] for p in report.partitions) == [2, 5]
     assert report.rows == 6  # 3 rows in each kept day, every UserId > 0
+
+
+def test_cli_reports_failed_partitions_and_skipped_columns(
+    db_url: str, spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`statlas collect` (on this process's Spark) says which partition was not read and
+    why, exits 1, and lists the columns described in part; `stats` says which are absent."""
+    from statlas.cli import main
+
+    root = tmp_path / "cli"
+    write(root, "d=1", pa.table({"Id": [1, 2], "Tags": pa.array([["a"], []])}))
+    write(root, "d=2", pa.table({"Id": [3]}))
+    (root / "d=3").mkdir()
+    (root / "d=3" / "notes.parquet").write_text("a stray text file")
+    assert main(["--db", db_url, "db", "upgrade"]) == 0
+    assert main(["--db", db_url, "table", "register", "cli", "--path", str(root)]) == 0
+    capsys.readouterr()
+    assert main(["--db", db_url, "collect", "cli", "--master", "local[2]"]) == 1
+    out, err = capsys.readouterr()
+    assert "cli: scanned 2 partitions" in out
+    assert "  column Tags: array column: its counts and nulls only" in out
+    assert "statlas: warning: cli partition d=3 not collected: file notes.parquet" in err
+    assert main(["--db", db_url, "stats", "cli", "--column", "TAGS", "--json"]) == 0
+    tags = json.loads(capsys.readouterr().out)["columns"]["Tags"]
+    assert (tags["null_count"], tags["absent_partitions"]) == (1, 1)
