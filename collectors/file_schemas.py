@@ -25,30 +25,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from collectors.jvm_scan import SCALAR_TYPES
 from metastore.column_names import case_clashes, fold, leaf_columns, split_top_level
 from metastore.discovery import Column, is_hidden, read_schema
 from metastore.errors import RegistrationError
 from metastore.schema_merge import merge_columns
 
 # footers of a remote store are read in parallel (latency-bound); local ones in one
-# thread, faster than several held by the GIL (TPC-H lineitem's 2,526: 0.7 s, 1.1 s in 16)
+# thread, faster than several held by the GIL (TPC-H lineitem's 2,526: 0.6 s, 1.1 s in 16)
 REMOTE_FOOTER_THREADS = 16
 # the type names Spark's DDL reads (and the nested types made of them)
-_SPARK_SCALARS = (
-    "boolean",
-    "tinyint",
-    "smallint",
-    "int",
-    "bigint",
-    "float",
-    "double",
-    "string",
-    "binary",
-    "date",
-    "timestamp",
-    "timestamp_ntz",
-    "void",
-)
+_SPARK_SCALARS = (*SCALAR_TYPES, "void")
 
 
 CASE_SENSITIVE = "spark.sql.caseSensitive"
