@@ -65,6 +65,8 @@ class ColumnSummary:
     partition_distinct: int | None = None
     # selected partitions whose files lack the column: their rows are in null_count
     absent_partitions: int = 0
+    # selected partitions with a record of the column (0: never collected, e.g. skipped)
+    collected_partitions: int = 0
 
     def as_json(self) -> dict[str, Any]:
         def hist(h: Histogram | None) -> dict[str, list[Any]] | None:
@@ -87,6 +89,7 @@ class ColumnSummary:
             "equi_width": hist(self.equi_width),
             "uniform": hist(self.uniform),
             "absent_partitions": self.absent_partitions,
+            "collected_partitions": self.collected_partitions,
         }
 
 
@@ -187,7 +190,13 @@ def _summarise_sizes(
         .where(p.table_id == info.id)
     )
     per_column = (
-        select(c.column_name, func.sum(c.null_count), func.sum(c.total_len), func.max(c.max_len))
+        select(
+            c.column_name,
+            func.sum(c.null_count),
+            func.sum(c.total_len),
+            func.max(c.max_len),
+            func.count(),
+        )
         .join(parts, parts.c.id == c.partition_id)
         .where(c.table_id == info.id, c.column_name.in_(names))
         .group_by(c.column_name)
@@ -196,7 +205,7 @@ def _summarise_sizes(
         counted, per_column = counted.where(predicate), per_column.where(predicate)
     partitions, rows = conn.execute(counted).one()
     summaries = {}
-    for name, nulls, lengths, max_len in conn.execute(per_column):
+    for name, nulls, lengths, max_len, records in conn.execute(per_column):
         non_null = int(rows) - int(nulls or 0)
         summaries[name] = ColumnSummary(
             name=name,
@@ -212,6 +221,7 @@ def _summarise_sizes(
             equi_depth=None,
             equi_width=None,
             uniform=None,
+            collected_partitions=int(records),
         )
     return TableSummary(info.name, int(partitions), int(rows), summaries)
 
@@ -273,6 +283,7 @@ def _column(
         theta=merge_theta(thetas) if every_theta else None,
         partition_distinct=distinct_sum(pieces) if pieces else None,
         absent_partitions=sum(p.absent for p in pieces),
+        collected_partitions=sum(p.partitions for p in pieces),
     )
 
 

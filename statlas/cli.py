@@ -679,6 +679,8 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
             + (f", avg length {column.avg_len:.1f}" if column.avg_len is not None else "")
             + (f", max length {column.max_len}" if column.max_len is not None else "")
         )
+        if not column.collected_partitions and summary.partitions:
+            print("  not collected (collect's report says why)")
         if column.absent_partitions:
             print(
                 f"  nulls include every row of {column.absent_partitions:,} partition(s) whose "

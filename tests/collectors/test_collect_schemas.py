@@ -98,7 +98,12 @@ def test_names_differing_only_by_case(metastore: Metastore, spark: Any, tmp_path
     report = collect(metastore.engine, "cased", spark=spark)
     assert set(report.columns_skipped) == {"ab", "AB"}
     assert "spark.sql.caseSensitive" in report.columns_skipped["ab"]
-    assert table_statistics(metastore.engine, "cased").columns["other"].ndv == 2
+    summary = table_statistics(metastore.engine, "cased")
+    assert summary.columns["other"].ndv == 2
+    assert (
+        summary.columns["other"].collected_partitions,
+        summary.columns["ab"].collected_partitions,
+    ) == (1, 0)
     # with spark.sql.caseSensitive=true each is read and found by its exact spelling
     with session_settings(spark, {"spark.sql.caseSensitive": "true"}):
         report = collect(metastore.engine, "cased", spark=spark, full=True)
