@@ -50,7 +50,6 @@ from collectors.spark_session import LazySession, listing_settings, session_sett
 from collectors.streamed_write import StreamedWrite
 from metastore.bulk_insert import bulk_insert
 from metastore.catalog import TableInfo, forget_statistics, get_table, replace_columns
-from metastore.column_names import leaf_paths
 from metastore.discovery import Column
 from metastore.engine import run_read, run_write
 from metastore.errors import StatlasError, UnknownColumn
@@ -535,20 +534,13 @@ def _scan(
 def scan_columns(
     info: TableInfo, skipped: Mapping[str, str]
 ) -> list[tuple[str, str, tuple[str, ...]]]:
-    """The columns a scan describes, with the field path each is read from: every column
-    not skipped, then the leaf fields of its structs (metastore.column_names)."""
-    columns: list[tuple[str, str, tuple[str, ...]]] = [
-        (c.name, c.type, (c.name,)) for c in info.columns if c.name not in skipped
+    """The columns a scan describes (TableInfo.described_paths), with the field path each
+    is read from, but those of a skipped column."""
+    return [
+        (name, type_name, path)
+        for name, (type_name, path) in info.described_paths().items()
+        if path[0] not in skipped
     ]
-    names = {name for name, _, _ in columns}
-    for column in info.columns:
-        if column.name in skipped:
-            continue
-        for path, type_name in leaf_paths(column.name, column.type):
-            name = ".".join(path)
-            if name not in names:
-                columns.append((name, type_name, path))
-    return columns
 
 
 def theta_columns(info: TableInfo) -> list[str] | None:

@@ -14,7 +14,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session
 
 from metastore import partition_store
-from metastore.column_names import AmbiguousColumn, case_clashes, fold, leaf_columns, resolve
+from metastore.column_names import AmbiguousColumn, case_clashes, fold, leaf_paths, resolve
 from metastore.discovery import (
     Column,
     DiscoveredDataset,
@@ -70,26 +70,36 @@ class TableInfo:
     def key_names(self) -> list[str]:
         return [k.name for k in self.partition_keys]
 
-    def described_columns(self) -> dict[str, str]:
-        """The columns statistics are kept of, name -> type: each data column, then the leaf
-        fields of its struct columns by path (`a.b.c`; metastore.column_names), a path that
-        is also a column's own name left to the column."""
-        described = {c.name: c.type for c in self.columns}
+    def described_paths(self) -> dict[str, tuple[str, tuple[str, ...]]]:
+        """The columns statistics are kept of, name -> (type, field path read): each data
+        column, then the leaf fields of its struct columns by path (`a.b.c`;
+        metastore.column_names), a path that is also a column's own name left to the column."""
+        described: dict[str, tuple[str, tuple[str, ...]]] = {
+            c.name: (c.type, (c.name,)) for c in self.columns
+        }
         for column in self.columns:
-            for path, type_name in leaf_columns(column.name, column.type):
-                described.setdefault(path, type_name)
+            for path, type_name in leaf_paths(column.name, column.type):
+                described.setdefault(".".join(path), (type_name, path))
         return described
 
+    def described_columns(self) -> dict[str, str]:
+        """`described_paths`' names and types."""
+        return {name: type_name for name, (type_name, _) in self.described_paths().items()}
+
+    def folded_names(self) -> dict[str, str]:
+        """Each described column's name as an engine matching names ignoring case (a
+        planner that normalises identifiers) names it (metastore.column_names.fold); the
+        names that differ from another only by case left out (no such engine can name them)."""
+        names = self.described_columns()
+        clashes = case_clashes(names)
+        return {name: fold(name) for name in names if fold(name) not in clashes}
+
     def folded(self) -> TableInfo:
-        """The table as an engine matching names ignoring case sees it (a planner that
-        normalises identifiers): column names, bucketing's too, folded
-        (metastore.column_names.fold), the columns whose names differ only by case left out
-        (no such engine can name them)."""
-        clashes = case_clashes(c.name for c in self.columns)
+        """The table as such an engine sees it (`folded_names`): its columns, bucketing's
+        too, named folded, the columns it cannot name left out."""
+        names = self.folded_names()
         columns = tuple(
-            Column(fold(c.name), c.type, c.nullable)
-            for c in self.columns
-            if fold(c.name) not in clashes
+            Column(names[c.name], c.type, c.nullable) for c in self.columns if c.name in names
         )
         bucketing = self.bucketing
         if bucketing is not None:

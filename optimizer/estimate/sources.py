@@ -11,7 +11,6 @@ from functools import partial
 from typing import Any, TypeVar
 
 from metastore.catalog import TableInfo
-from metastore.column_names import case_clashes, fold
 from metastore.engine import Snapshot
 from metastore.errors import ConcurrentModification
 from metastore.lookup import PartitionQuery
@@ -234,7 +233,7 @@ class MetastoreSource(StatisticsSource):
                         conn, spelled, selection, mcv_limit=self.mcv_limit
                     ),
                 )
-            rename = _folding(spelled)
+            rename = spelled.folded_names().get  # the planner's names
             folded = ((rename(n), c) for n, c in summary.columns.items())
             return replace(summary, columns={n: c for n, c in folded if n is not None})
 
@@ -256,7 +255,7 @@ class MetastoreSource(StatisticsSource):
             info, selection = self._selection(name, query)
             if not selection.ids.size:
                 return None
-            rename = _folding(info)
+            rename = info.folded_names().get  # the planner's names
             return run_read(
                 self.engine,
                 lambda conn: pool(
@@ -274,18 +273,6 @@ class MetastoreSource(StatisticsSource):
             ("keys", name, query),
             lambda: super(MetastoreSource, self).key_columns(name, query, types, rows),
         )
-
-
-def _folding(info: TableInfo) -> Callable[[str], str | None]:
-    """A described column's name (a column's or a struct leaf's) as the planner names it,
-    folded (TableInfo.folded); None for names that differ from another only by case."""
-    clashes = case_clashes(info.described_columns())
-
-    def rename(name: str) -> str | None:
-        folded = fold(name)
-        return None if folded in clashes else folded
-
-    return rename
 
 
 def listed_key_column(type_: str, values: list[tuple[Any, int]], rows: float) -> ColumnEstimate:
