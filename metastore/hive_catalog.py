@@ -24,12 +24,14 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Engine,
+    Text,
     and_,
     bindparam,
     delete,
     exists,
     func,
     insert,
+    literal,
     null,
     select,
     update,
@@ -101,6 +103,10 @@ class AlreadyExists(StatlasError):
 class InvalidObject(StatlasError):
     """A Hive object that cannot be stored as given (a key type statlas cannot index, a
     partition value that does not parse as its key's type, clashing values)."""
+
+
+class StaleParameter(StatlasError):
+    """A change that expected a table parameter's value the table no longer has."""
 
 
 class InvalidOperation(StatlasError):
@@ -574,9 +580,27 @@ def alter_table(
     table: str,
     definition: TableDefinition,
     statistics_written: bool,
-) -> None:
-    """Replace what a client may change: name, columns, location, storage, parameters."""
+    expected: tuple[str, str] | None = None,
+) -> StoredTable:
+    """Replace what a client may change: name, columns, location, storage, parameters;
+    returns the table as it was. With `expected` (key, value), only if the table's parameter
+    `key` is `value` now: Hive 4's check-and-swap (HIVE-26882), decided on the table's row
+    locked until the transaction ends, so of two writers expecting one value one wins."""
+    _lock_table_row(conn, database, table)
     stored = get_stored_table(conn, database, table)
+    if expected is not None:
+        key, value = expected
+        if key not in definition.parameters:
+            raise StaleParameter(f"New value for expected key {key} is not set")
+        hive_row = conn.execute(
+            select(HiveTable.parameters).where(HiveTable.table_id == stored.info.id)
+        ).first()
+        current = (hive_row[0] or {}).get(key) if hive_row is not None else None
+        if current != value:
+            raise StaleParameter(
+                f"The table has been modified. The parameter value for key '{key}' is "
+                f"'{current}'. The expected was value was '{value}'"
+            )
     info = stored.info
     old_keys = [k.name for k in stored.definition.partition_keys]
     new_keys = [k.name.lower() for k in definition.partition_keys]
@@ -639,6 +663,18 @@ def alter_table(
     row.updated_at = utcnow()
     session.flush()
     catalog.forget_cached_table(info.id)
+    return stored
+
+
+def _lock_table_row(conn: Connection, database: str, table: str) -> None:
+    """Hold the table's catalog row until the transaction ends (PostgreSQL; SQLite's one
+    writer holds everything), so that concurrent changes to one table queue."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(
+            select(CatalogTable.id)
+            .where(CatalogTable.name == statlas_name(database, table))
+            .with_for_update()
+        )
 
 
 def drop_table(conn: Connection, database: str, table: str) -> StoredTable:
@@ -967,6 +1003,25 @@ def alter_partitions(
                 .values(**values)
             )
     _touch(conn, info.id)
+
+
+def relocate_partitions(conn: Connection, info: TableInfo, old: str, new: str) -> int:
+    """Partitions whose location lies under `old` (a table's directory that moved to `new`)
+    get the same place under `new`; returns how many."""
+    store = info.store()
+    location = store.table.c.location
+    old, new = old.rstrip("/"), new.rstrip("/")
+    prefix = old + "/"
+    moved = conn.execute(
+        update(store.table)
+        .where(func.substr(location, 1, len(prefix), type_=Text) == prefix)
+        .values(
+            location=literal(new + "/", Text).concat(
+                func.substr(location, len(prefix) + 1, type_=Text)
+            )
+        )
+    ).rowcount
+    return int(moved or 0)
 
 
 def drop_partitions(conn: Connection, info: TableInfo, ids: Sequence[int]) -> None:

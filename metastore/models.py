@@ -31,7 +31,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # The Alembic revision these models describe (tests check it is the head of migrations/).
-SCHEMA_REVISION = "0010"
+SCHEMA_REVISION = "0011"
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -267,6 +267,61 @@ class HiveColumnStatistics(Base):
     engine: Mapped[str | None] = mapped_column(String(32))
     statistics: Mapped[dict[str, Any]] = mapped_column(JsonType)
     written_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class HiveLock(Base):
+    """A lock a Hive client asked for (Hive's lock manager, docs/hive-metastore.md#locks):
+    kept in the database so that every daemon on it grants from the same list. Ids are
+    never reused (AUTOINCREMENT on SQLite), so an expired lock's id never names another."""
+
+    __tablename__ = "hms_locks"
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True
+    )
+    state: Mapped[str] = mapped_column(String(16))  # "acquired" or "waiting"
+    user_name: Mapped[str] = mapped_column(String(256))
+    host_name: Mapped[str] = mapped_column(String(256))
+    agent_info: Mapped[str | None] = mapped_column(String(1024))
+    created_at: Mapped[float] = mapped_column(Float(53))  # seconds since the epoch
+    last_heartbeat: Mapped[float] = mapped_column(Float(53), index=True)
+    acquired_at: Mapped[float | None] = mapped_column(Float(53))
+
+
+class HiveLockComponent(Base):
+    """One object a lock covers: a database, a table of it, or a partition of the table."""
+
+    __tablename__ = "hms_lock_components"
+
+    lock_id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer(), "sqlite"),
+        ForeignKey("hms_locks.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    database_name: Mapped[str] = mapped_column(String(128), index=True)
+    table_name: Mapped[str | None] = mapped_column(String(256))
+    partition_name: Mapped[str | None] = mapped_column(Text)
+    lock_type: Mapped[str] = mapped_column(String(16))
+
+
+class HiveNotification(Base):
+    """Hive's notification log: one event per change a Hive client made through the API
+    (CREATE_TABLE, ADD_PARTITION, ...), in commit order (docs/hive-metastore.md#notifications)."""
+
+    __tablename__ = "hms_notifications"
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    event_id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True
+    )
+    event_time: Mapped[int] = mapped_column(Integer, index=True)  # seconds since the epoch
+    event_type: Mapped[str] = mapped_column(String(32))
+    database_name: Mapped[str | None] = mapped_column(String(128))
+    table_name: Mapped[str | None] = mapped_column(String(256))
+    message: Mapped[str] = mapped_column(Text)
+    message_format: Mapped[str] = mapped_column(String(32))
 
 
 class SchedulerJob(Base):

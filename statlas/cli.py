@@ -305,6 +305,14 @@ def add_daemon_commands(commands: Any, common: argparse.ArgumentParser) -> None:
         "one deletes its data only inside this directory (./warehouse)",
     )
     daemon.add_argument(
+        "--lock-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="seconds a Hive Metastore lock lives without a heartbeat, as Hive's "
+        "hive.txn.timeout (300)",
+    )
+    daemon.add_argument(
         "--grace",
         type=float,
         default=20.0,
@@ -766,6 +774,8 @@ def cmd_daemon(args: argparse.Namespace, settings: Settings) -> int:
 
     if not 0 <= args.port <= 65535:
         raise InvalidValue(f"--port must be between 0 and 65535, got {args.port}")
+    if not args.lock_timeout > 0:
+        raise InvalidValue(f"--lock-timeout must be positive, got {args.lock_timeout}")
     options = DaemonOptions(
         host=args.host,
         port=args.port,
@@ -775,6 +785,7 @@ def cmd_daemon(args: argparse.Namespace, settings: Settings) -> int:
         token=os.environ.get("STATLAS_API_TOKEN") or None,
         thrift_port=args.thrift_port,
         warehouse=args.warehouse,
+        lock_timeout=args.lock_timeout,
     )
     return run_daemon(settings.db_url, options)
 

@@ -56,6 +56,7 @@ class DaemonOptions:
     token: str | None = None
     thrift_port: int = 9083  # the Hive Metastore API (pruner.hms); 0: off
     warehouse: str = "warehouse"
+    lock_timeout: float = 300.0  # seconds a Hive lock lives without a heartbeat
 
 
 def run_daemon(db_url: str, options: DaemonOptions) -> int:
@@ -106,7 +107,11 @@ def run_daemon(db_url: str, options: DaemonOptions) -> int:
             from pruner.hms.server import ThriftService
 
             thrift = ThriftService(
-                runtime.metastore.ready(), options.host, options.thrift_port, options.warehouse
+                runtime.metastore.ready(),
+                options.host,
+                options.thrift_port,
+                options.warehouse,
+                options.lock_timeout,
             ).start()
         install_runtime(runtime)
         log.info("statlas daemon %s on http://%s:%d", node, options.host, options.port)

@@ -11,89 +11,33 @@ parameters Spark's optimizer and Hive's and Trino's read (pruner.hms.served_stat
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 import os
 import re
-import shutil
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
-from hive_metastore import ThriftHiveMetastore as thrift_api
 from hive_metastore import ttypes as hms
 from sqlalchemy import Connection, Engine, create_engine
 
 from metastore import hive_catalog as hc
 from metastore.engine import run_write, with_reconnect
-from metastore.errors import InvalidValue, StatlasError, UnknownTable
 from metastore.hive_catalog import StoredPartition, StoredTable
-from pruner.hms import objects
+from metastore.hive_locks import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
+from pruner.hms import managed_data, objects
+from pruner.hms import notification_calls as events
 from pruner.hms.encoding import PartitionEncoder, chunks, encode_struct
 from pruner.hms.filters import compile_filter
+from pruner.hms.lock_calls import LockCalls
+from pruner.hms.notification_calls import NotificationCalls
 from pruner.hms.served_statistics import ServedStatistics
+from pruner.hms.thrift_errors import thrift_errors
 
 log = logging.getLogger("statlas.hms")
 
 CACHED_TABLES = 1024  # tables whose catalog entry a handler keeps (checked by stamp)
 
-F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
-
-# which Thrift exception each kind of statlas error becomes, where the method declares it
-_EXCEPTION_FOR: list[tuple[type[Exception], type[Exception]]] = [
-    (hc.NoSuchObject, hms.NoSuchObjectException),
-    (UnknownTable, hms.NoSuchObjectException),
-    (hc.AlreadyExists, hms.AlreadyExistsException),
-    (hc.InvalidObject, hms.InvalidObjectException),
-    (InvalidValue, hms.InvalidObjectException),
-    (hc.InvalidOperation, hms.InvalidOperationException),
-]
-
-
-def _declared(method: str) -> list[type[Exception]]:
-    """The exception types a method's reply may carry (from the generated result struct)."""
-    result = getattr(thrift_api, f"{method}_result", None)
-    spec = getattr(result, "thrift_spec", None) or ()
-    return [entry[3][0] for entry in spec if entry is not None and entry[2].startswith("o")]
-
-
-def thrift_errors(method: F) -> F:
-    """statlas's errors as the Thrift exceptions the method declares (one-line messages);
-    MetaException where the specific kind is not declared."""
-    name = method.__name__
-    declared = _declared(name)
-
-    @functools.wraps(method)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(*args, **kwargs)
-        except StatlasError as error:
-            raise _translate(error, declared) from None
-
-    return cast(F, call)
-
-
-def thrift_errors_of(method: str, work: Callable[[], T]) -> T:
-    """Run `work` for Thrift method `method`, statlas's errors turned into the Thrift
-    exceptions the method declares (as thrift_errors does for a handler method)."""
-    try:
-        return work()
-    except StatlasError as error:
-        raise _translate(error, _declared(method)) from None
-
-
-def _translate(error: StatlasError, declared: list[type[Exception]]) -> Exception:
-    message = str(error)
-    chosen: Any = hms.MetaException
-    for kind, exception in _EXCEPTION_FOR:
-        if isinstance(error, kind) and exception in declared:
-            chosen = exception
-            break
-    else:
-        if hms.MetaException not in declared and declared:
-            chosen = declared[0]
-    result: Exception = chosen(message=message)
-    return result
 
 
 def _matcher(pattern: str | None) -> Callable[[str], bool]:
@@ -115,12 +59,15 @@ def _limit(max_parts: int | None) -> int | None:
     return None if max_parts is None or max_parts < 0 else int(max_parts)
 
 
-class HiveMetastoreHandler:
+class HiveMetastoreHandler(LockCalls, NotificationCalls):
     """The ThriftHiveMetastore interface. Methods not defined here answer UNKNOWN_METHOD
     (pruner.hms.server), so clients fall back to the older calls they know."""
 
-    def __init__(self, engine: Engine, warehouse: str) -> None:
+    def __init__(
+        self, engine: Engine, warehouse: str, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    ) -> None:
         self.engine = engine
+        self.lock_timeout = lock_timeout
         # single statements run on their own (PostgreSQL: connections kept in autocommit,
         # no BEGIN and COMMIT round trips; SQLite: the same engine)
         self.autocommit = (
@@ -270,19 +217,20 @@ class HiveMetastoreHandler:
 
         return len(found), chunks(encoded())
 
-    def _inside_warehouse(self, path: str | None) -> bool:
-        if not path or not path.startswith("/"):
-            return False
-        real, root = os.path.realpath(path), os.path.realpath(self.warehouse)
-        return real != root and os.path.commonpath([real, root]) == root
+    def _database_location(self, conn: Connection, database: str) -> str | None:
+        """A database's directory (its own, or its default under the warehouse)."""
+        found = hc.get_database(conn, database)
+        return hc.local_location(objects.database_object(found, self.warehouse).locationUri)
 
-    def _delete_data(self, path: str | None) -> None:
-        """Delete a managed table's or partition's directory, only inside the warehouse."""
-        if self._inside_warehouse(path) and path is not None and os.path.isdir(path):
-            shutil.rmtree(path)
-            log.info("deleted %s", path)
-        elif path:
-            log.info("kept %s: outside the warehouse %s", path, self.warehouse)
+    def _delete_data(self, path: str | None, database_location: str | None) -> None:
+        """Delete a managed table's or partition's directory, only inside the warehouse or
+        its database's directory (pruner.hms.managed_data)."""
+        managed_data.delete_directory(path, [self.warehouse, database_location])
+
+    def _current_object(self, conn: Connection, db: str, tbl: str) -> hms.Table:
+        """The table as a client reads it, inside a change's transaction (for its event)."""
+        stored = hc.get_stored_table(conn, db.lower(), tbl.lower())
+        return objects.table_object(stored, self.statistics.table_parameters(stored))
 
     # --- session ------------------------------------------------------------------------
 
@@ -317,19 +265,56 @@ class HiveMetastoreHandler:
 
     @thrift_errors
     def create_database(self, database: hms.Database) -> None:
-        self._write(lambda conn: hc.create_database(conn, objects.database_of(database)))
+        definition = objects.database_of(database)
+        location = hc.local_location(
+            objects.database_object(definition, self.warehouse).locationUri
+        )
+
+        def write(conn: Connection) -> None:
+            hc.create_database(conn, definition)
+            events.notify(
+                conn,
+                events.CREATE_DATABASE,
+                definition.name,
+                None,
+                events.database_message(definition.name),
+            )
+
+        made = managed_data.make_directory(location)
+        try:
+            self._write(write)
+        except Exception:
+            managed_data.remove_made(location, made)
+            raise
 
     @thrift_errors
     def alter_database(self, dbname: str, db: hms.Database) -> None:
-        self._write(lambda conn: hc.alter_database(conn, dbname, objects.database_of(db)))
+        def write(conn: Connection) -> None:
+            hc.alter_database(conn, dbname, objects.database_of(db))
+            name = (dbname or "").lower()
+            events.notify(conn, events.ALTER_DATABASE, name, None, events.database_message(name))
+
+        self._write(write)
 
     @thrift_errors
     def drop_database(self, name: str, deleteData: bool, cascade: bool) -> None:  # noqa: N803
-        dropped = self._write(lambda conn: hc.drop_database(conn, name, cascade))
+        database = (name or "").lower()
+
+        def write(conn: Connection) -> tuple[list[StoredTable], str | None]:
+            location = self._database_location(conn, database)
+            dropped = hc.drop_database(conn, database, cascade)
+            events.notify(
+                conn, events.DROP_DATABASE, database, None, events.database_message(database)
+            )
+            return dropped, location
+
+        dropped, location = self._write(write)
         if deleteData:
             for stored in dropped:
                 if stored.definition.table_type == hc.MANAGED_TABLE:
-                    self._delete_data(stored.info.location)
+                    self._delete_data(stored.info.location, location)
+            if location and os.path.isdir(location) and not os.listdir(location):
+                os.rmdir(location)  # Hive deletes the database's directory; only an empty one
 
     # --- tables -------------------------------------------------------------------------
 
@@ -404,7 +389,26 @@ class HiveMetastoreHandler:
         definition = objects.table_of(tbl)
         if definition.location is None and definition.table_type != hc.VIRTUAL_VIEW:
             definition = self._default_location(definition)
-        self._write(lambda conn: hc.create_table(conn, definition))
+
+        def write(conn: Connection) -> None:
+            hc.create_table(conn, definition)
+            created = self._current_object(conn, definition.database, definition.name)
+            events.notify(
+                conn,
+                events.CREATE_TABLE,
+                definition.database,
+                definition.name,
+                events.table_message(created),
+            )
+
+        # Hive makes every table's directory (but a view's) as it creates the table
+        location = None if definition.table_type == hc.VIRTUAL_VIEW else definition.location
+        made = managed_data.make_directory(hc.local_location(location))
+        try:
+            self._write(write)
+        except Exception:
+            managed_data.remove_made(hc.local_location(location), made)
+            raise
         log.info("created table %s.%s", definition.database, definition.name)
 
     def _default_location(self, definition: hc.TableDefinition) -> hc.TableDefinition:
@@ -423,16 +427,71 @@ class HiveMetastoreHandler:
         self.create_table(tbl)
 
     @thrift_errors
-    def alter_table(self, dbname: str, tbl_name: str, new_tbl: hms.Table) -> None:
+    def alter_table(
+        self,
+        dbname: str,
+        tbl_name: str,
+        new_tbl: hms.Table,
+        environment_context: hms.EnvironmentContext | None = None,
+    ) -> None:
+        """Change a table. A managed table renamed at its default location moves there with
+        its directory and its partitions' locations (as Hive's metastore does); with the
+        environment context's expected_parameter_key and _value (Hive 4, HIVE-26882), only
+        if the table's parameter still has that value, decided in the same transaction."""
         definition = objects.table_of(new_tbl, dbname)
+        expected = _expected_parameter(environment_context)
+        db, tbl = (dbname or hc.DEFAULT_DATABASE).lower(), (tbl_name or "").lower()
+        moves: list[tuple[str, str]] = []
 
         def write(conn: Connection) -> None:
-            stored = self._table(conn, dbname, tbl_name)
+            moves.clear()
+            stored = self._table(conn, db, tbl)
+            before = objects.table_object(stored, self.statistics.table_parameters(stored))
             served = self.statistics.table_parameters(stored)
             written = hc.statistics_changed(served, definition.parameters)
-            hc.alter_table(conn, dbname, tbl_name, definition, written)
+            change, move = self._renamed_location(conn, stored, definition)
+            hc.alter_table(conn, db, tbl, change, written, expected)
+            if move is not None:
+                hc.relocate_partitions(conn, stored.info, *move)
+            after = self._current_object(conn, change.database or db, change.name or tbl)
+            events.notify(
+                conn, events.ALTER_TABLE, db, tbl, events.alter_table_message(before, after)
+            )
+            if move is not None:  # last: a failure before it changes no file
+                what = f"{after.dbName}.{after.tableName}"
+                if managed_data.move_directory(move[0], move[1], what):
+                    moves.append(move)
 
-        self._write(write)
+        try:
+            self._write(write)
+        except Exception:
+            for source, target in moves:  # the transaction did not commit: move back
+                managed_data.move_directory(target, source, f"{db}.{tbl}")
+            raise
+
+    def _renamed_location(
+        self, conn: Connection, stored: StoredTable, definition: hc.TableDefinition
+    ) -> tuple[hc.TableDefinition, tuple[str, str] | None]:
+        """The change with a renamed managed table's new default location, and the move of
+        its directory (old, new); unchanged and None for anything else."""
+        old_db, old_name = hc.hive_name(stored.info.name)
+        new_db = (definition.database or old_db).lower()
+        new_name = (definition.name or old_name).lower()
+        old_location = stored.info.location
+        if (
+            (new_db, new_name) == (old_db, old_name)
+            or stored.definition.table_type != hc.MANAGED_TABLE
+            or not old_location
+            or hc.local_location(definition.location) not in (None, old_location)
+        ):
+            return definition, None
+        old_base = self._database_location(conn, old_db) or self.warehouse
+        if os.path.normpath(old_location) != os.path.normpath(f"{old_base}/{old_name}"):
+            return definition, None  # a location the client chose stays where it is
+        new_base = self._database_location(conn, new_db) or self.warehouse
+        new_location = os.path.normpath(f"{new_base}/{new_name}")
+        changed = dataclasses.replace(definition, location=new_location)
+        return changed, (os.path.normpath(old_location), new_location)
 
     @thrift_errors
     def alter_table_with_environment_context(
@@ -442,7 +501,7 @@ class HiveMetastoreHandler:
         new_tbl: hms.Table,
         environment_context: hms.EnvironmentContext,
     ) -> None:
-        self.alter_table(dbname, tbl_name, new_tbl)
+        self.alter_table(dbname, tbl_name, new_tbl, environment_context)
 
     @thrift_errors
     def alter_table_with_cascade(
@@ -452,10 +511,18 @@ class HiveMetastoreHandler:
 
     @thrift_errors
     def drop_table(self, dbname: str, name: str, deleteData: bool) -> None:  # noqa: N803
-        stored = self._write(lambda conn: hc.drop_table(conn, dbname, name))
-        log.info("dropped table %s.%s", dbname, name)
+        db, tbl = (dbname or hc.DEFAULT_DATABASE).lower(), (name or "").lower()
+
+        def write(conn: Connection) -> tuple[StoredTable, str | None]:
+            dropped = self._current_object(conn, db, tbl)
+            stored = hc.drop_table(conn, db, tbl)
+            events.notify(conn, events.DROP_TABLE, db, tbl, events.table_message(dropped))
+            return stored, self._database_location(conn, db)
+
+        stored, database_location = self._write(write)
+        log.info("dropped table %s.%s", db, tbl)
         if deleteData and stored.definition.table_type == hc.MANAGED_TABLE:
-            self._delete_data(stored.info.location)
+            self._delete_data(stored.info.location, database_location)
 
     @thrift_errors
     def drop_table_with_environment_context(
@@ -645,7 +712,12 @@ class HiveMetastoreHandler:
             )
             names = [hc.partition_name_of(stored.info, d.values) for d in added]
             found = hc.read_partitions(conn, stored.info, names=names) if names else []
-            return self._partition_objects(stored, found)
+            result = self._partition_objects(stored, found)
+            if result:
+                table = self._table_object(stored)
+                message = events.partitions_message(table, result, added=True)
+                events.notify(conn, events.ADD_PARTITION, table.dbName, table.tableName, message)
+            return result
 
         result: list[hms.Partition] = self._write(write)
         return result
@@ -683,7 +755,18 @@ class HiveMetastoreHandler:
         def write(conn: Connection) -> None:
             stored = self._table(conn, db, tbl)
             definitions = [objects.partition_of(p, stored) for p in parts]
+            names = [hc.partition_name_of(stored.info, d.values) for d in definitions]
+            old = hc.read_partitions(conn, stored.info, names=names)
+            before = {tuple(p.values): p for p in self._partition_objects(stored, old)}
             hc.alter_partitions(conn, stored.info, definitions, stored.definition.storage)
+            table = self._table_object(stored)
+            for after in self._partition_objects(
+                stored, hc.read_partitions(conn, stored.info, names=names)
+            ):
+                message = events.alter_partition_message(
+                    table, before.get(tuple(after.values)), after
+                )
+                events.notify(conn, events.ALTER_PARTITION, table.dbName, table.tableName, message)
 
         self._write(write)
 
@@ -730,12 +813,21 @@ class HiveMetastoreHandler:
                 missing = sorted(set(names) - {p.name for p in found})
                 raise hc.NoSuchObject(f"partition {missing[0]} of {db}.{tbl} does not exist")
             hc.drop_partitions(conn, stored.info, [p.id for p in found])
+            if found:
+                table = self._table_object(stored)
+                message = events.partitions_message(
+                    table, self._partition_objects(stored, found), added=False
+                )
+                events.notify(conn, events.DROP_PARTITION, table.dbName, table.tableName, message)
+            roots.append(self._database_location(conn, stored.definition.database))
             return stored, found
 
+        roots: list[str | None] = []
         stored, found = self._write(write)
         if delete_data and stored.definition.table_type == hc.MANAGED_TABLE:
+            roots = [self.warehouse, stored.info.location, *roots[-1:]]
             for partition in found:
-                self._delete_data(partition.location)
+                managed_data.delete_directory(partition.location, roots)
         result: list[hms.Partition] = self._partition_objects(stored, found)
         return result
 
@@ -937,6 +1029,15 @@ class HiveMetastoreHandler:
         self, db_name: str, tbl_name: str, part_name: str, col_name: str, engine: str = "hive"
     ) -> bool:
         return self._delete_statistics(db_name, tbl_name, part_name, col_name)
+
+
+def _expected_parameter(context: hms.EnvironmentContext | None) -> tuple[str, str] | None:
+    """Hive 4's check-and-swap in an environment context (HIVE-26882), if asked for."""
+    properties = (context.properties if context is not None else None) or {}
+    key = properties.get("expected_parameter_key")
+    if key is None or "expected_parameter_value" not in properties:
+        return None
+    return key, properties["expected_parameter_value"]
 
 
 def _tables_of(conn: Connection, database: str) -> list[str]:

@@ -17,8 +17,10 @@ from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport import TSocket, TTransport
 
 from metastore.errors import StatlasError
+from metastore.hive_locks import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 from pruner.hms.encoding import list_header
-from pruner.hms.handler import HiveMetastoreHandler, thrift_errors_of
+from pruner.hms.handler import HiveMetastoreHandler
+from pruner.hms.thrift_errors import thrift_errors_of
 
 log = logging.getLogger("statlas.hms")
 
@@ -121,8 +123,15 @@ class Processor(thrift_api.Processor):  # type: ignore[misc]
 class ThriftService:
     """Serves the Hive Metastore API on host:port until stop()."""
 
-    def __init__(self, engine: Engine, host: str, port: int, warehouse: str) -> None:
-        self.handler = HiveMetastoreHandler(engine, warehouse)
+    def __init__(
+        self,
+        engine: Engine,
+        host: str,
+        port: int,
+        warehouse: str,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    ) -> None:
+        self.handler = HiveMetastoreHandler(engine, warehouse, lock_timeout)
         self.processor = Processor(self.handler)
         self.protocol = TBinaryProtocolAcceleratedFactory()
         self.transport = TTransport.TBufferedTransportFactory()
