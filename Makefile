@@ -8,6 +8,10 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell awk '/^\[/ { tool = /^\[+tool\.(ruff|mypy|pytest)/ } !tool' pyproject.toml | cksum | cut -d' ' -f1)
 DEMO   := demo
 JAR    := collectors/jvm/statlas-collect.jar
+# Hive Metastore clients the tests talk to, written by others: each pins an old thrift
+# (hive-metastore-client: 0.13) that would replace the project's, so they are installed
+# without their dependencies and run on the project's thrift (pyproject.toml's [dev] notes it)
+HMS_CLIENTS := hmsclient==0.1.1 hive-metastore-client==1.0.9
 
 .DEFAULT_GOAL := help
 
@@ -19,6 +23,7 @@ $(STAMP):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[postgres,spark,daemon,dev]'
+	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps $(HMS_CLIENTS)
 	rm -f $(VENV)/.installed-*
 	touch $@
 

@@ -1005,6 +1005,52 @@ def alter_partitions(
     _touch(conn, info.id)
 
 
+def rename_partition(
+    conn: Connection,
+    info: TableInfo,
+    old_values: Sequence[str | None],
+    new_values: Sequence[str | None],
+    new_location: str | None,
+) -> tuple[str, str]:
+    """Give a partition new values (and, when given, a new location); returns its old and
+    new names. The statistics collected for it stay with it."""
+    old_name = partition_name_of(info, old_values)
+    new_name = partition_name_of(info, new_values)
+    typed = typed_values(info, new_values)
+    store = info.store()
+    table = store.table
+    found = conn.execute(select(table.c.id).where(table.c.name == old_name)).first()
+    if found is None:
+        raise InvalidOperation(f"partition {old_name} of {info.name} does not exist")
+    if (
+        new_name != old_name
+        and conn.execute(select(table.c.id).where(table.c.name == new_name)).first()
+    ):
+        raise InvalidOperation(f"partition {new_name} of {info.name} already exists")
+    values: dict[str, Any] = {"name": new_name}
+    values.update({f"k{i}": value for i, value in enumerate(typed)})
+    if new_location:
+        values["location"] = new_location
+    conn.execute(update(table).where(table.c.id == found[0]).values(**values))
+    _touch(conn, info.id)
+    return old_name, new_name
+
+
+def table_metas(conn: Connection) -> list[tuple[str, str, str, str | None]]:
+    """Every table as (database, table, table type, comment), by name."""
+    rows = conn.execute(
+        select(CatalogTable.name, HiveTable.table_type, HiveTable.parameters)
+        .outerjoin(HiveTable, HiveTable.table_id == CatalogTable.id)
+        .order_by(CatalogTable.name)
+    ).all()
+    metas = []
+    for name, table_type, parameters in rows:
+        database, table = hive_name(name)
+        comment = (parameters or {}).get("comment")
+        metas.append((database, table, table_type or EXTERNAL_TABLE, comment))
+    return metas
+
+
 def relocate_partitions(conn: Connection, info: TableInfo, old: str, new: str) -> int:
     """Partitions whose location lies under `old` (a table's directory that moved to `new`)
     get the same place under `new`; returns how many."""

@@ -275,7 +275,7 @@ class HiveLock(Base):
     never reused (AUTOINCREMENT on SQLite), so an expired lock's id never names another."""
 
     __tablename__ = "hms_locks"
-    __table_args__ = {"sqlite_autoincrement": True}
+    __table_args__ = ({"sqlite_autoincrement": True},)
 
     id: Mapped[int] = mapped_column(
         BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True
@@ -311,7 +311,7 @@ class HiveNotification(Base):
     (CREATE_TABLE, ADD_PARTITION, ...), in commit order (docs/hive-metastore.md#notifications)."""
 
     __tablename__ = "hms_notifications"
-    __table_args__ = {"sqlite_autoincrement": True}
+    __table_args__ = ({"sqlite_autoincrement": True},)
 
     event_id: Mapped[int] = mapped_column(
         BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True
@@ -322,6 +322,22 @@ class HiveNotification(Base):
     table_name: Mapped[str | None] = mapped_column(String(256))
     message: Mapped[str] = mapped_column(Text)
     message_format: Mapped[str] = mapped_column(String(32))
+
+
+class HiveFunction(Base):
+    """A permanent function a Hive client created (CREATE FUNCTION): its class and the
+    resources (jars, files) it needs, kept as the client gave them."""
+
+    __tablename__ = "hms_functions"
+
+    database_name: Mapped[str] = mapped_column(String(128), primary_key=True)
+    function_name: Mapped[str] = mapped_column(String(256), primary_key=True)
+    class_name: Mapped[str] = mapped_column(String(4000))
+    owner_name: Mapped[str | None] = mapped_column(String(256))
+    owner_type: Mapped[str | None] = mapped_column(String(16))
+    create_time: Mapped[int] = mapped_column(Integer)
+    function_type: Mapped[int] = mapped_column(Integer)
+    resources: Mapped[list[Any]] = mapped_column(JsonType, default=list)
 
 
 class SchedulerJob(Base):

@@ -1,6 +1,7 @@
-"""Hive's lock manager (hms_locks, hms_lock_components) and notification log
-(hms_notifications), kept in the metastore database so that every daemon on one database
-grants locks from the same list and numbers events in one order (docs/hive-metastore.md)
+"""Hive's lock manager (hms_locks, hms_lock_components), notification log
+(hms_notifications) and permanent functions (hms_functions), kept in the metastore
+database so that every daemon on one database grants locks from the same list and numbers
+events in one order (docs/hive-metastore.md)
 
 Revision ID: 0011
 Revises: 0010
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
+from sqlalchemy.dialects import postgresql
 
 revision: str = "0011"
 down_revision: str | Sequence[str] | None = "0010"
@@ -77,13 +79,29 @@ def upgrade() -> None:
         op.f("ix_hms_notifications_event_time"), "hms_notifications", ["event_time"], unique=False
     )
 
+    op.create_table(
+        "hms_functions",
+        sa.Column("database_name", sa.String(length=128), nullable=False),
+        sa.Column("function_name", sa.String(length=256), nullable=False),
+        sa.Column("class_name", sa.String(length=4000), nullable=False),
+        sa.Column("owner_name", sa.String(length=256), nullable=True),
+        sa.Column("owner_type", sa.String(length=16), nullable=True),
+        sa.Column("create_time", sa.Integer(), nullable=False),
+        sa.Column("function_type", sa.Integer(), nullable=False),
+        sa.Column(
+            "resources",
+            sa.JSON().with_variant(postgresql.JSONB(), "postgresql"),
+            nullable=False,
+        ),
+        sa.PrimaryKeyConstraint("database_name", "function_name", name=op.f("pk_hms_functions")),
+    )
+
 
 def downgrade() -> None:
+    op.drop_table("hms_functions")
     op.drop_index(op.f("ix_hms_notifications_event_time"), table_name="hms_notifications")
     op.drop_table("hms_notifications")
-    op.drop_index(
-        op.f("ix_hms_lock_components_database_name"), table_name="hms_lock_components"
-    )
+    op.drop_index(op.f("ix_hms_lock_components_database_name"), table_name="hms_lock_components")
     op.drop_table("hms_lock_components")
     op.drop_index(op.f("ix_hms_locks_last_heartbeat"), table_name="hms_locks")
     op.drop_table("hms_locks")

@@ -21,6 +21,7 @@ from hive_metastore import ttypes as hms
 from sqlalchemy import Connection, Engine, create_engine
 
 from metastore import hive_catalog as hc
+from metastore import hive_functions as functions
 from metastore.engine import run_write, with_reconnect
 from metastore.hive_catalog import StoredPartition, StoredTable
 from metastore.hive_locks import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
@@ -28,9 +29,13 @@ from pruner.hms import managed_data, objects
 from pruner.hms import notification_calls as events
 from pruner.hms.encoding import PartitionEncoder, chunks, encode_struct
 from pruner.hms.filters import compile_filter
+from pruner.hms.function_calls import FunctionCalls
+from pruner.hms.listing_calls import ListingCalls
 from pruner.hms.lock_calls import LockCalls
 from pruner.hms.notification_calls import NotificationCalls
 from pruner.hms.served_statistics import ServedStatistics
+from pruner.hms.session_calls import SessionCalls
+from pruner.hms.statistics_calls import StatisticsCalls
 from pruner.hms.thrift_errors import thrift_errors
 
 log = logging.getLogger("statlas.hms")
@@ -59,7 +64,9 @@ def _limit(max_parts: int | None) -> int | None:
     return None if max_parts is None or max_parts < 0 else int(max_parts)
 
 
-class HiveMetastoreHandler(LockCalls, NotificationCalls):
+class HiveMetastoreHandler(
+    SessionCalls, LockCalls, NotificationCalls, FunctionCalls, ListingCalls, StatisticsCalls
+):
     """The ThriftHiveMetastore interface. Methods not defined here answer UNKNOWN_METHOD
     (pruner.hms.server), so clients fall back to the older calls they know."""
 
@@ -232,20 +239,6 @@ class HiveMetastoreHandler(LockCalls, NotificationCalls):
         stored = hc.get_stored_table(conn, db.lower(), tbl.lower())
         return objects.table_object(stored, self.statistics.table_parameters(stored))
 
-    # --- session ------------------------------------------------------------------------
-
-    def set_ugi(self, user_name: str, group_names: list[str]) -> list[str]:
-        return [user_name, *(group_names or [])]
-
-    def shutdown(self) -> None:
-        """fb303's one-way shutdown: Hive's client sends it whenever it closes a connection."""
-
-    def getMetaConf(self, key: str) -> str:  # noqa: N802 (Thrift's name)
-        return ""
-
-    def get_config_value(self, name: str, defaultValue: str) -> str:  # noqa: N803
-        return defaultValue
-
     # --- databases ----------------------------------------------------------------------
 
     @thrift_errors
@@ -303,6 +296,9 @@ class HiveMetastoreHandler(LockCalls, NotificationCalls):
         def write(conn: Connection) -> tuple[list[StoredTable], str | None]:
             location = self._database_location(conn, database)
             dropped = hc.drop_database(conn, database, cascade)
+            if not cascade and functions.list_functions(conn, database):
+                raise hc.InvalidOperation(f"database {database} is not empty: it has functions")
+            functions.drop_database_functions(conn, database)
             events.notify(
                 conn, events.DROP_DATABASE, database, None, events.database_message(database)
             )
@@ -831,6 +827,69 @@ class HiveMetastoreHandler(LockCalls, NotificationCalls):
         result: list[hms.Partition] = self._partition_objects(stored, found)
         return result
 
+    @thrift_errors
+    def rename_partition(
+        self, db_name: str, tbl_name: str, part_vals: list[str], new_part: hms.Partition
+    ) -> None:
+        """New values for a partition (ALTER TABLE ... PARTITION ... RENAME TO); a managed
+        table's partition at its default location moves to the new name's, with its
+        directory, as Hive's metastore does."""
+        old_values = [_raw(v) for v in part_vals or []]
+        new_values = [_raw(v) for v in new_part.values or []]
+        moves: list[tuple[str, str]] = []
+
+        def write(conn: Connection) -> None:
+            moves.clear()
+            stored = self._table(conn, db_name, tbl_name)
+            info = stored.info
+            old_name = hc.partition_name_of(info, old_values)
+            found = hc.read_partitions(conn, info, names=[old_name])
+            if not found:
+                raise hc.InvalidOperation(f"partition {old_name} of {info.name} does not exist")
+            before = self._partition_objects(stored, found)[0]
+            new_name = hc.partition_name_of(info, new_values)
+            base = (info.location or "").rstrip("/")
+            default = f"{base}/{old_name}"
+            move = None
+            if stored.definition.table_type == hc.MANAGED_TABLE and found[0].location == default:
+                move = (default, f"{base}/{new_name}")
+            hc.rename_partition(conn, info, old_values, new_values, move and move[1])
+            after = self._partition_objects(
+                stored, hc.read_partitions(conn, info, names=[new_name])
+            )[0]
+            table = self._table_object(stored)
+            message = events.alter_partition_message(table, before, after)
+            events.notify(conn, events.ALTER_PARTITION, table.dbName, table.tableName, message)
+            if move is not None and managed_data.move_directory(*move, f"{info.name}/{new_name}"):
+                moves.append(move)
+
+        try:
+            self._write(write)
+        except Exception:
+            for source, target in moves:
+                managed_data.move_directory(target, source, f"{db_name}.{tbl_name}")
+            raise
+
+    @thrift_errors
+    def fire_listener_event(self, rqst: hms.FireEventRequest) -> hms.FireEventResponse:
+        """A client's INSERT event (Spark sends one with hive.metastore.dml.events): written
+        to the notification log, as Hive's DbNotificationListener does."""
+        db, tbl = (rqst.dbName or hc.DEFAULT_DATABASE).lower(), (rqst.tableName or "").lower()
+
+        def write(conn: Connection) -> int:
+            table = self._current_object(conn, db, tbl)
+            insert = rqst.data.insertData if rqst.data is not None else None
+            message = events.insert_message(
+                table,
+                list(rqst.partitionVals or []),
+                list(insert.filesAdded or []) if insert is not None else [],
+                bool(insert.replace) if insert is not None else False,
+            )
+            return events.notify(conn, events.INSERT, db, tbl, message)
+
+        event_id = self._write(write)
+        return hms.FireEventResponse(eventIds=[event_id])
+
     def _name_of_values(self, db: str, tbl: str, part_vals: list[str]) -> str:
         def read(conn: Connection) -> str:
             stored = self._table(conn, db, tbl)
@@ -894,141 +953,6 @@ class HiveMetastoreHandler(LockCalls, NotificationCalls):
         return hms.DropPartitionsResult(partitions=dropped if req.needResult else None)
 
     # --- functions (statlas keeps none) -------------------------------------------------
-
-    @thrift_errors
-    def get_function(self, dbName: str, funcName: str) -> hms.Function:  # noqa: N803
-        raise hms.NoSuchObjectException(message=f"Function {dbName}.{funcName} does not exist")
-
-    @thrift_errors
-    def get_functions(self, dbName: str, pattern: str) -> list[str]:  # noqa: N803
-        return []
-
-    @thrift_errors
-    def get_all_functions(self) -> hms.GetAllFunctionsResponse:
-        return hms.GetAllFunctionsResponse(functions=[])
-
-    # --- column statistics --------------------------------------------------------------
-
-    @thrift_errors
-    def get_table_statistics_req(self, request: hms.TableStatsRequest) -> hms.TableStatsResult:
-        stored = self._read(lambda conn: self._table(conn, request.dbName, request.tblName))
-        objects_ = self.statistics.table_column_statistics(stored, list(request.colNames or []))
-        return hms.TableStatsResult(tableStats=objects_)
-
-    @thrift_errors
-    def get_partitions_statistics_req(
-        self, request: hms.PartitionsStatsRequest
-    ) -> hms.PartitionsStatsResult:
-        def read(conn: Connection) -> tuple[StoredTable, list[StoredPartition]]:
-            stored = self._table(conn, request.dbName, request.tblName)
-            names = list(request.partNames or [])
-            return stored, hc.read_partitions(conn, stored.info, names=names)
-
-        stored, found = self._read(read)
-        by_name = self.statistics.partition_column_statistics(
-            stored, found, list(request.colNames or [])
-        )
-        return hms.PartitionsStatsResult(partStats=by_name)
-
-    @thrift_errors
-    def get_table_column_statistics(
-        self, db_name: str, tbl_name: str, col_name: str
-    ) -> hms.ColumnStatistics:
-        stored = self._read(lambda conn: self._table(conn, db_name, tbl_name))
-        found = self.statistics.table_column_statistics(stored, [col_name])
-        if not found:
-            raise hms.NoSuchObjectException(
-                message=f"no statistics of column {col_name} of {db_name}.{tbl_name}"
-            )
-        return hms.ColumnStatistics(
-            statsDesc=hms.ColumnStatisticsDesc(isTblLevel=True, dbName=db_name, tableName=tbl_name),
-            statsObj=found,
-        )
-
-    @thrift_errors
-    def get_partition_column_statistics(
-        self, db_name: str, tbl_name: str, part_name: str, col_name: str
-    ) -> hms.ColumnStatistics:
-        request = hms.PartitionsStatsRequest(
-            dbName=db_name, tblName=tbl_name, colNames=[col_name], partNames=[part_name]
-        )
-        found = self.get_partitions_statistics_req(request).partStats.get(part_name) or []
-        if not found:
-            raise hms.NoSuchObjectException(
-                message=f"no statistics of column {col_name} of partition {part_name}"
-            )
-        return hms.ColumnStatistics(
-            statsDesc=hms.ColumnStatisticsDesc(
-                isTblLevel=False, dbName=db_name, tableName=tbl_name, partName=part_name
-            ),
-            statsObj=found,
-        )
-
-    def _write_statistics(self, stats: hms.ColumnStatistics) -> bool:
-        desc = stats.statsDesc
-        if desc is None:
-            raise hc.InvalidObject("column statistics without a description")
-
-        def write(conn: Connection) -> None:
-            stored = self._table(conn, desc.dbName, desc.tableName)
-            partition_id = hc.TABLE_LEVEL
-            if not desc.isTblLevel:
-                found = hc.read_partitions(conn, stored.info, names=[desc.partName or ""])
-                if not found:
-                    raise hc.NoSuchObject(f"partition {desc.partName} does not exist")
-                partition_id = found[0].id
-            known = {c.name for c in stored.definition.columns}
-            documents = {}
-            for obj in stats.statsObj or []:
-                column = (obj.colName or "").lower()
-                if column not in known:
-                    raise hc.InvalidObject(f"unknown column {obj.colName!r}")
-                documents[column] = self.statistics.document_of(obj)
-            hc.write_column_statistics(
-                conn, stored.info.id, partition_id, documents, stats.engine or "hive"
-            )
-
-        self._write(write)
-        return True
-
-    @thrift_errors
-    def update_table_column_statistics(self, stats_obj: hms.ColumnStatistics) -> bool:
-        return self._write_statistics(stats_obj)
-
-    @thrift_errors
-    def update_partition_column_statistics(self, stats_obj: hms.ColumnStatistics) -> bool:
-        return self._write_statistics(stats_obj)
-
-    @thrift_errors
-    def set_aggr_stats_for(self, request: hms.SetPartitionsStatsRequest) -> bool:
-        for stats in request.colStats or []:
-            self._write_statistics(stats)
-        return True
-
-    def _delete_statistics(self, db: str, tbl: str, part_name: str | None, column: str) -> bool:
-        def write(conn: Connection) -> int:
-            stored = self._table(conn, db, tbl)
-            partition_id = hc.TABLE_LEVEL
-            if part_name is not None:
-                found = hc.read_partitions(conn, stored.info, names=[part_name])
-                if not found:
-                    raise hc.NoSuchObject(f"partition {part_name} does not exist")
-                partition_id = found[0].id
-            return hc.delete_column_statistics(conn, stored.info.id, partition_id, column)
-
-        return bool(self._write(write) >= 0)
-
-    @thrift_errors
-    def delete_table_column_statistics(
-        self, db_name: str, tbl_name: str, col_name: str, engine: str = "hive"
-    ) -> bool:
-        return self._delete_statistics(db_name, tbl_name, None, col_name)
-
-    @thrift_errors
-    def delete_partition_column_statistics(
-        self, db_name: str, tbl_name: str, part_name: str, col_name: str, engine: str = "hive"
-    ) -> bool:
-        return self._delete_statistics(db_name, tbl_name, part_name, col_name)
 
 
 def _expected_parameter(context: hms.EnvironmentContext | None) -> tuple[str, str] | None:

@@ -35,6 +35,7 @@ ADD_PARTITION, ALTER_PARTITION, DROP_PARTITION = (
     "ALTER_PARTITION",
     "DROP_PARTITION",
 )
+INSERT = "INSERT"
 
 _JSON = TJSONProtocolFactory()
 
@@ -100,6 +101,19 @@ def alter_partition_message(
         message["partitionObjBeforeJson"] = thrift_json(before)
     message["partitionObjAfterJson"] = thrift_json(after)
     message["isTruncateOp"] = "false"
+    return json.dumps(message)
+
+
+def insert_message(
+    table: hms.Table, partition_values: Sequence[str], files: Sequence[str], replace: bool
+) -> str:
+    """INSERT's message: the files a client wrote into a table or partition."""
+    message = _base(table.dbName, table)
+    keys = [k.name for k in table.partitionKeys or []]
+    message["partKeyVals"] = dict(zip(keys, partition_values, strict=False))
+    message["files"] = list(files)
+    message["replace"] = "true" if replace else "false"
+    message["tableObjJson"] = thrift_json(table)
     return json.dumps(message)
 
 
