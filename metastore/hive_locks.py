@@ -107,11 +107,21 @@ def database_now(conn: Connection) -> float:
     return time.time()
 
 
-def serialise(conn: Connection) -> None:
+def serialise(conn: Connection) -> float:
     """Make this transaction the only lock-manager decision under way on the database until it
-    ends (SQLite: run_write's BEGIN IMMEDIATE already does)."""
+    ends (SQLite: run_write's BEGIN IMMEDIATE already does); the database's time, from the
+    same statement."""
     if conn.dialect.name == "postgresql":
-        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SERIAL_KEY})
+        return float(
+            conn.execute(
+                text(
+                    "SELECT extract(epoch FROM clock_timestamp()) "
+                    "FROM (SELECT pg_advisory_xact_lock(:key)) AS held"
+                ),
+                {"key": _SERIAL_KEY},
+            ).scalar_one()
+        )
+    return time.time()
 
 
 def covers_common_object(a: LockComponentRequest, b: LockComponentRequest) -> bool:
@@ -152,13 +162,11 @@ def normalised(component: LockComponentRequest) -> LockComponentRequest:
 
 
 def expire(conn: Connection, now: float, timeout: float) -> int:
-    """Delete locks not heartbeaten for `timeout` seconds; returns how many."""
-    stale = select(HiveLock.id).where(HiveLock.last_heartbeat < now - timeout)
-    ids = list(conn.execute(stale).scalars())
-    if ids:
-        conn.execute(delete(HiveLockComponent).where(HiveLockComponent.lock_id.in_(ids)))
-        conn.execute(delete(HiveLock).where(HiveLock.id.in_(ids)))
-    return len(ids)
+    """Delete locks not heartbeaten for `timeout` seconds (their components go with them);
+    returns how many."""
+    return int(
+        conn.execute(delete(HiveLock).where(HiveLock.last_heartbeat < now - timeout)).rowcount or 0
+    )
 
 
 def request_lock(
@@ -169,22 +177,25 @@ def request_lock(
     agent_info: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> LockStatus:
-    """Ask for a lock: granted now (ACQUIRED) or queued (WAITING, ask again by check_lock)."""
+    """Ask for a lock: granted now (ACQUIRED) or queued (WAITING, ask again by check_lock).
+    Every live lock was asked for before this one (decisions are serialised), so the lock is
+    decided before it is written, and written once."""
     if not components:
         raise InvalidLockRequest("a lock request needs at least one component")
     asked = [normalised(c) for c in components]
-    serialise(conn)
-    now = database_now(conn)
+    now = serialise(conn)
     expire(conn, now, timeout)
+    state = WAITING if _blocked(conn, asked, None) else ACQUIRED
     lock_id = conn.execute(
         insert(HiveLock)
         .values(
-            state=WAITING,
+            state=state,
             user_name=(user or "")[:256],
             host_name=(host or "")[:256],
             agent_info=(agent_info or None) and agent_info[:1024],
             created_at=now,
             last_heartbeat=now,
+            acquired_at=now if state == ACQUIRED else None,
         )
         .returning(HiveLock.id)
     ).scalar_one()
@@ -202,28 +213,31 @@ def request_lock(
             for position, c in enumerate(asked)
         ],
     )
-    return _decide(conn, lock_id, asked, now)
+    return LockStatus(lock_id, state)
 
 
 def check_lock(conn: Connection, lock_id: int, timeout: float = DEFAULT_TIMEOUT) -> LockStatus:
-    """A lock's state now, granting it if nothing before it conflicts; a heartbeat too."""
-    serialise(conn)
-    now = database_now(conn)
+    """A lock's state now, granting it if nothing asked for before it conflicts; a heartbeat
+    too."""
+    now = serialise(conn)
     expire(conn, now, timeout)
     state = conn.execute(select(HiveLock.state).where(HiveLock.id == lock_id)).scalar()
     if state is None:
         raise NoSuchLock(f"No such lock lockid:{lock_id}")
-    conn.execute(update(HiveLock).where(HiveLock.id == lock_id).values(last_heartbeat=now))
-    if state == ACQUIRED:
-        return LockStatus(lock_id, ACQUIRED)
-    return _decide(conn, lock_id, _components(conn, lock_id), now)
+    if state == WAITING and not _blocked(conn, _components(conn, lock_id), lock_id):
+        state = ACQUIRED
+        values: dict[str, Any] = {"last_heartbeat": now, "state": state, "acquired_at": now}
+    else:
+        values = {"last_heartbeat": now}
+    conn.execute(update(HiveLock).where(HiveLock.id == lock_id).values(**values))
+    return LockStatus(lock_id, state)
 
 
 def unlock(conn: Connection, lock_id: int) -> bool:
-    """Release a lock, granted or waiting; whether there was one. Releasing a lock that is
-    gone (released, expired) succeeds, as in Hive 4: a client's `finally: unlock` after a
-    commit that took longer than the timeout must not turn the commit into a failure."""
-    conn.execute(delete(HiveLockComponent).where(HiveLockComponent.lock_id == lock_id))
+    """Release a lock, granted or waiting (its components go with it); whether there was
+    one. Releasing a lock that is gone (released, expired) succeeds, as in Hive 4: a
+    client's `finally: unlock` after a commit that took longer than the timeout must not
+    turn the commit into a failure."""
     return bool(conn.execute(delete(HiveLock).where(HiveLock.id == lock_id)).rowcount)
 
 
@@ -311,22 +325,15 @@ def _components(conn: Connection, lock_id: int) -> list[LockComponentRequest]:
     return [_component(row) for row in rows]
 
 
-def _decide(
-    conn: Connection, lock_id: int, asked: Sequence[LockComponentRequest], now: float
-) -> LockStatus:
-    """Grant the lock if no lock asked for before it conflicts with any of its components."""
+def _blocked(conn: Connection, asked: Sequence[LockComponentRequest], lock_id: int | None) -> bool:
+    """Whether a lock asked for before `lock_id` (None: any live lock) conflicts with one of
+    the components `asked`."""
     databases = sorted({c.database for c in asked})
-    earlier = conn.execute(
-        select(*_COMPONENT.c).where(
-            HiveLockComponent.lock_id < lock_id,
-            HiveLockComponent.database_name.in_(databases),
-        )
-    )
-    for row in earlier:
+    query = select(*_COMPONENT.c).where(HiveLockComponent.database_name.in_(databases))
+    if lock_id is not None:
+        query = query.where(HiveLockComponent.lock_id < lock_id)
+    for row in conn.execute(query):
         held = _component(row)
         if any(conflicts(component, held) for component in asked):
-            return LockStatus(lock_id, WAITING)
-    conn.execute(
-        update(HiveLock).where(HiveLock.id == lock_id).values(state=ACQUIRED, acquired_at=now)
-    )
-    return LockStatus(lock_id, ACQUIRED)
+            return True
+    return False
