@@ -377,18 +377,20 @@ def table_names(conn: Connection, database: str, table_type: str | None = None) 
     return [t for t in names if types.get(statlas_name(database, t), EXTERNAL_TABLE) == table_type]
 
 
-TableStamp = tuple[int, int, int]
+TableStamp = tuple[int, int, int, Any]
 
 
 def table_stamp(conn: Connection, database: str, table: str) -> TableStamp:
-    """(id, version, last successful collection run) of a table, in one indexed query: what
-    a cached StoredTable is checked against (every change a Hive client makes to a table or
-    its partitions bumps its version; a collection adds a run)."""
+    """(id, version, last successful collection run, creation time) of a table, in one
+    indexed query: what a cached StoredTable is checked against (every change a Hive client
+    makes to a table or its partitions bumps its version; a collection adds a run; a table
+    dropped and created again, which SQLite may give the same id, has another creation
+    time)."""
     name = statlas_name(database, table)
     row = conn.execute(_STAMP, {"name": name}).first()
     if row is None:
         raise NoSuchObject(f"table {database}.{table} does not exist")
-    return int(row[0]), int(row[1]), int(row[2] or 0)
+    return int(row[0]), int(row[1]), int(row[2] or 0), row[3]
 
 
 _STAMP = select(
@@ -397,6 +399,7 @@ _STAMP = select(
     select(func.max(CollectionRun.id))
     .where(CollectionRun.table_id == CatalogTable.id, CollectionRun.status == "succeeded")
     .scalar_subquery(),
+    CatalogTable.created_at,
 ).where(CatalogTable.name == bindparam("name"))
 
 

@@ -1,13 +1,23 @@
 """Hive Metastore partition filters: `get_partitions_by_filter`'s string -> a predicate on
-the typed partition index, the same index query as `statlas partitions --where`.
+the typed partition index (the same index query as `statlas partitions --where`) and,
+where that index cannot express the filter, a Python evaluation of the whole filter to
+apply to each partition the predicate selects. Together they answer exactly, as Hive's
+metastore does: raw clients (hmsclient, pymetastore) do not filter again.
 
+    >>> import datetime
     >>> from metastore.partition_store import partition_store
     >>> store = partition_store(1, ["dt", "region"], [KeyType("date"), KeyType("string")])
     >>> compiled = compile_filter('(dt) in ("2024-01-01") and region = "eu"', store, "sqlite")
+    >>> compiled.exact, compiled.reason, compiled.matches
+    (True, None, None)
+    >>> compiled = compile_filter('dt like "2024-01-%" and region = "eu"', store, "sqlite")
     >>> compiled.exact, compiled.reason
-    (True, None)
-    >>> compile_filter('region = "eu" and colour = "red"', store, "sqlite").reason
-    "unknown partition key 'colour'"
+    (False, 'LIKE on the date key dt')
+    >>> compiled.matches([datetime.date(2024, 1, 5), "eu"]), compiled.matches(["2024-02-05", "eu"])
+    (True, False)
+    >>> compile_filter('region = "eu" and colour = "red"', store, "sqlite")
+    Traceback (most recent call last):
+    pruner.hms.filters.InvalidFilter: Specified key <colour> is not a partitioning key for the table
 
 Grammar (keywords case-insensitive, `not` binds tighter than `and`, `and` than `or`):
 
@@ -18,30 +28,60 @@ Grammar (keywords case-insensitive, `not` binds tighter than `and`, `and` than `
     operand := key | '(' key ')' | "string" | 'string' | [-]digits[.digits] | true | false
              | DATE "..." | TIMESTAMP "..."
 
-Literals are coerced to the key's type with KeyType.parse: `h = "5"` compares an int key
-with 5. SQL's three-valued logic holds (as Spark's own re-evaluation of the filter): a
-comparison with a NULL key (the default partition) is never true, nor is `!=`, `not in` or
-`not (...)` over it.
+Every atom compares one partition key with literals. Names match keys case-insensitively
+(Hive lowercases names). InvalidFilter (a StatlasError; Hive answers MetaException):
 
-The result never loses a partition the filter matches; where it cannot be exact it is a
-superset (the client applies the filter again) and says why in `reason`:
+- a name that is not a partition key (a data column, an unknown name), wherever it is:
+  `Specified key <colour> is not a partitioning key for the table`, Hive's ExpressionTree;
+- `Error parsing partition filter : ...` for a string that does not parse, an atom with no
+  key or comparing two keys (Hive's grammar compares a key with literals), a LIKE regex
+  Python's re cannot compile;
+- a literal left of LIKE: `Value should be on the RHS for LIKE operator : Key <k>`.
 
-- A comparison it cannot compile is *unknown* (true for every partition): an unknown key or
-  a data column, a key compared with another name, a literal that does not parse as the
-  key's type, a bare number compared with a string key (Hive's string-or-number comparison
-  is not the typed one), a quoted literal holding a backslash (Hive keeps escapes
-  verbatim, other clients may not), LIKE on a non-string key or with a regex that has no
-  SQL LIKE form. `unknown AND p` is `p`; `unknown OR p` and `NOT` of an inexact
-  sub-expression are unknown.
-- A string it cannot parse is unknown as a whole: predicate None, never an exception.
+SQL's three-valued logic holds (as Spark's own re-evaluation of the filter): a comparison
+with a NULL key (the default partition) is unknown, NOT of unknown is unknown, `unknown AND
+false` is false, `unknown OR true` is true; a partition is selected when the filter is true.
+
+A literal's text (a quoted body verbatim: Hive keeps backslash escapes, so `"a\\b"` is the
+three characters a, \\, b; a number as written; true/false; the quoted text of DATE and
+TIMESTAMP) is read against the key it is compared with, in this order:
+
+1. a string key compares with the text itself (`region = 5` is region = '5');
+2. the text parsed as the key's type with KeyType.parse (`h = "5"` is h = 5);
+3. on a timestamp key, a date is its midnight (SQL's promotion of a date);
+4. on a date key, text starting with year-month-day (month and day of one or two digits)
+   is that date, the rest ignored: Hive's direct SQL reads dates with SimpleDateFormat
+   "yyyy-MM-dd", which needs no more (`dt < "2024-1-5"` is dt < 2024-01-05);
+5. on a numeric key, a number outside the key's type (2.5 or 3000000000 for an int,
+   1.234 for a decimal(6,2)) compares numerically, as Hive's direct SQL compares cast
+   values: `h < 2.5` is h <= 2, `h = 2.5` is false;
+6. anything else compares as text: the key's canonical text (metastore.types.format_value)
+   against the literal's, in code point order, as Hive's JDO path compares strings. Such
+   an `=` never holds (a literal equal to a canonical text would have parsed): `h = "x"`
+   is false, `h != "x"` true (for a non-NULL h), `dt < "x"` true.
 
 LIKE: a pattern holding `%` or `_` and no regex metacharacter is SQL LIKE (Hive 4);
 otherwise it is a Java regular expression matched against the whole value (Hive 2.3's
-client). Regexes of literal characters, `\\`-escaped punctuation, `.`, `.*`, `.+` and an
-optional leading `^`/trailing `$` compile exactly (`.` is taken to match any character;
-Java's does not match line terminators, so this is at worst a superset); anything else is
-unknown. Patterns run case-sensitively as in Hive: LIKE with `\\` escapes on PostgreSQL
-(the key columns have collation "C"), GLOB on SQLite (whose LIKE ignores ASCII case).
+client); a pattern of neither is equality. The pattern is the literal's text; the value is
+a string key's value or another key's canonical text (`h like "1%"`). `.` matches any
+character, line terminators too, as SQL's `_` does (Java's `.` does not: this differs only
+on values holding one). Patterns run case-sensitively as in Hive. Regexes of literal
+characters, `\\`-escaped punctuation, `.`, `.*`, `.+` and an optional leading `^`/trailing
+`$` on a string key compile to LIKE with `\\` escapes on PostgreSQL (the key columns have
+collation "C") and GLOB on SQLite (whose LIKE ignores ASCII case); other regexes run as
+Python's re.fullmatch with DOTALL and ASCII (\\w, \\d, \\s and case folding ASCII, as
+Java's by default).
+
+Rules 1-4, LIKE on a string key with a pattern of SQL form and everything built of them
+compile to the index exactly: `exact` is True, `matches` None. The index cannot express
+rules 5 and 6, LIKE on other keys or with other regexes: each such comparison is *unknown*
+(true for every partition) to the predicate, `unknown AND p` is `p`, `unknown OR p` and NOT
+of an inexact part are unknown, as is anything nested deeper than MAX_DEPTH
+(MAX_SQLITE_DEPTH on SQLite). The predicate is then a superset, `exact` False, `reason`
+says why (for the daemon's log), and `matches` is the whole filter over one partition's
+key values in key order: typed values (None for the default partition) or the raw text
+StoredPartition.values holds (parsed with the key's type). The answer is the partitions
+the predicate selects for which `matches` is True.
 
 Equalities on one key joined by OR (older Spark's form of an IN list) become one IN over
 one bound parameter, as `(key) in (...)` does (partition_store.value_in).
@@ -50,24 +90,34 @@ one bound parameter, as `(key) in (...)` does (partition_store.value_in).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import BindParameter, Column, ColumnElement, Text, and_, bindparam, not_, or_
 
-from metastore.errors import InvalidValue
+from metastore.errors import StatlasError
 from metastore.partition_store import PartitionStore, value_in
 from metastore.types import KeyType, KeyValue
+from pruner.hms import filter_evaluation as ev
 
-__all__ = ["CompiledFilter", "compile_filter"]
+__all__ = ["CompiledFilter", "InvalidFilter", "compile_filter"]
 
 MAX_SHOWN = 200
-"""A reason quotes at most this many characters of the filter."""
+"""A message or reason quotes at most this many characters of the filter."""
 MAX_REASONS = 5
 """A reason names at most this many unknown pieces."""
 MAX_DEPTH = 100
 """A sub-expression nested deeper (alternating AND, OR and NOT; chains of one operator are
-flat) is unknown rather than recursed into."""
+flat) is unknown to the predicate rather than recursed into (`matches` evaluates it)."""
+MAX_SQLITE_DEPTH = 24
+"""MAX_DEPTH on SQLite, whose parser gives up ("parser stack overflow") on SQL nested some
+33 deep (alternating AND and OR over IN sub-selects)."""
+
+
+class InvalidFilter(StatlasError):
+    """A filter Hive's metastore refuses, with Hive's message: a name that is not a
+    partition key, or a string that does not parse."""
 
 
 @dataclass(frozen=True)
@@ -77,29 +127,35 @@ class CompiledFilter:
     predicate: ColumnElement[bool] | None  # None: every partition
     exact: bool  # True: the predicate is exactly the filter
     reason: str | None  # why not exact (for the daemon's log), else None
+    # None when exact; else the whole filter over one partition's key values (typed or raw
+    # text, None for NULL), for each partition the predicate selects
+    matches: Callable[[Sequence[KeyValue | None]], bool] | None = None
 
 
 def compile_filter(text: str, store: PartitionStore, dialect: str) -> CompiledFilter:
-    """Compile a Hive Metastore filter string into a predicate on `store`'s key columns;
-    never raises (a filter it cannot read selects every partition)."""
+    """Compile a Hive Metastore filter string against `store`'s keys; raises InvalidFilter
+    for a filter Hive would refuse."""
     if not text.strip():
         return CompiledFilter(None, True, None)
     shown = text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
+    compiler = _Compiler(store, dialect)
     try:
         tree = _Parser(_tokens(text)).parse()
+        program = compiler.program(tree)  # resolves every comparison
     except _Malformed as error:
-        return CompiledFilter(None, False, f"cannot parse filter {shown!r}: {error}")
+        raise InvalidFilter(f"Error parsing partition filter : {error} in {shown!r}") from None
     try:
-        result = _Compiler(store, dialect).compile(tree)
-    except Exception as error:  # the contract: a superset rather than a failed query
-        return CompiledFilter(None, False, f"cannot compile filter {shown!r}: {error!r}")
+        result = compiler.compile(tree)
+    except Exception as error:  # a bug: every partition, answered by `matches`
+        result = _unknown(f"cannot compile filter {shown!r}: {error!r}")
     if result.exact:
         return CompiledFilter(result.predicate, True, None)
     reasons = list(dict.fromkeys(result.reasons))
     reason = "; ".join(reasons[:MAX_REASONS])
     if len(reasons) > MAX_REASONS:
         reason += f"; and {len(reasons) - MAX_REASONS} more"
-    return CompiledFilter(result.predicate, False, reason)
+    matches = ev.evaluator(program, store.key_types)
+    return CompiledFilter(result.predicate, False, reason, matches)
 
 
 # --- tokens ---------------------------------------------------------------------------
@@ -375,8 +431,16 @@ def _unknown(reason: str) -> _Result:
     return _Result(None, False, (reason,))
 
 
-class _Unknown(Exception):
-    """A comparison that cannot be compiled; its message is the reason."""
+@dataclass(frozen=True)
+class _Piece:
+    """An atom resolved against the keys: its Python test of the key's non-NULL value and
+    its index predicate, exact, or None when the index cannot express it (and why)."""
+
+    position: int
+    test: ev.Test
+    predicate: ColumnElement[bool] | None
+    reason: str | None = None
+    equals: tuple[str, KeyValue] | None = None
 
 
 _FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -386,11 +450,33 @@ class _Compiler:
     def __init__(self, store: PartitionStore, dialect: str) -> None:
         self.store = store
         self.dialect = dialect
-        self.keys = {name.lower(): name for name in store.key_names}
+        self.max_depth = MAX_SQLITE_DEPTH if dialect == "sqlite" else MAX_DEPTH
+        self.keys = {name.lower(): i for i, name in enumerate(store.key_names)}
+        self.pieces: dict[int, _Piece] = {}  # by id() of the atom
+
+    def program(self, tree: _Node) -> list[ev.Instruction]:
+        """The filter in postfix for filter_evaluation, every atom resolved in the order
+        written; iterative, as the tree may be nested thousands deep."""
+        program: list[ev.Instruction] = []
+        pending: list[tuple[_Node, bool]] = [(tree, False)]
+        while pending:
+            node, expanded = pending.pop()
+            if isinstance(node, _Junction | _Not):
+                children = node.parts if isinstance(node, _Junction) else (node.inner,)
+                if expanded:
+                    kind = node.kind if isinstance(node, _Junction) else "not"
+                    program.append(ev.Connective(kind, len(children)))
+                else:
+                    pending.append((node, True))
+                    pending.extend((child, False) for child in reversed(children))
+            else:
+                piece = self.piece(node)
+                program.append(ev.Leaf(piece.position, piece.test))
+        return program
 
     def compile(self, node: _Node, depth: int = 0) -> _Result:
-        if depth > MAX_DEPTH:
-            return _unknown(f"nested deeper than {MAX_DEPTH}")
+        if depth > self.max_depth:
+            return _unknown(f"nested deeper than {self.max_depth}")
         if isinstance(node, _Junction):
             parts = [self.compile(part, depth + 1) for part in node.parts]
             return self.conjunction(parts) if node.kind == "and" else self.disjunction(parts)
@@ -399,14 +485,10 @@ class _Compiler:
             if not inner.exact or inner.predicate is None:
                 return _Result(None, False, (*inner.reasons, "NOT over an inexact expression"))
             return _Result(not_(inner.predicate), True)
-        try:
-            if isinstance(node, _Compare):
-                return self.comparison(node)
-            if isinstance(node, _In):
-                return self.membership(node)
-            return self.between(node)
-        except _Unknown as error:
-            return _unknown(str(error))
+        piece = self.piece(node)
+        if piece.predicate is None:
+            return _unknown(piece.reason or "not compiled")
+        return _Result(piece.predicate, True, equals=piece.equals)
 
     def conjunction(self, parts: list[_Result]) -> _Result:
         known = [p.predicate for p in parts if p.predicate is not None]
@@ -438,47 +520,59 @@ class _Compiler:
         exact = all(p.exact for p in parts)
         return _Result(or_(*clauses) if len(clauses) > 1 else clauses[0], exact, reasons)
 
-    def key(self, operand: _Operand) -> tuple[str, Column[Any], KeyType]:
-        name = self.keys.get(operand.text.lower())
-        if name is None:
-            raise _Unknown(f"unknown partition key {operand.text!r}")
+    # atoms
+
+    def piece(self, node: _Compare | _In | _Between) -> _Piece:
+        piece = self.pieces.get(id(node))
+        if piece is None:
+            if isinstance(node, _Compare):
+                piece = self.like(node) if node.op == "like" else self.comparison(node)
+            elif isinstance(node, _In):
+                piece = self.membership(node)
+            else:
+                piece = self.between(node)
+            self.pieces[id(node)] = piece
+        return piece
+
+    def subject(self, subject: _Operand, *literals: _Operand) -> int:
+        """The key an atom compares (its position) with literals, every name checked."""
+        for operand in (subject, *literals):
+            if operand.kind == "key" and operand.text.lower() not in self.keys:
+                raise InvalidFilter(
+                    f"Specified key <{operand.text}> is not a partitioning key for the table"
+                )
+        if subject.kind != "key":
+            raise _Malformed(f"no partition key in a comparison with {subject.text!r}")
+        for operand in literals:
+            if operand.kind == "key":
+                raise _Malformed(f"{subject.text} compared with the key {operand.text}")
+        return self.keys[subject.text.lower()]
+
+    def key(self, position: int) -> tuple[str, Column[Any], KeyType]:
+        name = self.store.key_names[position]
         column, key_type = self.store.column_of(name)
         return name, column, key_type
 
-    def literal(self, operand: _Operand, key: str, key_type: KeyType) -> KeyValue:
-        kind = operand.kind
-        if kind == "key":
-            raise _Unknown(f"{key} compared with the name {operand.text!r}, not a literal")
-        if kind == "number" and key_type.name == "string":
-            raise _Unknown(f"string key {key} compared with the number {operand.text}")
-        if kind == "boolean" and key_type.name != "boolean":
-            raise _Unknown(f"{key_type} key {key} compared with {operand.text}")
-        if kind in ("date", "timestamp") and key_type.name != kind:
-            raise _Unknown(f"{key_type} key {key} compared with a {kind} literal")
-        if kind != "number" and "\\" in operand.text:
-            raise _Unknown(f"the literal {operand.text!r} holds a backslash")
-        try:
-            value = key_type.parse(operand.text)
-        except InvalidValue as error:
-            raise _Unknown(f"{error} (key {key})") from None
-        if value is None:  # pragma: no cover - parse never answers NULL
-            raise _Unknown(f"NULL literal for {key}")
-        return value
+    def literal(self, operand: _Operand, position: int) -> tuple[ev.Reading, str | None]:
+        """The literal read against the key, and why the index cannot compare with it."""
+        name, _, key_type = self.key(position)
+        reading = ev.read(operand.text, key_type)
+        if reading.how == "typed":
+            return reading, None
+        compared = "a number" if reading.how == "number" else "text"
+        return reading, f"{operand.text!r} is no {key_type} (key {name}): compared as {compared}"
 
-    def subject(self, operand: _Operand) -> tuple[str, Column[Any], KeyType]:
-        if operand.kind != "key":
-            raise _Unknown(f"a literal {operand.text!r} where a partition key is expected")
-        return self.key(operand)
-
-    def comparison(self, node: _Compare) -> _Result:
+    def comparison(self, node: _Compare) -> _Piece:
         left, op, right = node.left, node.op, node.right
-        if op == "like":
-            return self.like(node)
         if left.kind != "key" and right.kind == "key":
             left, right, op = right, left, _FLIPPED[op]
-        name, column, key_type = self.subject(left)
-        value = self.literal(right, name, key_type)
-        bound = _bind(column, value)
+        position = self.subject(left, right)
+        literal, reason = self.literal(right, position)
+        test = literal.test(op)
+        if reason is not None:
+            return _Piece(position, test, None, reason)
+        name, column, _ = self.key(position)
+        bound = _bind(column, literal.value)
         predicates: dict[str, ColumnElement[bool]] = {
             "=": column == bound,
             "!=": column != bound,
@@ -487,40 +581,65 @@ class _Compiler:
             ">": column > bound,
             ">=": column >= bound,
         }
-        return _Result(predicates[op], True, equals=(name, value) if op == "=" else None)
+        equals = (name, literal.value) if op == "=" else None
+        return _Piece(position, test, predicates[op], equals=equals)
 
-    def membership(self, node: _In) -> _Result:
-        name, column, key_type = self.subject(node.subject)
-        values = [self.literal(v, name, key_type) for v in node.values]
-        return _Result(value_in(self.dialect, column, key_type, values), True)
+    def membership(self, node: _In) -> _Piece:
+        position = self.subject(node.subject, *node.values)
+        read = [self.literal(v, position) for v in node.values]
+        reasons = [reason for _, reason in read if reason is not None]
+        if reasons:
+            test = ev.any_of([literal.test("=") for literal, _ in read])
+            return _Piece(position, test, None, reasons[0])
+        values = [literal.value for literal, _ in read]
+        _, column, key_type = self.key(position)
+        return _Piece(position, ev.one_of(values), value_in(self.dialect, column, key_type, values))
 
-    def between(self, node: _Between) -> _Result:
-        name, column, key_type = self.subject(node.subject)
-        low = self.literal(node.low, name, key_type)
-        high = self.literal(node.high, name, key_type)
-        return _Result(and_(column >= _bind(column, low), column <= _bind(column, high)), True)
+    def between(self, node: _Between) -> _Piece:
+        position = self.subject(node.subject, node.low, node.high)
+        (low, low_reason), (high, high_reason) = (
+            self.literal(node.low, position),
+            self.literal(node.high, position),
+        )
+        test = ev.all_of([low.test(">="), high.test("<=")])
+        if low_reason is not None or high_reason is not None:
+            return _Piece(position, test, None, low_reason or high_reason)
+        _, column, _ = self.key(position)
+        predicate = and_(column >= _bind(column, low.value), column <= _bind(column, high.value))
+        return _Piece(position, test, predicate)
 
-    def like(self, node: _Compare) -> _Result:
-        if node.left.kind != "key":
-            raise _Unknown(f"LIKE with a literal {node.left.text!r} on its left")
-        name, column, key_type = self.key(node.left)
+    def like(self, node: _Compare) -> _Piece:
+        if node.left.kind != "key" and node.right.kind == "key":
+            self.subject(node.right)
+            raise InvalidFilter(
+                f"Value should be on the RHS for LIKE operator : Key <{node.right.text}>"
+            )
+        position = self.subject(node.left, node.right)
+        name, column, key_type = self.key(position)
+        pattern = node.right.text
+        pieces = ev.like_pieces(pattern)
+        regex = pattern if pieces is None else ev.pieces_regex(pieces)
+        try:
+            test = ev.matching(regex)
+        except (re.error, OverflowError, RecursionError, FutureWarning) as error:
+            shown = pattern if len(pattern) <= 60 else pattern[:60] + "..."
+            raise _Malformed(f"invalid regular expression {shown!r}: {error}") from None
         if key_type.name != "string":
-            raise _Unknown(f"LIKE on the {key_type} key {name}")
-        if node.right.kind != "string":
-            raise _Unknown(f"LIKE on {name} with {node.right.text!r}, not a pattern")
-        pieces = like_pieces(node.right.text)
+            return _Piece(position, test, None, f"LIKE on the {key_type} key {name}")
         if pieces is None:
-            raise _Unknown(f"the regex {node.right.text!r} has no SQL LIKE form")
+            return _Piece(position, test, None, f"the regex {pattern!r} has no SQL LIKE form")
         if all(isinstance(p, str) for p in pieces):
             value = "".join(p for p in pieces if isinstance(p, str))
-            return _Result(column == _bind(column, value), True, equals=(name, value))
+            return _Piece(position, test, column == _bind(column, value), equals=(name, value))
         if self.dialect == "sqlite":
             glob = "".join(
                 _GLOB_ESCAPES.get(p, p) if isinstance(p, str) else p.glob for p in pieces
             )
-            return _Result(column.bool_op("GLOB")(bindparam(None, glob, Text())), True)
+            predicate = column.bool_op("GLOB")(bindparam(None, glob, Text()))
+            return _Piece(position, test, predicate)
         pattern = "".join(_LIKE_ESCAPES.get(p, p) if isinstance(p, str) else p.like for p in pieces)
-        return _Result(column.like(bindparam(None, pattern, Text()), escape="\\"), True)
+        predicate = column.like(bindparam(None, pattern, Text()), escape="\\")
+        return _Piece(position, test, predicate)
 
 
 def _bind(column: Column[Any], value: KeyValue) -> BindParameter[Any]:
@@ -529,77 +648,7 @@ def _bind(column: Column[Any], value: KeyValue) -> BindParameter[Any]:
     return bindparam(None, value, column.type)
 
 
-# --- LIKE patterns --------------------------------------------------------------------
+# --- LIKE patterns (their pieces: filter_evaluation.like_pieces) ------------------------
 
-
-@dataclass(frozen=True)
-class _Wildcard:
-    like: str
-    glob: str
-
-
-ANY_CHARACTER = _Wildcard("_", "?")
-ANY_SEQUENCE = _Wildcard("%", "*")
-
-_REGEX_METACHARACTERS = frozenset("\\^$.|?*+()[]{}")
 _LIKE_ESCAPES = {"%": "\\%", "_": "\\_", "\\": "\\\\"}
 _GLOB_ESCAPES = {"*": "[*]", "?": "[?]", "[": "[[]"}
-
-
-def like_pieces(pattern: str) -> list[str | _Wildcard] | None:
-    """A Hive LIKE pattern as literal characters and wildcards, or None when it is a regex
-    with no SQL LIKE form.
-
-    >>> like_pieces("eu%") == ["e", "u", ANY_SEQUENCE]
-    True
-    >>> like_pieces(r"u\\..*") == ["u", ".", ANY_SEQUENCE]
-    True
-    >>> like_pieces("[a-z]+") is None
-    True
-    """
-    if not _REGEX_METACHARACTERS.intersection(pattern):
-        return [ANY_SEQUENCE if c == "%" else ANY_CHARACTER if c == "_" else c for c in pattern]
-    return _regex_pieces(pattern)
-
-
-def _regex_pieces(regex: str) -> list[str | _Wildcard] | None:
-    body = regex[1:] if regex.startswith("^") else regex
-    if body.endswith("$") and not _escaped_at(body, len(body) - 1):
-        body = body[:-1]
-    pieces: list[str | _Wildcard] = []
-    i = 0
-    while i < len(body):
-        char = body[i]
-        following = body[i + 1] if i + 1 < len(body) else ""
-        if char == "\\":
-            if not following or following.isalnum() or following.isspace():
-                return None  # \d, \w, \Q, ... or a dangling backslash
-            pieces.append(following)
-            i += 2
-            if i < len(body) and body[i] in "?*+{":
-                return None  # a quantified literal
-        elif char == ".":
-            if following == "*":
-                pieces.append(ANY_SEQUENCE)
-                i += 2
-            elif following == "+":
-                pieces.extend((ANY_CHARACTER, ANY_SEQUENCE))
-                i += 2
-            else:
-                pieces.append(ANY_CHARACTER)
-                i += 1
-            if i < len(body) and body[i] in "?+*{":
-                return None  # lazy, possessive or repeated quantifiers
-        elif char in _REGEX_METACHARACTERS:
-            return None
-        else:
-            if following and following in "?*+{":
-                return None  # a quantified literal
-            pieces.append(char)
-            i += 1
-    return pieces
-
-
-def _escaped_at(text: str, index: int) -> bool:
-    backslashes = len(text[:index]) - len(text[:index].rstrip("\\"))
-    return backslashes % 2 == 1

@@ -86,7 +86,7 @@ class HiveMetastoreHandler(
         self.statistics = ServedStatistics(engine)
         self._encoders: dict[tuple[int, int, str], PartitionEncoder] = {}
         self._tables: dict[tuple[str, str], tuple[hc.TableStamp, StoredTable]] = {}
-        self._table_objects: dict[int, tuple[Any, hms.Table]] = {}
+        self._table_objects: dict[int, tuple[StoredTable, hms.Table]] = {}
 
     # --- helpers ------------------------------------------------------------------------
 
@@ -117,12 +117,16 @@ class HiveMetastoreHandler(
         return stored
 
     def _table_object(self, stored: StoredTable) -> hms.Table:
-        key = (stored.info.id, stored.info.version, stored.collected_at)
+        """The Thrift table of a cached StoredTable, built once per StoredTable (a table
+        whose stamp changed is a new StoredTable, so a table dropped and created again with
+        the same id is never served as the old one)."""
         cached = self._table_objects.get(stored.info.id)
-        if cached is not None and cached[0] == key:
+        if cached is not None and cached[0] is stored:
             return cached[1]
         table = objects.table_object(stored, self.statistics.table_parameters(stored))
-        self._table_objects[stored.info.id] = (key, table)
+        if len(self._table_objects) > CACHED_TABLES:
+            self._table_objects.clear()
+        self._table_objects[stored.info.id] = (stored, table)
         return table
 
     def _partition_objects(
@@ -143,16 +147,21 @@ class HiveMetastoreHandler(
     ) -> tuple[StoredTable, list[StoredPartition]]:
         def read(conn: Connection) -> tuple[StoredTable, list[StoredPartition]]:
             stored = self._table(conn, db, tbl)
-            predicate = None if where is None else where(conn, stored)
+            chosen = None if where is None else where(conn, stored)
+            # a filter's where gives (predicate, matches): the index's answer, and the test of
+            # what the index cannot express, run on the partitions the index selects
+            predicate, matches = chosen if isinstance(chosen, tuple) else (chosen, None)
             found = hc.read_partitions(
                 conn,
                 stored.info,
                 predicate,
                 names,
-                limit,
+                limit if matches is None else None,
                 with_parameters=stored.partitions_have_parameters,
                 with_statistics=stored.partitions_have_statistics,
             )
+            if matches is not None:
+                found = [p for p in found if matches(p.values)][:limit]
             return stored, found
 
         result: tuple[StoredTable, list[StoredPartition]] = self._read(read)
@@ -643,34 +652,20 @@ class HiveMetastoreHandler(
     def _filter(
         self, db_name: str, tbl_name: str, text: str
     ) -> Callable[[Connection, StoredTable], Any]:
-        """A partition filter string, compiled to the typed index's predicate (logged)."""
+        """A partition filter string, compiled to the typed index's predicate and, where the
+        index cannot express all of it, the test the index's candidates must pass (both
+        logged). A filter that does not parse or names a column that is not a partition key
+        raises InvalidFilter (Hive's MetaException): raw clients do not filter again."""
 
-        def where(conn: Connection, stored: StoredTable) -> Any:
+        def where(conn: Connection, stored: StoredTable) -> tuple[Any, Any]:
             compiled = compile_filter(text or "", stored.info.store(), conn.dialect.name)
-            if compiled.predicate is None:
-                log.info(
-                    "get_partitions_by_filter %s.%s %r: not compiled (%s): every partition",
-                    db_name,
-                    tbl_name,
-                    _short(text),
-                    compiled.reason,
-                )
-            elif compiled.exact:
-                log.info(
-                    "get_partitions_by_filter %s.%s %r: answered from the index",
-                    db_name,
-                    tbl_name,
-                    _short(text),
-                )
-            else:
-                log.info(
-                    "get_partitions_by_filter %s.%s %r: answered from the index, a superset (%s)",
-                    db_name,
-                    tbl_name,
-                    _short(text),
-                    compiled.reason,
-                )
-            return compiled.predicate
+            how = (
+                "answered from the index"
+                if compiled.exact
+                else f"the index's candidates tested ({compiled.reason})"
+            )
+            log.info("get_partitions_by_filter %s.%s %r: %s", db_name, tbl_name, _short(text), how)
+            return compiled.predicate, compiled.matches
 
         return where
 

@@ -15,6 +15,7 @@ import pytest
 from hive_metastore import ttypes as hms
 from hive_metastore_client import HiveMetastoreClient
 from hmsclient import hmsclient
+from hmsclient.genthrift.hive_metastore.ttypes import MetaException as RawMetaException
 from thrift.protocol.TJSONProtocol import TJSONProtocolFactory
 from thrift.TSerialization import deserialize
 
@@ -313,3 +314,31 @@ def test_notification_log(client: ThriftClient, service: ThriftService, tmp_path
     # hmsclient, a client nobody here wrote, reads the same id
     with hmsclient.HMSClient(host="127.0.0.1", port=service.port) as other:
         assert other.get_current_notification_id() == ids[-1]
+
+
+def test_filters_answer_exactly_or_refuse(service: ThriftService, client: ThriftClient) -> None:
+    """Raw clients (hmsclient) do not filter again: a filter that parses and names only
+    partition keys is answered exactly, even where the index cannot express it, with
+    max_parts counted after; anything else is Hive's MetaException."""
+    client.create_table(table("f"))
+    add(client, "f", *[[f"2024-01-0{d}", str(h)] for d in range(1, 4) for h in (1, 2, 10)])
+    add(client, "f", ["2024-01-04", "__HIVE_DEFAULT_PARTITION__"])
+    with hmsclient.HMSClient(host="127.0.0.1", port=service.port) as raw:
+
+        def names(text: str, limit: int = -1) -> list[str]:
+            found = raw.get_partitions_by_filter("default", "f", text, limit)
+            return sorted("/".join(p.values) for p in found)
+
+        # a Java regular expression with no SQL LIKE form, on an int key's text
+        assert names('h like "1[0-9]"') == [f"2024-01-0{d}/10" for d in range(1, 4)]
+        # a literal outside the key's type: 2.5 is no int, the comparison still numeric
+        assert names('h < 2.5 and dt = "2024-01-02"') == ["2024-01-02/1", "2024-01-02/2"]
+        assert names('h like "1[0-9]"', 2) == ["2024-01-01/10", "2024-01-02/10"]
+        assert names('not (h like "1[0-9]")') == sorted(
+            f"2024-01-0{d}/{h}" for d in range(1, 4) for h in (1, 2)
+        )
+        assert raw.get_num_partitions_by_filter("default", "f", 'h like "1[0-9]"') == 3
+        with pytest.raises(RawMetaException, match="Specified key <amount> is not a partitioning"):
+            raw.get_partitions_by_filter("default", "f", 'dt = "2024-01-01" and amount > 3', -1)
+        with pytest.raises(RawMetaException, match="Error parsing partition filter"):
+            raw.get_partitions_by_filter("default", "f", 'dt = = "2024-01-01"', -1)
