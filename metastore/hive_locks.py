@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, text, update
+from sqlalchemy import Connection, delete, func, insert, select, text, true, update, values
 
 from metastore.errors import StatlasError
 from metastore.models import HiveLock, HiveLockComponent
@@ -50,6 +50,10 @@ ACQUIRED, WAITING = "acquired", "waiting"
 
 _LOCK = HiveLock.__table__
 _COMPONENT = HiveLockComponent.__table__
+
+EXPIRY_INTERVAL = 10.0
+"""Seconds between a process's deletions of expired locks."""
+_next_expiry = 0.0
 
 _SERIAL_KEY = 0x5747_4C4B  # PostgreSQL advisory lock key of lock-manager decisions ("SGLK")
 
@@ -163,7 +167,13 @@ def normalised(component: LockComponentRequest) -> LockComponentRequest:
 
 def expire(conn: Connection, now: float, timeout: float) -> int:
     """Delete locks not heartbeaten for `timeout` seconds (their components go with them);
-    returns how many."""
+    returns how many. Decisions ignore such locks whether deleted yet or not, so this is
+    housekeeping, run at most every EXPIRY_INTERVAL seconds by a process (as Hive's
+    housekeeping service does)."""
+    global _next_expiry
+    if now < _next_expiry:
+        return 0
+    _next_expiry = now + min(EXPIRY_INTERVAL, timeout)
     return int(
         conn.execute(delete(HiveLock).where(HiveLock.last_heartbeat < now - timeout)).rowcount or 0
     )
@@ -185,51 +195,61 @@ def request_lock(
     asked = [normalised(c) for c in components]
     now = serialise(conn)
     expire(conn, now, timeout)
-    state = WAITING if _blocked(conn, asked, None) else ACQUIRED
-    lock_id = conn.execute(
-        insert(HiveLock)
-        .values(
-            state=state,
-            user_name=(user or "")[:256],
-            host_name=(host or "")[:256],
-            agent_info=(agent_info or None) and agent_info[:1024],
-            created_at=now,
-            last_heartbeat=now,
-            acquired_at=now if state == ACQUIRED else None,
-        )
-        .returning(HiveLock.id)
-    ).scalar_one()
-    conn.execute(
-        insert(HiveLockComponent),
-        [
-            {
-                "lock_id": lock_id,
-                "position": position,
-                "database_name": c.database,
-                "table_name": c.table,
-                "partition_name": c.partition,
-                "lock_type": c.lock_type,
-            }
-            for position, c in enumerate(asked)
-        ],
+    state = WAITING if _blocked(conn, asked, None, now - timeout) else ACQUIRED
+    lock = insert(HiveLock).values(
+        state=state,
+        user_name=(user or "")[:256],
+        host_name=(host or "")[:256],
+        agent_info=(agent_info or None) and agent_info[:1024],
+        created_at=now,
+        last_heartbeat=now,
+        acquired_at=now if state == ACQUIRED else None,
     )
+    rows = [
+        (position, c.database, c.table, c.partition, c.lock_type)
+        for position, c in enumerate(asked)
+    ]
+    names = ["position", "database_name", "table_name", "partition_name", "lock_type"]
+    if conn.dialect.name == "postgresql":  # the lock and its components in one statement
+        written = lock.returning(HiveLock.id).cte("written")
+        listed = values(*[_COMPONENT.c[n] for n in names], name="listed").data(rows)
+        both = (
+            insert(HiveLockComponent)
+            .from_select(
+                ["lock_id", *names],
+                select(written.c.id, *listed.c).select_from(written.join(listed, true())),
+            )
+            .returning(HiveLockComponent.lock_id)
+            .add_cte(written)
+        )
+        lock_id = int(conn.execute(both).scalars().first() or 0)
+    else:
+        lock_id = int(conn.execute(lock.returning(HiveLock.id)).scalar_one())
+        conn.execute(
+            insert(HiveLockComponent),
+            [{"lock_id": lock_id, **dict(zip(names, row, strict=True))} for row in rows],
+        )
     return LockStatus(lock_id, state)
 
 
 def check_lock(conn: Connection, lock_id: int, timeout: float = DEFAULT_TIMEOUT) -> LockStatus:
     """A lock's state now, granting it if nothing asked for before it conflicts; a heartbeat
-    too."""
+    too. An expired lock is gone."""
     now = serialise(conn)
     expire(conn, now, timeout)
-    state = conn.execute(select(HiveLock.state).where(HiveLock.id == lock_id)).scalar()
+    state = conn.execute(
+        select(HiveLock.state).where(
+            HiveLock.id == lock_id, HiveLock.last_heartbeat >= now - timeout
+        )
+    ).scalar()
     if state is None:
         raise NoSuchLock(f"No such lock lockid:{lock_id}")
-    if state == WAITING and not _blocked(conn, _components(conn, lock_id), lock_id):
+    if state == WAITING and not _blocked(conn, _components(conn, lock_id), lock_id, now - timeout):
         state = ACQUIRED
-        values: dict[str, Any] = {"last_heartbeat": now, "state": state, "acquired_at": now}
+        changed: dict[str, Any] = {"last_heartbeat": now, "state": state, "acquired_at": now}
     else:
-        values = {"last_heartbeat": now}
-    conn.execute(update(HiveLock).where(HiveLock.id == lock_id).values(**values))
+        changed = {"last_heartbeat": now}
+    conn.execute(update(HiveLock).where(HiveLock.id == lock_id).values(**changed))
     return LockStatus(lock_id, state)
 
 
@@ -242,8 +262,12 @@ def unlock(conn: Connection, lock_id: int) -> bool:
 
 
 def heartbeat(conn: Connection, lock_id: int, timeout: float = DEFAULT_TIMEOUT) -> None:
-    """Keep a lock alive; an expired lock is gone and cannot be revived."""
-    now = database_now(conn)
+    """Keep a lock alive, in one statement; an expired lock is gone and cannot be revived."""
+    now: Any = (
+        func.extract("epoch", func.clock_timestamp())
+        if conn.dialect.name == "postgresql"
+        else time.time()
+    )
     refreshed = conn.execute(
         update(HiveLock)
         .where(HiveLock.id == lock_id, HiveLock.last_heartbeat >= now - timeout)
@@ -325,11 +349,23 @@ def _components(conn: Connection, lock_id: int) -> list[LockComponentRequest]:
     return [_component(row) for row in rows]
 
 
-def _blocked(conn: Connection, asked: Sequence[LockComponentRequest], lock_id: int | None) -> bool:
-    """Whether a lock asked for before `lock_id` (None: any live lock) conflicts with one of
-    the components `asked`."""
+def _blocked(
+    conn: Connection,
+    asked: Sequence[LockComponentRequest],
+    lock_id: int | None,
+    alive_since: float,
+) -> bool:
+    """Whether a live lock (heartbeaten since `alive_since`) asked for before `lock_id`
+    (None: any) conflicts with one of the components `asked`."""
     databases = sorted({c.database for c in asked})
-    query = select(*_COMPONENT.c).where(HiveLockComponent.database_name.in_(databases))
+    query = (
+        select(*_COMPONENT.c)
+        .join_from(HiveLockComponent, HiveLock, HiveLock.id == HiveLockComponent.lock_id)
+        .where(
+            HiveLockComponent.database_name.in_(databases),
+            HiveLock.last_heartbeat >= alive_since,
+        )
+    )
     if lock_id is not None:
         query = query.where(HiveLockComponent.lock_id < lock_id)
     for row in conn.execute(query):

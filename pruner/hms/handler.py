@@ -451,8 +451,8 @@ class HiveMetastoreHandler(
         def write(conn: Connection) -> None:
             moves.clear()
             stored = self._table(conn, db, tbl)
-            before = objects.table_object(stored, self.statistics.table_parameters(stored))
             served = self.statistics.table_parameters(stored)
+            before = objects.table_object(stored, served)
             written = hc.statistics_changed(served, definition.parameters)
             change, move = self._renamed_location(conn, stored, definition)
             hc.alter_table(conn, db, tbl, change, written, expected)

@@ -15,7 +15,7 @@ from hive_metastore import ttypes as hms
 from sqlalchemy import Connection, Engine
 
 from metastore import hive_locks as locks
-from metastore.engine import run_read, run_write
+from metastore.engine import run_read, run_write, with_reconnect
 from pruner.hms.thrift_errors import thrift_errors
 
 T = TypeVar("T")
@@ -52,10 +52,23 @@ class LockCalls:
     """Mixed into the handler: needs `engine` and `lock_timeout` (seconds)."""
 
     engine: Engine
+    autocommit: Engine  # PostgreSQL: connections in autocommit; SQLite: `engine`
     lock_timeout: float
 
     def _locked(self, work: Callable[[Connection], T]) -> T:
         return run_write(self.engine, work)
+
+    def _one_statement(self, work: Callable[[Connection], T]) -> T:
+        """A change of one statement, its own transaction (no BEGIN and COMMIT round trips
+        on PostgreSQL)."""
+        if self.autocommit is self.engine:
+            return run_write(self.engine, work)
+
+        def attempt() -> T:
+            with self.autocommit.connect() as conn:
+                return work(conn)
+
+        return with_reconnect(self.autocommit, attempt)
 
     @thrift_errors
     def lock(self, rqst: hms.LockRequest) -> hms.LockResponse:
@@ -83,14 +96,14 @@ class LockCalls:
     @thrift_errors
     def unlock(self, rqst: hms.UnlockRequest) -> None:
         lock_id = int(rqst.lockid or 0)
-        self._locked(lambda conn: locks.unlock(conn, lock_id))
+        self._one_statement(lambda conn: locks.unlock(conn, lock_id))
 
     @thrift_errors
     def heartbeat(self, ids: hms.HeartbeatRequest) -> None:
         _no_transactions(ids.txnid)
         if ids.lockid:
             lock_id = int(ids.lockid)
-            self._locked(lambda conn: locks.heartbeat(conn, lock_id, self.lock_timeout))
+            self._one_statement(lambda conn: locks.heartbeat(conn, lock_id, self.lock_timeout))
 
     @thrift_errors
     def show_locks(self, rqst: hms.ShowLocksRequest) -> hms.ShowLocksResponse:
