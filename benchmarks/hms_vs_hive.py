@@ -60,7 +60,6 @@ from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from typing import Any, TypeVar
 
-import psycopg2
 from hive_metastore import ThriftHiveMetastore as thrift_api
 from hive_metastore import ttypes as hms
 from thrift.protocol import TBinaryProtocol
@@ -69,7 +68,7 @@ from thrift.transport import TSocket, TTransport
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.hms import STATLAS, RawClient, daemon
-from benchmarks.real_hive import real_hive
+from benchmarks.real_hive import real_hive, recreate_database
 
 T = TypeVar("T")
 PG_HOST, PG_PORT, PG_USER = "127.0.0.1", 5432, "postgres"
@@ -109,14 +108,7 @@ def thrift_client(port: int) -> tuple[thrift_api.Client, TTransport.TTransportBa
 
 
 def fresh_database(db: str) -> None:
-    admin = psycopg2.connect(host=PG_HOST, port=PG_PORT, user=PG_USER, dbname="postgres")
-    admin.autocommit = True
-    try:
-        with admin.cursor() as cur:
-            cur.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
-            cur.execute(f'CREATE DATABASE "{db}"')
-    finally:
-        admin.close()
+    recreate_database(db, PG_HOST, PG_PORT, PG_USER)
 
 
 @contextlib.contextmanager

@@ -195,8 +195,8 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def fresh_database(db: str, host: str, port: int, user: str) -> None:
-    """Drop and create `db`, then create Hive 2.3's transaction tables in it."""
+def recreate_database(db: str, host: str, port: int, user: str) -> None:
+    """Drop `db` (its sessions ended) and create it empty."""
     admin = psycopg2.connect(host=host, port=port, user=user, dbname="postgres")
     admin.autocommit = True
     try:
@@ -205,6 +205,11 @@ def fresh_database(db: str, host: str, port: int, user: str) -> None:
             cur.execute(f'CREATE DATABASE "{db}"')
     finally:
         admin.close()
+
+
+def fresh_database(db: str, host: str, port: int, user: str) -> None:
+    """Drop and create `db`, then create Hive 2.3's transaction tables in it."""
+    recreate_database(db, host, port, user)
     conn = psycopg2.connect(host=host, port=port, user=user, dbname=db)
     try:
         with conn, conn.cursor() as cur:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, insert, select, text, true, update, values
+from sqlalchemy import Connection, delete, func, insert, select, text, update
 
 from metastore.errors import StatlasError
 from metastore.models import HiveLock, HiveLockComponent
@@ -50,6 +50,27 @@ ACQUIRED, WAITING = "acquired", "waiting"
 
 _LOCK = HiveLock.__table__
 _COMPONENT = HiveLockComponent.__table__
+
+_WRITE_LOCK = text(
+    """
+    WITH written AS (
+        INSERT INTO hms_locks (state, user_name, host_name, agent_info, created_at,
+                               last_heartbeat, acquired_at)
+        VALUES (:state, :user_name, :host_name, :agent_info, :now, :now, :acquired_at)
+        RETURNING id
+    )
+    INSERT INTO hms_lock_components (lock_id, position, database_name, table_name,
+                                     partition_name, lock_type)
+    SELECT written.id, c.position, c.database_name, c.table_name, c.partition_name,
+           c.lock_type
+    FROM written CROSS JOIN unnest(
+        CAST(:positions AS integer[]), CAST(:databases AS varchar[]),
+        CAST(:tables AS varchar[]), CAST(:partitions AS text[]), CAST(:types AS varchar[])
+    ) AS c(position, database_name, table_name, partition_name, lock_type)
+    RETURNING lock_id
+    """
+)
+"""A lock and its components, written by one statement (PostgreSQL)."""
 
 EXPIRY_INTERVAL = 10.0
 """Seconds between a process's deletions of expired locks."""
@@ -196,34 +217,43 @@ def request_lock(
     now = serialise(conn)
     expire(conn, now, timeout)
     state = WAITING if _blocked(conn, asked, None, now - timeout) else ACQUIRED
-    lock = insert(HiveLock).values(
-        state=state,
-        user_name=(user or "")[:256],
-        host_name=(host or "")[:256],
-        agent_info=(agent_info or None) and agent_info[:1024],
-        created_at=now,
-        last_heartbeat=now,
-        acquired_at=now if state == ACQUIRED else None,
-    )
     rows = [
         (position, c.database, c.table, c.partition, c.lock_type)
         for position, c in enumerate(asked)
     ]
     names = ["position", "database_name", "table_name", "partition_name", "lock_type"]
     if conn.dialect.name == "postgresql":  # the lock and its components in one statement
-        written = lock.returning(HiveLock.id).cte("written")
-        listed = values(*[_COMPONENT.c[n] for n in names], name="listed").data(rows)
-        both = (
-            insert(HiveLockComponent)
-            .from_select(
-                ["lock_id", *names],
-                select(written.c.id, *listed.c).select_from(written.join(listed, true())),
+        lock_id = int(
+            conn.execute(
+                _WRITE_LOCK,
+                {
+                    "state": state,
+                    "user_name": (user or "")[:256],
+                    "host_name": (host or "")[:256],
+                    "agent_info": (agent_info or None) and agent_info[:1024],
+                    "now": now,
+                    "acquired_at": now if state == ACQUIRED else None,
+                    "positions": [row[0] for row in rows],
+                    "databases": [row[1] for row in rows],
+                    "tables": [row[2] for row in rows],
+                    "partitions": [row[3] for row in rows],
+                    "types": [row[4] for row in rows],
+                },
             )
-            .returning(HiveLockComponent.lock_id)
-            .add_cte(written)
+            .scalars()
+            .first()
+            or 0
         )
-        lock_id = int(conn.execute(both).scalars().first() or 0)
     else:
+        lock = insert(HiveLock).values(
+            state=state,
+            user_name=(user or "")[:256],
+            host_name=(host or "")[:256],
+            agent_info=(agent_info or None) and agent_info[:1024],
+            created_at=now,
+            last_heartbeat=now,
+            acquired_at=now if state == ACQUIRED else None,
+        )
         lock_id = int(conn.execute(lock.returning(HiveLock.id)).scalar_one())
         conn.execute(
             insert(HiveLockComponent),

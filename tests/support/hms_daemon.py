@@ -37,8 +37,9 @@ class ThriftClient:
 
 
 @contextlib.contextmanager
-def hms_daemon(db_url: str, cwd: Path, *arguments: str) -> Iterator[int]:
-    """A `statlas daemon` on `db_url` (upgraded first) with its Thrift port; yields the port."""
+def hms_daemon(db_url: str, cwd: Path, *arguments: str) -> Iterator[tuple[int, Path]]:
+    """A `statlas daemon` on `db_url` (upgraded first, run in `cwd` with its warehouse
+    there) serving its Thrift port; yields the port and the daemon's log."""
     env = statlas_env(db_url)
     upgraded = subprocess.run(
         [str(STATLAS), "db", "upgrade"], env=env, capture_output=True, text=True, timeout=120
@@ -77,6 +78,6 @@ def hms_daemon(db_url: str, cwd: Path, *arguments: str) -> Iterator[int]:
             assert process.poll() is None, log.read_text()
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.2)
-        yield thrift_port
+        yield thrift_port, log
     finally:
         stop_group(process)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,28 +18,12 @@ from hmsclient.genthrift.hive_metastore.ttypes import MetaException as RawMetaEx
 from thrift.protocol.TJSONProtocol import TJSONProtocolFactory
 from thrift.TSerialization import deserialize
 
-from metastore import Metastore
 from pruner.hms.server import ThriftService
 from tests.support.hms_daemon import ThriftClient
 
 PARQUET = hms.SerDeInfo(
     serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
 )
-
-
-@pytest.fixture
-def service(metastore: Metastore, tmp_path: Path) -> Iterator[ThriftService]:
-    server = ThriftService(metastore.ready(), "127.0.0.1", 0, str(tmp_path / "warehouse"))
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def client(service: ThriftService) -> Iterator[ThriftClient]:
-    c = ThriftClient(service.port)
-    yield c
-    c.close()
 
 
 def table(

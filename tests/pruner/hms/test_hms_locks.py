@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -18,7 +17,6 @@ import pytest
 from hive_metastore import ttypes as hms
 from pyiceberg.catalog.hive import HiveCatalog
 
-from metastore import Metastore
 from pruner.hms.server import ThriftService
 from tests.support.hms_daemon import ThriftClient, hms_daemon
 
@@ -26,23 +24,6 @@ REPOSITORY = Path(__file__).resolve().parents[3]
 EXCLUSIVE, EXCL_WRITE = hms.LockType.EXCLUSIVE, hms.LockType.EXCL_WRITE
 SHARED_READ, SHARED_WRITE = hms.LockType.SHARED_READ, hms.LockType.SHARED_WRITE
 ACQUIRED, WAITING = hms.LockState.ACQUIRED, hms.LockState.WAITING
-
-
-@pytest.fixture
-def service(metastore: Metastore, tmp_path: Path) -> Iterator[ThriftService]:
-    server = ThriftService(
-        metastore.ready(), "127.0.0.1", 0, str(tmp_path / "warehouse"), lock_timeout=2.0
-    )
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def client(service: ThriftService) -> Iterator[ThriftClient]:
-    c = ThriftClient(service.port)
-    yield c
-    c.close()
 
 
 def component(
@@ -220,8 +201,8 @@ def test_concurrent_iceberg_appends_through_one_daemon(
 @pytest.mark.slow
 def test_concurrent_iceberg_appends_through_two_daemons(pg_url: str, tmp_path: Path) -> None:
     with (
-        hms_daemon(pg_url, tmp_path / "one") as first,
-        hms_daemon(pg_url, tmp_path / "two") as second,
+        hms_daemon(pg_url, tmp_path / "one") as (first, _),
+        hms_daemon(pg_url, tmp_path / "two") as (second, _),
     ):
         warehouse = f"file://{tmp_path / 'lake'}"
         catalog = create_iceberg(f"thrift://127.0.0.1:{first}", warehouse)

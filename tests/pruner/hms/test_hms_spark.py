@@ -13,13 +13,13 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
+from tests.support.hms_daemon import hms_daemon
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
@@ -67,52 +67,9 @@ def write_events(root: Path) -> int:
     return rows
 
 
-@contextlib.contextmanager
-def daemon(db_url: str, cwd: Path) -> Iterator[tuple[int, Path]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("STATLAS_", "SPARK_"))}
-    env.update(STATLAS_DB_URL=db_url, SPARK_LOCAL_IP="127.0.0.1")
-    upgraded = subprocess.run(
-        [str(STATLAS), "db", "upgrade"], env=env, capture_output=True, text=True, timeout=120
-    )
-    assert upgraded.returncode == 0, upgraded.stderr
-    thrift_port = free_port()
-    log = cwd / "daemon.log"
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            [
-                str(STATLAS),
-                "daemon",
-                "--port",
-                str(free_port()),
-                "--thrift-port",
-                str(thrift_port),
-                "--warehouse",
-                str(cwd / "warehouse"),
-            ],
-            cwd=cwd,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            with (
-                contextlib.suppress(OSError),
-                socket.create_connection(("127.0.0.1", thrift_port), timeout=1),
-            ):
-                break
-            assert process.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.2)
-        yield thrift_port, log
-    finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
+def daemon(db_url: str, cwd: Path) -> contextlib.AbstractContextManager[tuple[int, Path]]:
+    """`statlas daemon` serving the Hive Metastore API on `db_url`: (thrift port, log)."""
+    return hms_daemon(db_url, cwd)
 
 
 SPARK_SCRIPT = """

@@ -4,54 +4,23 @@ Trino's call sequence (from trino-hive's ThriftHiveMetastore) replayed."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hive_metastore import ThriftHiveMetastore as thrift_api
 from hive_metastore import ttypes as hms
 from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TApplicationException
-from thrift.transport import TSocket, TTransport
+from thrift.transport import TTransport
 
 from metastore import Metastore
 from pruner.hms.server import ThriftService
+from tests.support.hms_daemon import ThriftClient
 from tests.support.partitions import write_partitions
 
 PARQUET_IN = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat"
 PARQUET_OUT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
 PARQUET_SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
-
-
-class Client:
-    """A Thrift client as Hive's: binary protocol over a buffered transport."""
-
-    def __init__(self, port: int) -> None:
-        self.transport = TTransport.TBufferedTransport(TSocket.TSocket("127.0.0.1", port))
-        self.api = thrift_api.Client(TBinaryProtocol.TBinaryProtocol(self.transport))
-        self.transport.open()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.api, name)
-
-    def close(self) -> None:
-        self.transport.close()
-
-
-@pytest.fixture
-def service(metastore: Metastore, tmp_path: Path) -> Iterator[ThriftService]:
-    server = ThriftService(metastore.ready(), "127.0.0.1", 0, str(tmp_path / "warehouse"))
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def client(service: ThriftService) -> Iterator[Client]:
-    c = Client(service.port)
-    yield c
-    c.close()
 
 
 def sales_table(location: str, db: str = "default", name: str = "sales") -> hms.Table:
@@ -80,7 +49,7 @@ def partition(values: list[str], db: str = "default", table: str = "sales") -> h
     return hms.Partition(values=values, dbName=db, tableName=table, parameters={"p": "1"})
 
 
-def test_databases_default_create_and_drop(client: Client) -> None:
+def test_databases_default_create_and_drop(client: ThriftClient) -> None:
     assert client.get_database("default").name == "default"
     assert client.get_databases("*") == ["default"]
     client.create_database(hms.Database(name="Sales_DB", description="d", parameters={"x": "y"}))
@@ -98,7 +67,7 @@ def test_databases_default_create_and_drop(client: Client) -> None:
 
 
 def test_table_round_trip_and_statlas_sees_it(
-    client: Client, metastore: Metastore, tmp_path: Path
+    client: ThriftClient, metastore: Metastore, tmp_path: Path
 ) -> None:
     location = str(tmp_path / "sales")
     client.create_table(sales_table(location))
@@ -124,7 +93,9 @@ def test_table_round_trip_and_statlas_sees_it(
         client.get_table("default", "missing")
 
 
-def test_registered_table_is_visible(client: Client, metastore: Metastore, tmp_path: Path) -> None:
+def test_registered_table_is_visible(
+    client: ThriftClient, metastore: Metastore, tmp_path: Path
+) -> None:
     root = write_partitions(tmp_path / "events", ["dt"], [["2024-01-01"], ["2024-01-02"]])
     metastore.register_table("events", str(root))
     table = client.get_table("default", "events")
@@ -140,7 +111,7 @@ def test_registered_table_is_visible(client: Client, metastore: Metastore, tmp_p
     assert p.sd.location == f"file:{root}/dt=2024-01-02"
 
 
-def test_partitions_add_read_filter_drop(client: Client, tmp_path: Path) -> None:
+def test_partitions_add_read_filter_drop(client: ThriftClient, tmp_path: Path) -> None:
     client.create_table(sales_table(str(tmp_path / "sales")))
     added = client.add_partitions_req(
         hms.AddPartitionsRequest(
@@ -197,7 +168,7 @@ def test_partitions_add_read_filter_drop(client: Client, tmp_path: Path) -> None
         client.drop_partition("default", "sales", ["2024-01-01", "1"], False)
 
 
-def test_bad_input_writes_nothing(client: Client, tmp_path: Path) -> None:
+def test_bad_input_writes_nothing(client: ThriftClient, tmp_path: Path) -> None:
     client.create_table(sales_table(str(tmp_path / "sales")))
     with pytest.raises(hms.InvalidObjectException, match="not a valid date"):
         client.add_partitions_req(
@@ -220,7 +191,7 @@ def test_bad_input_writes_nothing(client: Client, tmp_path: Path) -> None:
 
 def test_unknown_method_answers_invalid_method_name(service: ThriftService) -> None:
     """Spark and Trino match this exact text to fall back to older calls."""
-    c = Client(service.port)
+    c = ThriftClient(service.port)
     try:
         with pytest.raises(TApplicationException) as raised:
             c.get_valid_write_ids(hms.GetValidWriteIdsRequest(fullTableNames=["default.t"]))
@@ -234,7 +205,7 @@ def test_unknown_method_answers_invalid_method_name(service: ThriftService) -> N
         c.close()
 
 
-def test_alter_and_rename_table(client: Client, metastore: Metastore, tmp_path: Path) -> None:
+def test_alter_and_rename_table(client: ThriftClient, metastore: Metastore, tmp_path: Path) -> None:
     client.create_table(sales_table(str(tmp_path / "sales")))
     table = client.get_table("default", "sales")
     table.parameters["spark.sql.statistics.numRows"] = "42"
@@ -253,7 +224,7 @@ def test_alter_and_rename_table(client: Client, metastore: Metastore, tmp_path: 
 
 
 def test_managed_drop_deletes_only_inside_warehouse(
-    client: Client, service: ThriftService, tmp_path: Path
+    client: ThriftClient, service: ThriftService, tmp_path: Path
 ) -> None:
     inside = tmp_path / "warehouse" / "m"
     inside.mkdir(parents=True)
@@ -277,7 +248,7 @@ def test_managed_drop_deletes_only_inside_warehouse(
     assert client.get_all_tables("default") == []
 
 
-def test_trino_call_sequence(client: Client, tmp_path: Path) -> None:
+def test_trino_call_sequence(client: ThriftClient, tmp_path: Path) -> None:
     """Trino's metastore calls in the order its ThriftHiveMetastore makes them for a query
     over a partitioned table."""
     client.create_table(sales_table(str(tmp_path / "sales")))
@@ -345,7 +316,7 @@ def test_trino_call_sequence(client: Client, tmp_path: Path) -> None:
 
 
 def test_streamed_partition_replies_equal_the_generated_encoding(
-    client: Client, service: ThriftService, tmp_path: Path
+    client: ThriftClient, service: ThriftService, tmp_path: Path
 ) -> None:
     """Partition lists are encoded without Thrift objects (pruner.hms.encoding): what a
     client decodes must equal the objects the generated code would have sent, for plain
@@ -376,7 +347,7 @@ def test_streamed_partition_replies_equal_the_generated_encoding(
 
 
 def test_a_dropped_connection_writes_nothing(
-    client: Client, service: ThriftService, tmp_path: Path
+    client: ThriftClient, service: ThriftService, tmp_path: Path
 ) -> None:
     """A client that goes away in the middle of its request (here: half of an
     add_partitions_req sent) leaves nothing written; the server goes on serving."""
@@ -408,7 +379,7 @@ def test_a_dropped_connection_writes_nothing(
     assert client.get_partition_names("default", "sales", -1) == ["dt=2024-03-01/h=1"]
 
 
-def test_views_and_partitions_by_expr(client: Client, tmp_path: Path) -> None:
+def test_views_and_partitions_by_expr(client: ThriftClient, tmp_path: Path) -> None:
     """A view is kept with its text and listed by type; get_partitions_by_expr (a
     serialised Java expression statlas cannot read) answers every partition, flagged."""
     client.create_table(sales_table(str(tmp_path / "sales")))
