@@ -12,6 +12,7 @@ from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
+import orjson
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
@@ -37,13 +38,15 @@ def make_engine(url: str) -> Engine:
         raise StatlasError(f"invalid database URL {url!r}") from None
     backend = parsed.get_backend_name()
     if backend == "sqlite":
-        engine = create_engine(parsed)
+        engine = create_engine(parsed, json_deserializer=orjson.loads)
         _configure_sqlite(engine)
         return engine
     if backend == "postgresql":
         connect_args: dict[str, Any] = {"connect_timeout": 5}
         # no pre-ping round trip per checkout: run_read/run_write replace a dead connection
-        engine = create_engine(parsed, connect_args=connect_args)
+        # JSON documents (partition parameters, served by the hundred thousand) read by
+        # orjson, about 4x json.loads
+        engine = create_engine(parsed, connect_args=connect_args, json_deserializer=orjson.loads)
         event.listen(engine, "checkin", _close_after_large_read)
         return engine
     raise StatlasError(f"unsupported database {backend!r}: use sqlite:/// or postgresql://")

@@ -928,8 +928,9 @@ def add_partitions(
                 }
             )
         conn.execute(insert(HivePartition), values)
-        if len(rows) >= 1000:
+        if len(rows) >= 1000:  # the planner's figures of both tables the lookups join
             partition_store.analyze(conn, store)
+            conn.exec_driver_sql(f"ANALYZE {HivePartition.__tablename__}")
         _touch(conn, info.id)
     return added
 

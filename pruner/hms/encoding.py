@@ -48,10 +48,20 @@ _CREATE_TIME = _FIELD.pack(T_I32, 4)
 _SD_LOCATION = _FIELD.pack(T_STRUCT, 6) + _FIELD.pack(T_STRING, 2)
 
 
+_KEYS: dict[str, bytes] = {}
+"""Encoded parameter names (a table's partitions repeat a few: numRows, totalSize, ...)."""
+
+
 def string_map(field_id: int, mapping: Mapping[str, str]) -> bytes:
     parts = [_field(T_MAP, field_id), bytes((T_STRING, T_STRING)), _I32.pack(len(mapping))]
+    keys = _KEYS
     for key, value in mapping.items():
-        parts.append(_string(key))
+        encoded = keys.get(key)
+        if encoded is None:
+            encoded = _string(key)
+            if len(keys) < 4096:
+                keys[key] = encoded
+        parts.append(encoded)
         parts.append(_string(value))
     return b"".join(parts)
 
