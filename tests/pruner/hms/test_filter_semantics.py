@@ -461,7 +461,7 @@ def wanted(expr: Expr) -> set[int]:
 
 
 @settings(
-    max_examples=400,
+    max_examples=150,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

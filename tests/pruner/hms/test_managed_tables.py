@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import json
 import subprocess
 import sys
@@ -72,10 +73,36 @@ def serving(backend: str, root: Path) -> Iterator[Served]:
 
 
 @pytest.fixture(scope="module")
-def served(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """The daemon PySpark's scenarios run against."""
-    with serving(backend, tmp_path_factory.mktemp(f"spark-{backend}")) as daemon_served:
-        yield daemon_served
+def ran(backend: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Served, dict[str, Any]]:
+    """The daemon PySpark's scenarios ran against (stopped since; its directories stay) and
+    what each scenario saw: once per backend for the whole run, whichever test process
+    asks first (the others wait on a file lock and read its record)."""
+    shared = tmp_path_factory.getbasetemp().parent  # one directory for every xdist worker
+    record = shared / f"managed-tables-{backend}.json"
+    with open(shared / f"managed-tables-{backend}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not record.is_file():
+            root = tmp_path_factory.mktemp(f"spark-{backend}")
+            with serving(backend, root) as daemon_served:
+                result = run_scenarios(daemon_served)
+            fields = dataclasses.asdict(daemon_served)
+            record.write_text(json.dumps({"served": fields, "result": result}, default=str))
+        saved = json.loads(record.read_text())
+    fields = saved["served"]
+    served = Served(
+        fields["db_url"], int(fields["port"]), Path(fields["root"]), Path(fields["log"])
+    )
+    return served, saved["result"]
+
+
+@pytest.fixture(scope="module")
+def served(ran: tuple[Served, dict[str, Any]]) -> Served:
+    return ran[0]
+
+
+@pytest.fixture(scope="module")
+def spark_ddl(ran: tuple[Served, dict[str, Any]]) -> dict[str, Any]:
+    return ran[1]
 
 
 def write_ids(directory: Path, ids: list[int]) -> None:
@@ -433,8 +460,7 @@ print("RESULT " + json.dumps(out, default=str))
 '''
 
 
-@pytest.fixture(scope="module")
-def spark_ddl(served: Served) -> dict[str, Any]:
+def run_scenarios(served: Served) -> dict[str, Any]:
     """Every scenario of SPARK_SCRIPT run by one PySpark with Hive support: what each saw."""
     served.warehouse.mkdir(parents=True, exist_ok=True)
     for directory, ids in OUTSIDE_FILES.items():
@@ -666,7 +692,11 @@ class ThriftServer:
 @pytest.fixture(scope="module")
 def thrift_server(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThriftServer]:
     """Spark's Thrift Server, one per backend (a start takes 10-20 s), over a daemon and a
-    metastore of its own (a daemon starts in a second or two)."""
+    metastore of its own (a daemon starts in a second or two). On PostgreSQL only: the
+    metastore's side of the same DDL is the PySpark tests' on both databases, and a Thrift
+    Server costs a minute of the suite's time."""
+    if backend != "postgres":
+        pytest.skip("beeline runs on PostgreSQL; the PySpark tests cover both databases")
     root = tmp_path_factory.mktemp(f"thrift-server-{backend}")
     with (
         serving(backend, root) as daemon_served,
