@@ -305,6 +305,29 @@ def add_daemon_commands(commands: Any, common: argparse.ArgumentParser) -> None:
         "one deletes its data only inside this directory (./warehouse)",
     )
     daemon.add_argument(
+        "--thrift-auth",
+        choices=["none"],
+        default=None,
+        help="authentication of the Hive Metastore API: without it the daemon serves Thrift "
+        "on loopback addresses only; 'none' serves it on --host anyway (logged as a warning)",
+    )
+    daemon.add_argument(
+        "--thrift-max-connections",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="Hive Metastore connections served at once; more wait (1000, as Hive's "
+        "hive.metastore.server.max.threads)",
+    )
+    daemon.add_argument(
+        "--thrift-idle-timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="a Hive Metastore connection that sends or reads nothing this long is closed "
+        "(600, as Hive's client socket timeout)",
+    )
+    daemon.add_argument(
         "--lock-timeout",
         type=float,
         default=300.0,
@@ -786,6 +809,9 @@ def cmd_daemon(args: argparse.Namespace, settings: Settings) -> int:
         thrift_port=args.thrift_port,
         warehouse=args.warehouse,
         lock_timeout=args.lock_timeout,
+        thrift_auth=args.thrift_auth,
+        thrift_max_connections=args.thrift_max_connections,
+        thrift_idle_timeout=args.thrift_idle_timeout,
     )
     return run_daemon(settings.db_url, options)
 

@@ -12,6 +12,7 @@ signal abandons the running jobs at once.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import socket
@@ -57,6 +58,38 @@ class DaemonOptions:
     thrift_port: int = 9083  # the Hive Metastore API (pruner.hms); 0: off
     warehouse: str = "warehouse"
     lock_timeout: float = 300.0  # seconds a Hive lock lives without a heartbeat
+    thrift_auth: str | None = None  # "none": serve Thrift unauthenticated beyond loopback
+    thrift_max_connections: int = 1000
+    thrift_idle_timeout: float = 600.0
+
+
+def is_loopback(host: str) -> bool:
+    """Whether every address `host` names is a loopback address."""
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except OSError:
+        return False
+    return bool(addresses) and all(ipaddress.ip_address(a).is_loopback for a in addresses)
+
+
+def check_thrift_exposure(host: str, port: int, auth: str | None) -> None:
+    """Refuse to serve the Hive Metastore API beyond loopback without authentication, unless
+    the user said so (`--thrift-auth none`, then logged as a warning): anyone who reaches
+    the port can change and drop tables (docs/hive-metastore.md#authentication)."""
+    if is_loopback(host):
+        return
+    if auth is None:
+        raise StatlasError(
+            f"refusing to serve the Hive Metastore API on {host}:{port} without "
+            "authentication (anyone who reaches it can change and drop tables): pass "
+            "--thrift-auth none to serve it anyway, or --host 127.0.0.1"
+        )
+    log.warning(
+        "the Hive Metastore API on %s:%d is served without authentication "
+        "(--thrift-auth none): anyone who reaches it can change and drop tables",
+        host,
+        port,
+    )
 
 
 def run_daemon(db_url: str, options: DaemonOptions) -> int:
@@ -70,6 +103,8 @@ def run_daemon(db_url: str, options: DaemonOptions) -> int:
     if options.grace < 0:
         raise StatlasError("--grace must not be negative")
     configure_logging()
+    if options.thrift_port:
+        check_thrift_exposure(options.host, options.thrift_port, options.thrift_auth)
     tune_allocator()  # freed memory goes back: the daemon grows by what its cache holds
     reserve_for_process(OUTSIDE_CACHE_BYTES)  # STATLAS_CACHE_MB bounds the daemon's growth
     import_request_modules()  # not on the first request's path, nor counted as growth
@@ -112,6 +147,8 @@ def run_daemon(db_url: str, options: DaemonOptions) -> int:
                 options.thrift_port,
                 options.warehouse,
                 options.lock_timeout,
+                options.thrift_max_connections,
+                options.thrift_idle_timeout,
             ).start()
         install_runtime(runtime)
         log.info("statlas daemon %s on http://%s:%d", node, options.host, options.port)

@@ -238,10 +238,23 @@ class HiveMetastoreHandler(
         found = hc.get_database(conn, database)
         return hc.local_location(objects.database_object(found, self.warehouse).locationUri)
 
-    def _delete_data(self, path: str | None, database_location: str | None) -> None:
-        """Delete a managed table's or partition's directory, only inside the warehouse or
-        its database's directory (pruner.hms.managed_data)."""
-        managed_data.delete_directory(path, [self.warehouse, database_location])
+    def _delete_data(
+        self, path: str | None, database_location: str | None, protected: list[str]
+    ) -> None:
+        """Delete a managed table's directory, only inside the warehouse or its database's
+        directory, never one that is or holds the warehouse or a database's directory
+        (pruner.hms.managed_data)."""
+        managed_data.delete_directory(path, [self.warehouse, database_location], protected)
+
+    def _protected(self, conn: Connection) -> list[str]:
+        """The directories no drop deletes: the warehouse and every database's."""
+        kept = [self.warehouse]
+        for name in hc.list_databases(conn):
+            database = objects.database_object(hc.get_database(conn, name), self.warehouse)
+            location = hc.local_location(database.locationUri)
+            if location:
+                kept.append(location)
+        return kept
 
     def _current_object(self, conn: Connection, db: str, tbl: str) -> hms.Table:
         """The table as a client reads it, inside a change's transaction (for its event)."""
@@ -302,8 +315,9 @@ class HiveMetastoreHandler(
     def drop_database(self, name: str, deleteData: bool, cascade: bool) -> None:  # noqa: N803
         database = (name or "").lower()
 
-        def write(conn: Connection) -> tuple[list[StoredTable], str | None]:
+        def write(conn: Connection) -> tuple[list[StoredTable], str | None, list[str]]:
             location = self._database_location(conn, database)
+            protected = self._protected(conn)
             dropped = hc.drop_database(conn, database, cascade)
             if not cascade and functions.list_functions(conn, database):
                 raise hc.InvalidOperation(f"database {database} is not empty: it has functions")
@@ -311,13 +325,13 @@ class HiveMetastoreHandler(
             events.notify(
                 conn, events.DROP_DATABASE, database, None, events.database_message(database)
             )
-            return dropped, location
+            return dropped, location, protected
 
-        dropped, location = self._write(write)
+        dropped, location, protected = self._write(write)
         if deleteData:
             for stored in dropped:
                 if stored.definition.table_type == hc.MANAGED_TABLE:
-                    self._delete_data(stored.info.location, location)
+                    self._delete_data(stored.info.location, location, protected)
             if location and os.path.isdir(location) and not os.listdir(location):
                 os.rmdir(location)  # Hive deletes the database's directory; only an empty one
 
@@ -518,16 +532,16 @@ class HiveMetastoreHandler(
     def drop_table(self, dbname: str, name: str, deleteData: bool) -> None:  # noqa: N803
         db, tbl = (dbname or hc.DEFAULT_DATABASE).lower(), (name or "").lower()
 
-        def write(conn: Connection) -> tuple[StoredTable, str | None]:
+        def write(conn: Connection) -> tuple[StoredTable, str | None, list[str]]:
             dropped = self._current_object(conn, db, tbl)
             stored = hc.drop_table(conn, db, tbl)
             events.notify(conn, events.DROP_TABLE, db, tbl, events.table_message(dropped))
-            return stored, self._database_location(conn, db)
+            return stored, self._database_location(conn, db), self._protected(conn)
 
-        stored, database_location = self._write(write)
+        stored, database_location, protected = self._write(write)
         log.info("dropped table %s.%s", db, tbl)
         if deleteData and stored.definition.table_type == hc.MANAGED_TABLE:
-            self._delete_data(stored.info.location, database_location)
+            self._delete_data(stored.info.location, database_location, protected)
 
     @thrift_errors
     def drop_table_with_environment_context(
@@ -811,14 +825,16 @@ class HiveMetastoreHandler(
                 )
                 events.notify(conn, events.DROP_PARTITION, table.dbName, table.tableName, message)
             roots.append(self._database_location(conn, stored.definition.database))
+            kept.extend(self._protected(conn))
             return stored, found
 
         roots: list[str | None] = []
+        kept: list[str] = []
         stored, found = self._write(write)
         if delete_data and stored.definition.table_type == hc.MANAGED_TABLE:
             roots = [self.warehouse, stored.info.location, *roots[-1:]]
             for partition in found:
-                managed_data.delete_directory(partition.location, roots)
+                managed_data.delete_directory(partition.location, roots, kept)
         result: list[hms.Partition] = self._partition_objects(stored, found)
         return result
 

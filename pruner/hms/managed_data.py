@@ -65,8 +65,11 @@ def remove_made(path: str | None, made: bool) -> None:
             os.rmdir(path)
 
 
-def delete_directory(path: str | None, roots: Iterable[str | None]) -> bool:
-    """Delete a directory's tree if it lies inside a data root; whether it was deleted."""
+def delete_directory(
+    path: str | None, roots: Iterable[str | None], protected: Iterable[str | None] = ()
+) -> bool:
+    """Delete a directory's tree if it lies inside a data root and neither is nor holds a
+    protected directory (the warehouse, any database's directory); whether it was deleted."""
     roots = list(roots)
     if not path or not os.path.isdir(path) or os.path.islink(path):
         if path:
@@ -75,6 +78,13 @@ def delete_directory(path: str | None, roots: Iterable[str | None]) -> bool:
     if not is_inside(path, roots):
         log.info("kept %s: outside the data roots %s", path, ", ".join(r for r in roots if r))
         return False
+    real = _real(path)
+    for kept in protected:
+        if kept and kept.startswith("/"):
+            held = _real(kept)
+            if os.path.commonpath([real, held]) == real:
+                log.info("kept %s: it is or holds %s", path, kept)
+                return False
     shutil.rmtree(path)
     log.info("deleted %s", path)
     return True

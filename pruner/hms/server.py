@@ -25,6 +25,12 @@ from pruner.hms.thrift_errors import thrift_errors_of
 log = logging.getLogger("statlas.hms")
 
 DEFAULT_THRIFT_PORT = 9083
+DEFAULT_MAX_CONNECTIONS = 1000
+"""Connections served at once (Hive's hive.metastore.server.max.threads); the next client
+waits in the listen queue until one closes."""
+DEFAULT_IDLE_TIMEOUT = 600.0
+"""Seconds a connection may send nothing (or take nothing of a reply) before it is closed
+(Hive's clients time out at hive.metastore.client.socket.timeout, 600 s)."""
 
 # partition-list calls answered by streaming their replies (Processor._process_streamed)
 STREAMED = frozenset(
@@ -130,8 +136,18 @@ class ThriftService:
         port: int,
         warehouse: str,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
+        if max_connections < 1:
+            raise StatlasError(
+                f"--thrift-max-connections must be at least 1, got {max_connections}"
+            )
+        if not idle_timeout > 0:
+            raise StatlasError(f"--thrift-idle-timeout must be positive, got {idle_timeout}")
         self.handler = HiveMetastoreHandler(engine, warehouse, lock_timeout)
+        self.idle_timeout = idle_timeout
+        self._slots = threading.BoundedSemaphore(max_connections)
         self.processor = Processor(self.handler)
         self.protocol = TBinaryProtocolAcceleratedFactory()
         self.transport = TTransport.TBufferedTransportFactory()
@@ -158,14 +174,20 @@ class ThriftService:
         return self
 
     def _accept(self) -> None:
+        """Accept while a connection slot is free; past the cap, new clients wait in the
+        listen queue (their connect succeeds, their first call waits) until one closes."""
         while not self._stopping.is_set():
+            if not self._slots.acquire(timeout=0.5):
+                continue
             try:
                 client, _address = self._listener.accept()
             except OSError:
+                self._slots.release()
                 if self._stopping.is_set():
                     return
                 continue
             client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            client.settimeout(self.idle_timeout)  # an idle or stalled client is let go
             with self._lock:
                 self._clients.add(client)
             threading.Thread(
@@ -190,6 +212,7 @@ class ThriftService:
             with self._lock:
                 self._clients.discard(client)
             itrans.close()
+            self._slots.release()
 
     def stop(self) -> None:
         """Stop accepting, close every client connection (calls under way finish or fail
