@@ -9,7 +9,7 @@
 # jar included.
 FROM python:3.11-slim-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends openjdk-17-jdk-headless \
-    && rm -rf /var/lib/apt/lists/*
+    gcc libkrb5-dev && rm -rf /var/lib/apt/lists/*
 RUN python -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
 WORKDIR /opt/statlas
@@ -20,19 +20,19 @@ COPY migrations migrations
 COPY collectors collectors
 COPY optimizer optimizer
 COPY pruner pruner
-RUN pip install --no-cache-dir '.[postgres,spark,daemon]' \
+RUN pip install --no-cache-dir '.[postgres,spark,daemon,kerberos]' \
     && cd / && python -m collectors.jvm_scan
 
 FROM python:3.11-slim-bookworm
 RUN apt-get update && apt-get install -y --no-install-recommends openjdk-17-jre-headless \
-    && rm -rf /var/lib/apt/lists/*
+    libgssapi-krb5-2 && rm -rf /var/lib/apt/lists/*
 COPY --from=build /opt/venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYSPARK_PYTHON=python3
 WORKDIR /opt/statlas
 RUN statlas --help > /dev/null \
-    && python -c "import pruner.daemon.run, pruner.service.app, collectors.collect, optimizer.estimate.api" \
+    && python -c "import pruner.daemon.run, pruner.service.app, collectors.collect, optimizer.estimate.api, gssapi" \
     && python -c "from collectors.jvm_scan import scan_jar; assert scan_jar(build=False), 'no scan jar'"
 EXPOSE 8080 9083
 ENTRYPOINT ["statlas"]

@@ -34,8 +34,20 @@ $(JAR): $(STAMP) $(wildcard collectors/jvm/src/statlas/collect/*.java)
 .PHONY: install
 install: $(STAMP) $(JAR) ## create .venv with the project and every extra, build the scan's jar
 
+# the Kerberos tests' Python clients and the daemon's GSSAPI, built against MIT Kerberos
+KERBEROS := $(VENV)/.kerberos-installed
+$(KERBEROS): $(STAMP) | tools
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[kerberos,kerberos-tests]'
+	touch $@
+
 .PHONY: tools
-tools: ## system tools the tests use (docker-compose, to validate compose.yaml)
+tools: ## system tools the tests use (MIT Kerberos for a test KDC; docker-compose for compose.yaml)
+	@command -v krb5kdc >/dev/null 2>&1 && command -v krb5-config >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing MIT Kerberos (Debian packages) for the Kerberos tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      krb5-kdc krb5-admin-server krb5-user libkrb5-dev >/dev/null; \
+	  else echo "MIT Kerberos is not installed: install krb5-kdc krb5-admin-server krb5-user libkrb5-dev"; exit 1; fi; }
 	@command -v docker-compose >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing docker-compose (Debian package) to validate compose.yaml"; \
@@ -70,14 +82,14 @@ lint: $(STAMP) ## ruff and mypy
 	$(BIN)/mypy
 
 .PHONY: test
-test: $(STAMP) $(JAR) tools lint ## lint, then the whole suite on SQLite and PostgreSQL
+test: $(STAMP) $(JAR) tools $(KERBEROS) lint ## lint, then the whole suite on SQLite and PostgreSQL
 	$(BIN)/pytest -n 2 --dist loadgroup
 
 # the tests that need neither Spark (so no JVM and no jar) nor PostgreSQL, without the slow ones
 CHECK_MARKERS := not spark and not postgres and not slow
 
 .PHONY: check
-check: $(STAMP) lint ## lint, then the fast tests: no Spark, no PostgreSQL (under a minute)
+check: $(STAMP) $(KERBEROS) lint ## lint, then the fast tests: no Spark, no PostgreSQL (under a minute)
 	$(BIN)/pytest -n 2 --dist loadgroup -m "$(CHECK_MARKERS)"
 
 .PHONY: bench

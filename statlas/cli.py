@@ -306,10 +306,36 @@ def add_daemon_commands(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     daemon.add_argument(
         "--thrift-auth",
-        choices=["none"],
+        choices=["none", "kerberos"],
         default=None,
-        help="authentication of the Hive Metastore API: without it the daemon serves Thrift "
-        "on loopback addresses only; 'none' serves it on --host anyway (logged as a warning)",
+        help="authentication of the Hive Metastore API: 'kerberos' (SASL GSSAPI, as Hive's "
+        "hive.metastore.sasl.enabled); without it the daemon serves Thrift on loopback "
+        "addresses only; 'none' serves it on --host anyway (logged as a warning)",
+    )
+    daemon.add_argument(
+        "--thrift-kerberos-principal",
+        metavar="PRINCIPAL",
+        help="the daemon's service principal, e.g. hive/_HOST@EXAMPLE.COM (_HOST: this "
+        "machine's name), as Hive's hive.metastore.kerberos.principal",
+    )
+    daemon.add_argument(
+        "--thrift-kerberos-keytab",
+        metavar="FILE",
+        help="the keytab holding the service principal's keys, as Hive's "
+        "hive.metastore.kerberos.keytab.file",
+    )
+    daemon.add_argument(
+        "--thrift-sasl-qop",
+        default="authentication",
+        metavar="QOP",
+        help="the protection of Kerberos connections: authentication, integrity or privacy "
+        "(or a comma-separated list), as Hadoop's hadoop.rpc.protection (authentication)",
+    )
+    daemon.add_argument(
+        "--roles",
+        metavar="FILE",
+        help="a TOML file mapping principals (Kerberos names, the HTTP token's holder) to "
+        "roles: reader, writer, admin (default: every authenticated client is admin)",
     )
     daemon.add_argument(
         "--thrift-max-connections",
@@ -812,6 +838,10 @@ def cmd_daemon(args: argparse.Namespace, settings: Settings) -> int:
         thrift_auth=args.thrift_auth,
         thrift_max_connections=args.thrift_max_connections,
         thrift_idle_timeout=args.thrift_idle_timeout,
+        thrift_kerberos_principal=args.thrift_kerberos_principal,
+        thrift_kerberos_keytab=args.thrift_kerberos_keytab,
+        thrift_sasl_qop=args.thrift_sasl_qop,
+        roles=args.roles,
     )
     return run_daemon(settings.db_url, options)
 

@@ -18,11 +18,13 @@ import os
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from metastore import Metastore
 from metastore.errors import StatlasError
 from metastore.process_memory import tune_allocator
 from metastore.stats_cache import reserve_for_process
+from pruner.authorization import Roles
 from pruner.daemon.leader import LeaderElector, leader_lock
 from pruner.daemon.logs import configure_logging
 from pruner.daemon.preload import import_request_modules
@@ -34,6 +36,11 @@ from pruner.daemon.scheduler import (
 )
 from pruner.daemon.schedules import Schedules
 from pruner.daemon.signals import stop_on_signals
+from pruner.hms.sasl_gssapi import (
+    KerberosAcceptor,
+    parse_protection,
+    service_principal,
+)
 
 log = logging.getLogger("statlas.daemon")
 
@@ -61,6 +68,10 @@ class DaemonOptions:
     thrift_auth: str | None = None  # "none": serve Thrift unauthenticated beyond loopback
     thrift_max_connections: int = 1000
     thrift_idle_timeout: float = 600.0
+    thrift_kerberos_principal: str | None = None
+    thrift_kerberos_keytab: str | None = None
+    thrift_sasl_qop: str = "authentication"  # Hadoop's hadoop.rpc.protection
+    roles: str | None = None  # the roles file (pruner.authorization); None: all admin
 
 
 def is_loopback(host: str) -> bool:
@@ -76,7 +87,7 @@ def check_thrift_exposure(host: str, port: int, auth: str | None) -> None:
     """Refuse to serve the Hive Metastore API beyond loopback without authentication, unless
     the user said so (`--thrift-auth none`, then logged as a warning): anyone who reaches
     the port can change and drop tables (docs/hive-metastore.md#authentication)."""
-    if is_loopback(host):
+    if auth == "kerberos" or is_loopback(host):
         return
     if auth is None:
         raise StatlasError(
@@ -89,6 +100,30 @@ def check_thrift_exposure(host: str, port: int, auth: str | None) -> None:
         "(--thrift-auth none): anyone who reaches it can change and drop tables",
         host,
         port,
+    )
+
+
+def kerberos_acceptor(options: DaemonOptions) -> KerberosAcceptor | None:
+    """The daemon's Kerberos identity when --thrift-auth kerberos (checked before serving)."""
+    if options.thrift_auth != "kerberos":
+        for flag, value in (
+            ("--thrift-kerberos-principal", options.thrift_kerberos_principal),
+            ("--thrift-kerberos-keytab", options.thrift_kerberos_keytab),
+        ):
+            if value:
+                raise StatlasError(f"{flag} is given but --thrift-auth is not kerberos")
+        return None
+    if not options.thrift_kerberos_principal or not options.thrift_kerberos_keytab:
+        raise StatlasError(
+            "--thrift-auth kerberos needs --thrift-kerberos-principal and "
+            "--thrift-kerberos-keytab (Hive's hive.metastore.kerberos.principal and "
+            "hive.metastore.kerberos.keytab.file)"
+        )
+    principal = service_principal(options.thrift_kerberos_principal, options.host)
+    return KerberosAcceptor.from_keytab(
+        principal,
+        Path(options.thrift_kerberos_keytab),
+        parse_protection(options.thrift_sasl_qop),
     )
 
 
@@ -105,6 +140,8 @@ def run_daemon(db_url: str, options: DaemonOptions) -> int:
     configure_logging()
     if options.thrift_port:
         check_thrift_exposure(options.host, options.thrift_port, options.thrift_auth)
+    kerberos = kerberos_acceptor(options) if options.thrift_port else None
+    roles = Roles.load(Path(options.roles)) if options.roles else None
     tune_allocator()  # freed memory goes back: the daemon grows by what its cache holds
     reserve_for_process(OUTSIDE_CACHE_BYTES)  # STATLAS_CACHE_MB bounds the daemon's growth
     import_request_modules()  # not on the first request's path, nor counted as growth
@@ -126,6 +163,7 @@ def run_daemon(db_url: str, options: DaemonOptions) -> int:
             scheduler_router(node, elector, runtime),
         ],
         spark_master=options.master,
+        roles=roles,
     )
     server = uvicorn.Server(
         uvicorn.Config(
@@ -149,6 +187,8 @@ def run_daemon(db_url: str, options: DaemonOptions) -> int:
                 options.lock_timeout,
                 options.thrift_max_connections,
                 options.thrift_idle_timeout,
+                kerberos,
+                roles,
             ).start()
         install_runtime(runtime)
         log.info("statlas daemon %s on http://%s:%d", node, options.host, options.port)

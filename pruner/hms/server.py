@@ -1,6 +1,7 @@
-"""The Hive Metastore Thrift server: binary protocol, buffered transport, no SASL (Hive's
-defaults), one thread per client connection (Hive clients keep connections open while
-idle, so a thread pool would stall). See docs/hive-metastore.md.
+"""The Hive Metastore Thrift server: binary protocol; buffered transport without
+authentication (Hive's default), or Thrift's SASL transport with Kerberos (GSSAPI, Hive's
+`hive.metastore.sasl.enabled`); one thread per client connection (Hive clients keep
+connections open while idle, so a thread pool would stall). See docs/hive-metastore.md.
 """
 
 from __future__ import annotations
@@ -18,8 +19,12 @@ from thrift.transport import TSocket, TTransport
 
 from metastore.errors import StatlasError
 from metastore.hive_locks import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
+from pruner.authorization import Roles
+from pruner.hms.authorizing_handler import AuthorizingHandler
 from pruner.hms.encoding import list_header
 from pruner.hms.handler import HiveMetastoreHandler
+from pruner.hms.sasl_gssapi import KerberosAcceptor, SaslRefused
+from pruner.hms.sasl_transport import SaslDataTransport, negotiate
 from pruner.hms.thrift_errors import thrift_errors_of
 
 log = logging.getLogger("statlas.hms")
@@ -50,7 +55,7 @@ class Processor(thrift_api.Processor):  # type: ignore[misc]
     UNKNOWN_METHOD with the text Hive's own server uses ("Invalid method name: 'x'"):
     Spark and Trino match that text to fall back to older calls."""
 
-    def __init__(self, handler: HiveMetastoreHandler) -> None:
+    def __init__(self, handler: HiveMetastoreHandler | AuthorizingHandler) -> None:
         super().__init__(handler)
         self._handled = {
             name for name in self._processMap if callable(getattr(handler, name, None))
@@ -138,6 +143,8 @@ class ThriftService:
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        kerberos: KerberosAcceptor | None = None,
+        roles: Roles | None = None,
     ) -> None:
         if max_connections < 1:
             raise StatlasError(
@@ -148,7 +155,10 @@ class ThriftService:
         self.handler = HiveMetastoreHandler(engine, warehouse, lock_timeout)
         self.idle_timeout = idle_timeout
         self._slots = threading.BoundedSemaphore(max_connections)
-        self.processor = Processor(self.handler)
+        self.kerberos = kerberos
+        self.processor = Processor(
+            self.handler if roles is None else AuthorizingHandler(self.handler, roles)
+        )
         self.protocol = TBinaryProtocolAcceleratedFactory()
         self.transport = TTransport.TBufferedTransportFactory()
         self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -191,21 +201,31 @@ class ThriftService:
             with self._lock:
                 self._clients.add(client)
             threading.Thread(
-                target=self._serve, args=(client,), name="hms-client", daemon=True
+                target=self._serve, args=(client, _address), name="hms-client", daemon=True
             ).start()
 
-    def _serve(self, client: socket.socket) -> None:
+    def _serve(self, client: socket.socket, address: tuple[str, int]) -> None:
         wrapped = TSocket.TSocket()
         wrapped.setHandle(client)
-        itrans = self.transport.getTransport(wrapped)
-        otrans = self.transport.getTransport(wrapped)
-        iprot = self.protocol.getProtocol(itrans)
-        oprot = self.protocol.getProtocol(otrans)
+        itrans: Any = wrapped
         try:
+            if self.kerberos is None:
+                itrans = self.transport.getTransport(wrapped)
+                otrans = self.transport.getTransport(wrapped)
+                self.handler.begin_connection(None)
+            else:
+                negotiation = negotiate(wrapped, {"GSSAPI": self.kerberos})
+                itrans = otrans = SaslDataTransport(wrapped, negotiation)
+                self.handler.begin_connection(negotiation.principal)
+                log.debug("client %s:%d is %s", *address, negotiation.principal)
+            iprot = self.protocol.getProtocol(itrans)
+            oprot = self.protocol.getProtocol(otrans)
             while not self._stopping.is_set():
                 self.processor.process(iprot, oprot)
-        except TTransport.TTransportException:
-            pass  # the client closed its connection
+        except SaslRefused as refusal:
+            log.warning("Hive Metastore client %s:%d refused: %s", *address, refusal)
+        except (TTransport.TTransportException, OSError):
+            pass  # the client closed its connection, or sent nothing for idle_timeout
         except Exception:  # a reply that could not be written: drop this client only
             log.exception("Hive Metastore client connection failed")
         finally:

@@ -22,6 +22,8 @@ META_CONF_DEFAULTS = {
 Hive's defaults. statlas keeps and answers them; none changes what statlas does (it has no
 direct-SQL path to switch, and it checks no column type changes)."""
 
+ANONYMOUS = "anonymous"  # an unauthenticated client that gave set_ugi no name
+
 
 class SessionCalls:
     """Mixed into the handler: needs `warehouse` and `lock_timeout`. One thread serves one
@@ -37,7 +39,22 @@ class SessionCalls:
             settings = self._connection.meta_conf = {}
         return settings
 
+    def begin_connection(self, principal: str | None) -> None:
+        """A new connection on this thread: its Kerberos principal (None: unauthenticated,
+        the client then goes by the name it gives set_ugi, or "anonymous")."""
+        self._connection.meta_conf = {}
+        self._connection.authenticated = principal is not None
+        self._connection.principal = principal or ANONYMOUS
+
+    def connection_principal(self) -> str:
+        principal: str = getattr(self._connection, "principal", ANONYMOUS)
+        return principal
+
     def set_ugi(self, user_name: str, group_names: list[str]) -> list[str]:
+        """Hive's unauthenticated clients name their user here; a Kerberos principal is
+        not replaced by a name the client asserts."""
+        if user_name and not getattr(self._connection, "authenticated", False):
+            self._connection.principal = user_name
         return [user_name, *(group_names or [])]
 
     def shutdown(self) -> None:

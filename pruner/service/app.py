@@ -27,6 +27,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 
 from metastore import Metastore
+from pruner.authorization import Roles
 from pruner.service.auth import BearerToken, document_bearer
 from pruner.service.errors import add_error_handlers
 from pruner.service.fast_path import LookupFastPath
@@ -55,9 +56,11 @@ def create_app(
     token: str | None = None,
     routers: Sequence[APIRouter] = (),
     spark_master: str | None = None,
+    roles: Roles | None = None,
 ) -> FastAPI:
     """The API over the metastore at `db_url`. With `token`, every route but /health wants
-    `Authorization: Bearer <token>`. `routers` are included as they are (the daemon adds
+    `Authorization: Bearer <token>`, and `roles` says what the token's holder may do.
+    `routers` are included as they are (the daemon adds
     its /schedules and /scheduler). Spark starts only when a /prune needs it, on
     `spark_master`."""
     service = Service(Metastore(db_url), LazySpark(spark_master))
@@ -93,7 +96,7 @@ def create_app(
     assert set(lookup_routes) == {"GET", "POST"}
     app.add_middleware(LookupFastPath, service=service, routes=lookup_routes, handlers=handlers)
     if token:
-        app.add_middleware(BearerToken, token=token)
+        app.add_middleware(BearerToken, token=token, roles=roles)
         document_bearer(app)
     app.add_middleware(RequestMetrics)
     return app

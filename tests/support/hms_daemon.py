@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +37,13 @@ class ThriftClient:
 
 
 @contextlib.contextmanager
-def hms_daemon(db_url: str, cwd: Path, *arguments: str) -> Iterator[tuple[int, Path]]:
+def hms_daemon(
+    db_url: str, cwd: Path, *arguments: str, env_extra: Mapping[str, str] | None = None
+) -> Iterator[tuple[int, Path]]:
     """A `statlas daemon` on `db_url` (upgraded first, run in `cwd` with its warehouse
-    there) serving its Thrift port; yields the port and the daemon's log."""
-    env = statlas_env(db_url)
+    there, `env_extra` added to its environment) serving its Thrift port; yields the port
+    and the daemon's log."""
+    env = {**statlas_env(db_url), **(env_extra or {})}
     upgraded = subprocess.run(
         [str(STATLAS), "db", "upgrade"], env=env, capture_output=True, text=True, timeout=120
     )
