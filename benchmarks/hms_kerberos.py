@@ -18,7 +18,7 @@ what the server does. On a connection that stays open:
 Medians over --runs runs, each measure on both daemons in turns (the plain one first in
 even runs). Ratios are Kerberos over plain (1.10: 10% slower).
 
-Usage: python benchmarks/hms_kerberos.py [--runs 9] [--calls 2000] [--db-url URL]
+Usage: python benchmarks/hms_kerberos.py [--runs 9] [--calls 2000] [--backend postgres|sqlite]
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from thrift.transport import TTransport
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.hms import RawClient
+from benchmarks.real_hive import recreate_database
 from tests.support.hms_daemon import ThriftClient, hms_daemon
 from tests.support.kdc import kdc
 from tests.support.kerberos_client import KerberosThriftClient
@@ -159,11 +160,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--calls", type=int, default=2000)
-    parser.add_argument("--db-url", default=None, help="a metastore (default: a new SQLite)")
+    parser.add_argument(
+        "--backend",
+        choices=["postgres", "sqlite"],
+        default="postgres",
+        help="postgres: a new database statlas_kerberos_bench on 127.0.0.1:5432; sqlite: a file",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
-        db_url = args.db_url or f"sqlite:///{work / 'statlas.db'}"
+        db_url = f"sqlite:///{work / 'statlas.db'}"
+        if args.backend == "postgres":
+            recreate_database("statlas_kerberos_bench", "127.0.0.1", 5432, "postgres")
+            db_url = "postgresql+psycopg2://postgres@127.0.0.1:5432/statlas_kerberos_bench"
         with kdc(work / "kdc") as realm:
             for name in (SERVICE, "bench"):
                 realm.add_principal(name)
@@ -211,7 +220,7 @@ def run(
 
 
 def report(figures: dict[str, dict[str, list[float]]], args: argparse.Namespace, db: str) -> None:
-    backend = db.split(":", 1)[0]
+    backend = db.split(":", 1)[0].split("+")[0]
     print(f"Kerberos on the Hive Metastore port: {backend}, medians of {args.runs} runs")
     print()
     print("| measure | no authentication | Kerberos (QOP auth) | Kerberos / none |")

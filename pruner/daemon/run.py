@@ -142,6 +142,16 @@ def run_daemon(db_url: str, options: DaemonOptions) -> int:
         check_thrift_exposure(options.host, options.thrift_port, options.thrift_auth)
     kerberos = kerberos_acceptor(options) if options.thrift_port else None
     roles = Roles.load(Path(options.roles)) if options.roles else None
+    if roles is not None and not options.token:
+        log.warning(
+            "--roles without $STATLAS_API_TOKEN: the HTTP API has no token holder to give a "
+            "role, and answers anyone who reaches it"
+        )
+    if roles is not None and options.thrift_port and options.thrift_auth != "kerberos":
+        log.warning(
+            "--roles without --thrift-auth kerberos: Hive Metastore clients are known by the "
+            "name they give set_ugi, which anyone can claim"
+        )
     tune_allocator()  # freed memory goes back: the daemon grows by what its cache holds
     reserve_for_process(OUTSIDE_CACHE_BYTES)  # STATLAS_CACHE_MB bounds the daemon's growth
     import_request_modules()  # not on the first request's path, nor counted as growth

@@ -12,12 +12,17 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from hive_metastore import ThriftHiveMetastore as thrift_api
 from hive_metastore import ttypes as hms
+from thrift.protocol import TBinaryProtocol
+from thrift.Thrift import TMessageType
+from thrift.transport import TTransport
 
 from metastore import Metastore
 from pruner.daemon.run import is_loopback
 from pruner.hms.server import ThriftService
-from tests.support.hms_daemon import STATLAS, ThriftClient
+from tests.pruner.hms.test_hms_thrift import partition, sales_table
+from tests.support.hms_daemon import STATLAS, ThriftClient, hms_daemon
 from tests.support.processes import free_ports, statlas_env, stop_group
 
 
@@ -202,3 +207,85 @@ def test_a_drop_never_deletes_the_warehouse_or_a_databases_directory(
     (warehouse / "plain" / "x.parquet").write_bytes(b"x")
     client.drop_table("default", "plain", True)
     assert not (warehouse / "plain").exists()
+
+
+def _get_partitions_call(table: str) -> bytes:
+    """A get_partitions call as bytes on the wire (binary protocol, unframed)."""
+    buffer = TTransport.TMemoryBuffer()
+    protocol = TBinaryProtocol.TBinaryProtocol(buffer)
+    protocol.writeMessageBegin("get_partitions", TMessageType.CALL, 1)
+    thrift_api.get_partitions_args(db_name="default", tbl_name=table, max_parts=-1).write(protocol)
+    protocol.writeMessageEnd()
+    return bytes(buffer.getvalue())
+
+
+def _resident_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+def _reply_bytes(sock: socket.socket, expected: int | None = None) -> int:
+    """Bytes read until `expected`, or (None) until the reply stops flowing for a second."""
+    sock.settimeout(30)
+    total = 0
+    while expected is None or total < expected:
+        try:
+            data = sock.recv(1 << 20)
+        except TimeoutError:
+            if expected is None and total:
+                break
+            raise
+        if not data:
+            break
+        total += len(data)
+        if expected is None:
+            sock.settimeout(1)
+    return total
+
+
+def test_memory_stays_bounded_while_clients_stall_on_large_replies(
+    db_url: str, tmp_path: Path
+) -> None:
+    """30 clients ask for 5,000 partitions each and read nothing: the daemon grows by at
+    most 1.5 times the replies' bytes (each reply is encoded in chunks as it is sent, so a
+    stalled one holds its rows and a chunk), serves another client meanwhile, and every
+    stalled reply arrives whole once its client reads."""
+    with hms_daemon(db_url, tmp_path) as (port, _log):
+        client = ThriftClient(port)
+        client.create_table(sales_table(str(tmp_path / "sales")))
+        for day in range(50):
+            client.add_partitions(
+                [
+                    partition([f"2024-{1 + day // 28:02d}-{1 + day % 28:02d}", str(h)])
+                    for h in range(100)
+                ]
+            )
+        call = _get_partitions_call("sales")
+        with socket.create_connection(("127.0.0.1", port)) as probe:
+            probe.sendall(call)
+            reply = _reply_bytes(probe)
+        assert reply > 1_000_000, reply
+        pid = int(
+            subprocess.run(
+                ["pgrep", "-f", "--", f"--thrift-port {port}"], capture_output=True, text=True
+            ).stdout.split()[0]
+        )
+        before = _resident_mb(pid)
+        stalled = [socket.create_connection(("127.0.0.1", port)) for _ in range(30)]
+        try:
+            for sock in stalled:
+                sock.sendall(call)
+            time.sleep(5)  # every call read, its rows selected, its first chunks sent
+            grown = _resident_mb(pid) - before
+            assert grown < 1.5 * 30 * reply / 2**20, (grown, reply)  # seen: 0.86 x
+            started = time.monotonic()
+            assert client.get_table("default", "sales").tableName == "sales"
+            assert time.monotonic() - started < 10
+            for sock in stalled:
+                assert _reply_bytes(sock, reply) == reply
+        finally:
+            for sock in stalled:
+                sock.close()
+        client.close()
