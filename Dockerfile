@@ -20,6 +20,7 @@ COPY migrations migrations
 COPY collectors collectors
 COPY optimizer optimizer
 COPY pruner pruner
+COPY servers servers
 RUN pip install --no-cache-dir '.[postgres,spark,daemon,kerberos]' \
     && cd / && python -m collectors.jvm_scan
 
@@ -32,7 +33,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     PYSPARK_PYTHON=python3
 WORKDIR /opt/statlas
 RUN statlas --help > /dev/null \
-    && python -c "import pruner.daemon.run, pruner.service.app, collectors.collect, optimizer.estimate.api, gssapi" \
+    && python -c "import servers.daemon, servers.http.app, collectors.collect, optimizer.estimate.api, gssapi" \
     && python -c "from collectors.jvm_scan import scan_jar; assert scan_jar(build=False), 'no scan jar'"
 EXPOSE 8080 9083
 ENTRYPOINT ["statlas"]

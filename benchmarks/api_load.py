@@ -1,4 +1,4 @@
-"""HTTP load on the daemon's partition lookup API (pruner/service/) over PostgreSQL.
+"""HTTP load on the daemon's partition lookup API (servers/http/) over PostgreSQL.
 
 A table of 100,000 partitions (1,000 days x 100 regions, dt date x region string) is
 registered from a synthetic listing in the schema `bench_api` of the local PostgreSQL (so
@@ -50,7 +50,7 @@ TARGET_RATE, TARGET_P99_MS = 1_000, 50
 
 def app_from_env() -> Any:
     """The uvicorn factory: the API over $STATLAS_DB_URL (`uvicorn --factory`)."""
-    from pruner.service.app import create_app
+    from servers.http.app import create_app
 
     return create_app(os.environ["STATLAS_DB_URL"])
 

@@ -1161,7 +1161,7 @@ def statlas_is_fresher(collected_at: dt.datetime | None, written_at: dt.datetime
 
 def statistics_source(stored: StoredTable) -> str:
     """Where the table statistics served to engines through the Hive Metastore API come
-    from, in words (pruner.hms.served_statistics serves the fresher)."""
+    from, in words (servers.hive_metastore.served_statistics serves the fresher)."""
     if statlas_is_fresher(stored.collected_at, stored.statistics_written_at):
         assert stored.collected_at is not None
         return f"statlas's collection of {stored.collected_at.isoformat(timespec='seconds')}"

@@ -819,7 +819,7 @@ def cmd_daemon(args: argparse.Namespace, settings: Settings) -> int:
     from metastore.process_memory import arrow_on_system_allocator
 
     arrow_on_system_allocator()  # before anything loads pyarrow
-    from pruner.daemon.run import DaemonOptions, run_daemon
+    from servers.daemon import DaemonOptions, run_daemon
 
     if not 0 <= args.port <= 65535:
         raise InvalidValue(f"--port must be between 0 and 65535, got {args.port}")

@@ -1,5 +1,5 @@
 """the Hive Metastore's catalog: databases, what Hive clients keep of tables and partitions,
-column statistics written by engines (pruner/hms, docs/hive-metastore.md)
+column statistics written by engines (servers/hive_metastore, docs/hive-metastore.md)
 
 Tables and partitions stay where they are (catalog_tables, partitions_<id>, typed); this
 revision adds what a Hive client writes and reads back beside them: databases (`default`

@@ -1,4 +1,4 @@
-"""`statlas daemon`: the HTTP API (pruner.service) in every daemon, the scheduled jobs in
+"""`statlas daemon`: the HTTP API (servers.http) in every daemon, the scheduled jobs in
 the one that leads. run.py starts and stops it; leader.py elects the leader; scheduler.py
 runs the jobs; schedules.py keeps the schedules in the metastore.
 

@@ -4,7 +4,7 @@ Every schedule runs `refresh_table(table)`: an incremental `collect`, which list
 again where it was registered from (collectors.refresh: new and vanished partitions,
 changed fingerprints), rescans only new partitions and those whose fingerprint changed,
 and drops the statistics of vanished ones. A run is recorded with
-`pruner.service.metrics.record_job_run`.
+`servers.http.metrics.record_job_run`.
 
 Jobs run in the daemon's `JobRuntime`: one Spark session, the set of runs in flight, and
 how to abandon them. Each run's Spark jobs carry a tag of their own, so that abandoning
@@ -18,7 +18,7 @@ import datetime as dt
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from apscheduler.executors.pool import ThreadPoolExecutor  # type: ignore[import-untyped]
@@ -50,8 +50,11 @@ class JobRuntime:
         metastore: Metastore,
         master: str | None = None,
         spark_conf: Mapping[str, str] | None = None,
+        on_job_run: Callable[[str, str, str, float], None] | None = None,
     ) -> None:
         self.metastore = metastore
+        # told of every scheduled run: (job, table, "succeeded" or "failed", seconds)
+        self.on_job_run = on_job_run
         self.master = master
         self.spark_conf = dict(spark_conf or {})
         self.leader_since: dt.datetime | None = None
@@ -227,8 +230,6 @@ def install_runtime(runtime: JobRuntime | None) -> None:
 
 def refresh_table(table: str) -> None:
     """The job of every schedule (by reference: schedules.REFRESH_JOB)."""
-    from pruner.service.metrics import record_job_run
-
     runtime = _runtime
     if runtime is None:
         raise StatlasError("scheduled jobs run inside `statlas daemon`")
@@ -239,7 +240,8 @@ def refresh_table(table: str) -> None:
     except Exception:
         log.exception("refresh %s failed", table)
     finally:
-        record_job_run(JOB_NAME, table, status, time.perf_counter() - started)
+        if runtime.on_job_run is not None:
+            runtime.on_job_run(JOB_NAME, table, status, time.perf_counter() - started)
 
 
 class LeaderScheduler:

@@ -3,7 +3,7 @@ the metastore's `apscheduler_jobs` table (APScheduler 3's SQLAlchemyJobStore), s
 survive restarts and every daemon on the metastore sees the same ones.
 
 `Schedules` adds, lists and removes them without a running daemon, through a paused
-APScheduler on the same job store; pruner.service.routes.schedules serves the same
+APScheduler on the same job store; servers.http.routes.schedules serves the same
 operations over HTTP (GET /schedules, POST /schedules, DELETE /schedules/{table}).
 
 >>> every_seconds("1h30m")
@@ -28,7 +28,7 @@ from metastore import Metastore
 from metastore.catalog import normalise_table_name
 from metastore.engine import make_engine, with_reconnect
 from metastore.errors import InvalidValue, StatlasError
-from pruner.service.formats import utc_text
+from metastore.times import utc_text
 
 T = TypeVar("T")
 

@@ -15,8 +15,8 @@ from starlette.exceptions import StarletteDeprecationWarning
 
 from metastore import Metastore
 from pruner.prune import LARGEST_PARTITIONED
-from pruner.service.app import create_app
-from pruner.service.models import PruneOut
+from servers.http.app import create_app
+from servers.http.models import PruneOut
 from tests.support.partitions import write_partitions
 
 with warnings.catch_warnings():  # starlette asks for httpx2; the httpx installed works

@@ -28,8 +28,8 @@ from pruner.daemon.schedules import (
     crontab_weekdays,
     every_seconds,
 )
-from pruner.service.app import create_app
-from pruner.service.routes.schedules import schedules_router
+from servers.http.app import create_app
+from servers.http.routes.schedules import schedules_router
 from statlas.cli import main
 from tests.support.partitions import write_partitions
 

@@ -1,5 +1,5 @@
 """Hive clients the tests run against `statlas daemon --thrift-port`, besides PySpark's own
-(tests/pruner/hms/test_hms_spark.py): Spark's Thrift Server (HiveThriftServer2, started
+(tests/servers/hive_metastore/test_hms_spark.py): Spark's Thrift Server (HiveThriftServer2, started
 with pyspark's spark-submit) and Hive's beeline talking JDBC to it."""
 
 from __future__ import annotations

@@ -1,0 +1,264 @@
+"""The API's request bodies (validated by FastAPI) and answer models. The answers document
+the routes' JSON in the OpenAPI schema; the routes themselves return the CLI's JSON as
+bytes, without validating it against these."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from metastore.lookup import PartitionQuery, TupleList
+from optimizer.cost.params import CostParams
+from optimizer.estimate.predicates import Level
+from servers.http.formats import Text
+
+MAX_BUCKETS = 10_000  # histogram buckets one request may ask for
+
+# --- request bodies -------------------------------------------------------------------
+
+Scalar = Text | int | float | bool | None
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class TupleRows(_Strict):
+    """`(keys...) IN rows`: exactly these combinations of key values."""
+
+    keys: list[str] = Field(min_length=1, examples=[["dt", "region"]])
+    rows: list[list[Scalar]] = Field(
+        description="one value per key, in the order of `keys`; null is the default partition",
+        examples=[[["2024-03-05", "emea"]]],
+    )
+
+
+class Selection(_Strict):
+    """Which partitions: per-key IN lists, exact tuples and a condition, all conjoined
+    (every partition when all are absent)."""
+
+    in_: dict[str, list[Scalar]] = Field(
+        default_factory=dict,
+        alias="in",
+        description="the values of each key (1 to 1,000,000 of them); "
+        "null or __HIVE_DEFAULT_PARTITION__ is the default partition",
+        examples=[{"dt": ["2024-03-05", "2024-03-06"], "region": ["emea"]}],
+    )
+    tuples: list[TupleRows] = Field(default_factory=list)
+    where: Text | None = Field(
+        default=None,
+        description="an SQL condition on keys, as in Spark SQL",
+        examples=["dt >= '2024-03-01' AND region <> 'emea'"],
+    )
+
+    def query(self) -> PartitionQuery:
+        return PartitionQuery(
+            tuple(self.in_.items()),
+            tuple(TupleList(tuple(t.keys), t.rows) for t in self.tuples),
+            self.where,
+        )
+
+
+class StatisticsRequest(Selection):
+    columns: list[str] | None = Field(default=None, description="only these columns (all)")
+    buckets: int = Field(default=64, ge=1, le=MAX_BUCKETS, description="histogram buckets")
+
+
+Dialect = Literal["spark", "hive"]
+
+
+class EstimateRequest(_Strict):
+    sql: Text = Field(examples=["SELECT * FROM sales WHERE dt = '2024-03-05'"])
+    dialect: Dialect = "spark"
+    level: Level = "sketch"
+
+
+class ExplainRequest(_Strict):
+    sql: Text = Field(
+        examples=[
+            "SELECT s.name, count(*) FROM sales f JOIN stores s ON f.store = s.id GROUP BY s.name"
+        ]
+    )
+    dialect: Dialect = "spark"
+    config: dict[str, str] = Field(
+        default_factory=dict,
+        description="cost variables and thresholds, as `statlas explain --config KEY=VALUE`",
+    )
+    emit: Literal["spark"] | None = Field(
+        default=None, description="also return the query as Spark SQL with join hints"
+    )
+
+
+class PruneRequest(_Strict):
+    sql: Text
+    dialect: Dialect = "spark"
+    run: bool = Field(default=False, description="also run the pruned query (adds rows)")
+    max_values: int | None = Field(
+        default=None,
+        ge=1,
+        description="distinct values per key before a [min, max] range "
+        "is used instead (default 10,000)",
+    )
+    map_join_threshold: int | None = Field(
+        default=None,
+        ge=0,
+        description="largest small side of a map join, bytes: `statlas explain`'s "
+        f"map_join_threshold (default {CostParams.map_join_threshold:,.0f})",
+    )
+
+
+# --- answers (documentation: the routes return the CLI's JSON as bytes) ----------------
+
+JsonScalar = str | int | float | bool | None
+
+
+class ErrorOut(BaseModel):
+    error: str
+
+
+class HealthOut(BaseModel):
+    status: Literal["ok", "degraded"]
+    database: Literal["ok", "unavailable"]
+    error: str | None = None
+
+
+class ColumnOut(BaseModel):
+    name: str
+    type: str
+    nullable: bool
+
+
+class KeyOut(BaseModel):
+    name: str
+    type: str
+
+
+class BucketingOut(BaseModel):
+    num_buckets: int
+    columns: list[str]
+    sort_columns: list[list[str]]
+
+
+class TableOut(BaseModel):
+    name: str
+    location: str
+    format: str
+    columns: list[ColumnOut]
+    partition_keys: list[KeyOut]
+    bucketing: BucketingOut | None
+    properties: dict[str, Any]
+    partitions: int
+
+
+class TablesOut(BaseModel):
+    tables: list[TableOut]
+
+
+class PartitionOut(BaseModel):
+    values: dict[str, JsonScalar]
+    location: str
+
+
+class PartitionsOut(BaseModel):
+    table: str
+    count: int
+    partitions: list[PartitionOut]
+
+
+class HistogramOut(BaseModel):
+    bounds: list[JsonScalar]
+    counts: list[float]
+
+
+class ColumnStatisticsOut(BaseModel):
+    type: str
+    null_count: int
+    min: JsonScalar
+    max: JsonScalar
+    ndv: int | None
+    ndv_source: str | None
+    avg_len: float | None
+    max_len: int | None
+    mcv: list[list[JsonScalar]] = Field(description="[value, count] pairs")
+    equi_depth: HistogramOut | None
+    equi_width: HistogramOut | None
+    uniform: HistogramOut | None
+
+
+class StatisticsOut(BaseModel):
+    table: str
+    partitions: int
+    row_count: int
+    columns: dict[str, ColumnStatisticsOut]
+
+
+class PlanNodeOut(BaseModel):
+    op: str
+    rows: float
+    source: str
+    precision: str
+    row_size: float
+    detail: str
+    columns: dict[str, dict[str, Any]]
+    children: list[PlanNodeOut]
+
+
+class EstimateOut(BaseModel):
+    rows: float
+    level: str
+    plan: PlanNodeOut
+
+
+class BeforeAfterOut(BaseModel):
+    before: int
+    after: int
+
+
+class ExplainOut(BaseModel):
+    jobs: BeforeAfterOut
+    shuffles: BeforeAfterOut
+    scans: BeforeAfterOut
+    cost: dict[str, float]
+    level: str
+    plan: dict[str, Any]
+    spark_sql: str | None = None
+
+
+class RejectedOut(BaseModel):
+    join: str
+    reason: str
+
+
+class PruneOut(BaseModel):
+    pruned: bool = Field(description="false: no map join prunes; the query's own filters keep")
+    table: str | None = Field(description="the pruned table, else the largest partitioned one")
+    table_reason: str
+    keys: list[str]
+    partitions_before: int
+    partitions_after: int
+    partitions: list[PartitionOut]
+    values_collected: dict[str, int]
+    fallback: str | None
+    predicates: list[str]
+    candidates: list[dict[str, Any]]
+    rejected: list[RejectedOut]
+    seconds: float
+    rows: int | None = Field(default=None, description="with run only")
+
+
+class RunOut(BaseModel):
+    id: int
+    table: str
+    started: str
+    finished: str | None
+    status: str
+    partitions_scanned: int
+    partitions_skipped: int
+    partitions_removed: int
+    rows: int
+    error: str | None
+
+
+class RunsOut(BaseModel):
+    runs: list[RunOut]
