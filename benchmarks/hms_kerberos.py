@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.hms import RawClient
 from benchmarks.real_hive import recreate_database
 from tests.support.hms_daemon import ThriftClient, hms_daemon
-from tests.support.kdc import kdc
+from tests.support.kdc import daemon_arguments, kdc
 from tests.support.kerberos_client import KerberosThriftClient
 
 SERVICE = "statlas/localhost"
@@ -178,14 +178,7 @@ def main() -> None:
                 realm.add_principal(name)
             os.environ["KRB5_CONFIG"] = str(realm.krb5_conf)
             ccache = f"FILE:{realm.kinit('bench')}"
-            secured = [
-                "--thrift-auth",
-                "kerberos",
-                "--thrift-kerberos-principal",
-                f"{SERVICE}@{realm.realm}",
-                "--thrift-kerberos-keytab",
-                str(realm.keytab(SERVICE)),
-            ]
+            secured = daemon_arguments(f"{SERVICE}@{realm.realm}", realm.keytab(SERVICE))
             extra = {"KRB5_CONFIG": str(realm.krb5_conf)}
             with (
                 hms_daemon(db_url, work / "plain", env_extra=extra) as (plain_port, _),

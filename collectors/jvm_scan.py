@@ -28,7 +28,6 @@ from metastore.histograms import HLL_LG_K, KLL_K, THETA_LG_K
 
 SOURCES = Path(__file__).resolve().parent / "jvm" / "src"
 JAR = Path(__file__).resolve().parent / "jvm" / "statlas-collect.jar"
-SCAN_CLASS = "statlas.collect.PartitionScan"
 METHODS = ("auto", "jvm", "spark")
 # the scalar types the one-pass scan describes fully (nested and void columns: counts only)
 SCALAR_TYPES = (

@@ -27,10 +27,6 @@ from typing import Any
 
 import numpy as np
 from datasketches import (
-    PyDoublesSerDe,
-    PyLongsSerDe,
-    PySerDe,
-    PyStringsSerDe,
     compact_theta_sketch,
     frequent_items_error_type,
     frequent_items_sketch,
@@ -213,16 +209,6 @@ def merge_theta(blobs: Iterable[bytes]) -> compact_theta_sketch:
     for blob in blobs:
         union.update(compact_theta_sketch.deserialize(blob))
     return union.get_result()
-
-
-def items_serde(items: str | None) -> PySerDe:
-    """The serialiser of a heavy-hitters sketch's items: Spark writes longs, doubles and
-    strings with DataSketches' ArrayOfLongs/Doubles/StringsSerDe, which these mirror."""
-    if items == "longs":
-        return PyLongsSerDe()
-    if items == "doubles":
-        return PyDoublesSerDe()
-    return PyStringsSerDe()
 
 
 # DataSketches' frequent-items serial form: a preamble of `preamble longs` 8-byte words (the

@@ -31,7 +31,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # The Alembic revision these models describe (tests check it is the head of migrations/).
-SCHEMA_REVISION = "0011"
+SCHEMA_REVISION = "0012"
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",

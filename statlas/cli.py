@@ -4,9 +4,7 @@ metastore cannot be reached)."""
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -21,6 +19,8 @@ from metastore.catalog import (
 )
 from metastore.errors import InvalidLookup, InvalidValue, StatlasError
 from metastore.lookup import PartitionQuery, read_tuple_file, read_value_file
+from statlas.daemon_commands import add_daemon_commands
+from statlas.options import add_spark_options, key_value_pair, print_json, spark_conf
 from statlas.settings import Settings
 
 if TYPE_CHECKING:
@@ -276,146 +276,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_daemon_commands(commands: Any, common: argparse.ArgumentParser) -> None:
-    """`statlas daemon` and `statlas schedule add|list|remove`."""
-    daemon = commands.add_parser(
-        "daemon",
-        parents=[common],
-        help="serve the HTTP API and run scheduled jobs",
-        description="Serve the HTTP API. Of all daemons on one metastore, exactly one (the "
-        "leader) runs the scheduled jobs; another takes over when it dies. SIGTERM stops "
-        "taking requests, gives running jobs --grace seconds to finish, cancels the rest "
-        "and exits 0. $STATLAS_API_TOKEN, when set, is the bearer token every route but "
-        "/health wants.",
-    )
-    daemon.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
-    daemon.add_argument("--port", type=int, default=8080, help="port to listen on (8080)")
-    daemon.add_argument(
-        "--thrift-port",
-        type=int,
-        default=9083,
-        metavar="PORT",
-        help="port of the Hive Metastore Thrift API, for Spark, Hive and Trino (9083; 0: off)",
-    )
-    daemon.add_argument(
-        "--warehouse",
-        default="warehouse",
-        metavar="DIR",
-        help="where managed tables created through the Hive Metastore API live; dropping "
-        "one deletes its data only inside this directory (./warehouse)",
-    )
-    daemon.add_argument(
-        "--thrift-auth",
-        choices=["none", "kerberos"],
-        default=None,
-        help="authentication of the Hive Metastore API: 'kerberos' (SASL GSSAPI, as Hive's "
-        "hive.metastore.sasl.enabled); without it the daemon serves Thrift on loopback "
-        "addresses only; 'none' serves it on --host anyway (logged as a warning)",
-    )
-    daemon.add_argument(
-        "--thrift-kerberos-principal",
-        metavar="PRINCIPAL",
-        help="the daemon's service principal, e.g. hive/_HOST@EXAMPLE.COM (_HOST: this "
-        "machine's name), as Hive's hive.metastore.kerberos.principal",
-    )
-    daemon.add_argument(
-        "--thrift-kerberos-keytab",
-        metavar="FILE",
-        help="the keytab holding the service principal's keys, as Hive's "
-        "hive.metastore.kerberos.keytab.file",
-    )
-    daemon.add_argument(
-        "--thrift-sasl-qop",
-        default="authentication",
-        metavar="QOP",
-        help="the protection of Kerberos connections: authentication, integrity or privacy "
-        "(or a comma-separated list), as Hadoop's hadoop.rpc.protection (authentication)",
-    )
-    daemon.add_argument(
-        "--roles",
-        metavar="FILE",
-        help="a TOML file mapping principals (Kerberos names, the HTTP token's holder) to "
-        "roles: reader, writer, admin (default: every authenticated client is admin)",
-    )
-    daemon.add_argument(
-        "--thrift-max-connections",
-        type=int,
-        default=1000,
-        metavar="N",
-        help="Hive Metastore connections served at once; more wait (1000, as Hive's "
-        "hive.metastore.server.max.threads)",
-    )
-    daemon.add_argument(
-        "--thrift-idle-timeout",
-        type=float,
-        default=600.0,
-        metavar="SECONDS",
-        help="a Hive Metastore connection that sends or reads nothing this long is closed "
-        "(600, as Hive's client socket timeout)",
-    )
-    daemon.add_argument(
-        "--lock-timeout",
-        type=float,
-        default=300.0,
-        metavar="SECONDS",
-        help="seconds a Hive Metastore lock lives without a heartbeat, as Hive's "
-        "hive.txn.timeout (300)",
-    )
-    daemon.add_argument(
-        "--grace",
-        type=float,
-        default=20.0,
-        metavar="SECONDS",
-        help="how long running jobs may take to finish after SIGTERM (20)",
-    )
-    add_spark_options(daemon)
-    daemon.set_defaults(handler=cmd_daemon)
-
-    schedule = commands.add_parser(
-        "schedule", help="schedule partition discovery and statistics refresh of tables"
-    )
-    schedules = schedule.add_subparsers(title="schedule commands", metavar="COMMAND")
-    add = schedules.add_parser(
-        "add",
-        parents=[common],
-        help="schedule a table (replaces its schedule)",
-        description="Each run lists the table's directory again (new and vanished "
-        "partitions) and collects the statistics of new and changed partitions. Runs "
-        "happen in the leading `statlas daemon`; cron times are UTC.",
-    )
-    add.add_argument("name")
-    add.add_argument("--cron", metavar="EXPR", help='a crontab expression, e.g. "0 * * * *"')
-    add.add_argument("--every", metavar="DURATION", help="an interval: 30s, 15m, 2h, 1d, 1h30m")
-    add.add_argument("--json", action="store_true", help="print JSON")
-    add.set_defaults(handler=cmd_schedule_add)
-    listing = schedules.add_parser("list", parents=[common], help="list schedules")
-    listing.add_argument("--json", action="store_true", help="print JSON")
-    listing.set_defaults(handler=cmd_schedule_list)
-    remove = schedules.add_parser("remove", parents=[common], help="remove a table's schedule")
-    remove.add_argument("name")
-    remove.set_defaults(handler=cmd_schedule_remove)
-
-
-def add_spark_options(parser: argparse.ArgumentParser) -> None:
-    """Where Spark runs and how it is configured (`collect`, `table register --spark-table`)."""
-    parser.add_argument(
-        "--master",
-        metavar="URL",
-        help="Spark master (default: $STATLAS_SPARK_MASTER, else local[*])",
-    )
-    parser.add_argument(
-        "--spark-conf",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a Spark setting (repeatable), e.g. spark.sql.catalogImplementation=hive",
-    )
-
-
-def spark_conf(args: argparse.Namespace) -> dict[str, str]:
-    return dict(_key_value_pair(p, "--spark-conf") for p in args.spark_conf)
-
-
 def add_partition_filters(parser: argparse.ArgumentParser) -> None:
     """The options that select partitions (`partitions` and `stats` share them)."""
     parser.add_argument(
@@ -449,11 +309,6 @@ def _metastore(settings: Settings) -> Metastore:
     return Metastore(settings.db_url)
 
 
-def _print_json(value: Any) -> None:
-    json.dump(value, sys.stdout, ensure_ascii=False)
-    sys.stdout.write("\n")
-
-
 def cmd_db_upgrade(args: argparse.Namespace, settings: Settings) -> int:
     revision = _metastore(settings).upgrade(args.revision)
     print(f"metastore schema at {revision or 'base'}")
@@ -463,13 +318,6 @@ def cmd_db_upgrade(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_db_current(args: argparse.Namespace, settings: Settings) -> int:
     print(_metastore(settings).current_revision() or "none")
     return 0
-
-
-def _key_value_pair(text: str, option: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise InvalidValue(f"{option} wants KEY=VALUE, got {text!r}")
-    return key.strip(), value
 
 
 def _bucket_spec(args: argparse.Namespace) -> BucketSpec | None:
@@ -491,7 +339,7 @@ def _bucket_spec(args: argparse.Namespace) -> BucketSpec | None:
 
 
 def cmd_table_register(args: argparse.Namespace, settings: Settings) -> int:
-    properties = dict(_key_value_pair(p, "--property") for p in args.property) or None
+    properties = dict(key_value_pair(p, "--property") for p in args.property) or None
     if args.spark_table:
         return _register_spark_tables(args, settings, properties)
     if not args.name:
@@ -510,7 +358,7 @@ def cmd_table_register(args: argparse.Namespace, settings: Settings) -> int:
 
 def _print_registration(report: RegistrationReport, as_json: bool) -> None:
     if as_json:
-        _print_json(report.as_json())
+        print_json(report.as_json())
         return
     keys = ", ".join(f"{k.name}:{k.type}" for k in report.partition_keys) or "none"
     verb = "registered" if report.created else "refreshed"
@@ -549,7 +397,7 @@ def _register_spark_tables(
         except StatlasError as error:
             failed.append(error)
             if args.json:
-                _print_json({"spark_table": identifier, "status": "failed", "error": str(error)})
+                print_json({"spark_table": identifier, "status": "failed", "error": str(error)})
             print(f"statlas: error: {error}", file=sys.stderr, flush=True)
             continue
         _print_registration(report, args.json)
@@ -559,7 +407,7 @@ def _register_spark_tables(
 def cmd_table_list(args: argparse.Namespace, settings: Settings) -> int:
     tables = _metastore(settings).tables()
     if args.json:
-        _print_json([t.as_json() for t in tables])
+        print_json([t.as_json() for t in tables])
         return 0
     for info in tables:
         keys = ",".join(info.key_names) or "-"
@@ -573,7 +421,7 @@ def cmd_table_list(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_table_show(args: argparse.Namespace, settings: Settings) -> int:
     info = _metastore(settings).table(args.name)
     if args.json:
-        _print_json(info.as_json())
+        print_json(info.as_json())
         return 0
     print(_describe(info))
     return 0
@@ -615,17 +463,17 @@ def cmd_table_drop(args: argparse.Namespace, settings: Settings) -> int:
 def partition_query(args: argparse.Namespace) -> PartitionQuery:
     in_lists: list[tuple[str, Sequence[Any]]] = []
     for item in args.in_lists:
-        key, values = _key_value_pair(item, "--in")
+        key, values = key_value_pair(item, "--in")
         in_lists.append((key, values.split(",") if values else []))
     for item in args.in_file:
-        key, path = _key_value_pair(item, "--in-file")
+        key, path = key_value_pair(item, "--in-file")
         values_from_file = read_value_file(path)
         if not values_from_file:
             raise InvalidLookup(f"{path} holds no values for key {key}")
         in_lists.append((key, values_from_file))
     tuples = []
     for item in args.tuples:
-        keys, path = _key_value_pair(item, "--tuples")
+        keys, path = key_value_pair(item, "--tuples")
         rows = read_tuple_file(path)
         if not rows:
             raise InvalidLookup(f"{path} holds no tuples")
@@ -636,7 +484,7 @@ def partition_query(args: argparse.Namespace) -> PartitionQuery:
 def cmd_partitions(args: argparse.Namespace, settings: Settings) -> int:
     result = _metastore(settings).lookup(args.name, partition_query(args))
     if args.json:
-        _print_json(result.as_json())
+        print_json(result.as_json())
         return 0
     out = sys.stdout
     for name in result.names():
@@ -665,7 +513,7 @@ def cmd_collect(args: argparse.Namespace, settings: Settings) -> int:
     )
     for outcome in outcomes:
         if args.json:
-            _print_json(outcome.as_json())
+            print_json(outcome.as_json())
         elif outcome.report is not None:
             print(_collected_line(outcome.report), flush=True)
             for column, reason in outcome.report.columns_skipped.items():
@@ -723,7 +571,7 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
         )
     served = served_statistics_source(ms.ready(), args.name)
     if args.json:
-        _print_json({**summary.as_json(), "served_to_engines": served})
+        print_json({**summary.as_json(), "served_to_engines": served})
         return 0
     print(f"{summary.table}: {summary.partitions} partitions, {summary.row_count:,} rows")
     print(f"statistics served to engines (Hive Metastore API): {served}")
@@ -763,7 +611,7 @@ def cmd_estimate(args: argparse.Namespace, settings: Settings) -> int:
 
     engine = _metastore(settings).ready()
     if args.json:
-        _print_json(estimated(engine, args.sql, estimate_json, args.level, args.dialect))
+        print_json(estimated(engine, args.sql, estimate_json, args.level, args.dialect))
     else:
         print(estimated(engine, args.sql, estimate_text, args.level, args.dialect))
     return 0
@@ -778,7 +626,7 @@ def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
     if args.emit:
         print(emit(plan))
     elif args.json:
-        _print_json(explain_json(plan))
+        print_json(explain_json(plan))
     else:
         print(explain_text(plan))
     return 0
@@ -809,83 +657,9 @@ def cmd_prune(args: argparse.Namespace, settings: Settings) -> int:
         run=args.run,
     )
     if args.json:
-        _print_json(report.as_json())
+        print_json(report.as_json())
     else:
         print(report.as_text())  # not pruned: a line that says so, and each join's reason
-    return 0
-
-
-def cmd_daemon(args: argparse.Namespace, settings: Settings) -> int:
-    from metastore.process_memory import arrow_on_system_allocator
-
-    arrow_on_system_allocator()  # before anything loads pyarrow
-    from servers.daemon import DaemonOptions, run_daemon
-
-    if not 0 <= args.port <= 65535:
-        raise InvalidValue(f"--port must be between 0 and 65535, got {args.port}")
-    if not args.lock_timeout > 0:
-        raise InvalidValue(f"--lock-timeout must be positive, got {args.lock_timeout}")
-    options = DaemonOptions(
-        host=args.host,
-        port=args.port,
-        master=args.master,
-        spark_conf=spark_conf(args),
-        grace=args.grace,
-        token=os.environ.get("STATLAS_API_TOKEN") or None,
-        thrift_port=args.thrift_port,
-        warehouse=args.warehouse,
-        lock_timeout=args.lock_timeout,
-        thrift_auth=args.thrift_auth,
-        thrift_max_connections=args.thrift_max_connections,
-        thrift_idle_timeout=args.thrift_idle_timeout,
-        thrift_kerberos_principal=args.thrift_kerberos_principal,
-        thrift_kerberos_keytab=args.thrift_kerberos_keytab,
-        thrift_sasl_qop=args.thrift_sasl_qop,
-        roles=args.roles,
-    )
-    return run_daemon(settings.db_url, options)
-
-
-def cmd_schedule_add(args: argparse.Namespace, settings: Settings) -> int:
-    from pruner.daemon.schedules import Schedules
-
-    book = Schedules(settings.db_url)
-    try:
-        schedule = book.add(args.name, cron=args.cron, every=args.every)
-    finally:
-        book.close()
-    if args.json:
-        _print_json(schedule.as_json())
-    else:
-        print(f"scheduled {schedule.describe()}")
-    return 0
-
-
-def cmd_schedule_list(args: argparse.Namespace, settings: Settings) -> int:
-    from pruner.daemon.schedules import Schedules
-
-    book = Schedules(settings.db_url)
-    try:
-        found = book.list()
-    finally:
-        book.close()
-    if args.json:
-        _print_json([s.as_json() for s in found])
-        return 0
-    for schedule in found:
-        print(schedule.describe())
-    return 0
-
-
-def cmd_schedule_remove(args: argparse.Namespace, settings: Settings) -> int:
-    from pruner.daemon.schedules import Schedules
-
-    book = Schedules(settings.db_url)
-    try:
-        name = book.remove(args.name)
-    finally:
-        book.close()
-    print(f"removed the schedule of {name}")
     return 0
 
 

@@ -32,7 +32,8 @@ from metastore.catalog import get_table
 from metastore.engine import run_write
 from metastore.errors import StatlasError
 from metastore.models import CollectionRun, utcnow
-from pruner.daemon.schedules import JOB_DEFAULTS, UTC, job_store, job_store_engine
+from pruner.daemon.job_store import job_store
+from pruner.daemon.schedules import JOB_DEFAULTS, UTC, job_store_engine
 
 log = logging.getLogger("statlas.scheduler")
 

@@ -29,14 +29,13 @@ from metastore.catalog import normalise_table_name
 from metastore.engine import make_engine, with_reconnect
 from metastore.errors import InvalidValue, StatlasError
 from metastore.times import utc_text
+from pruner.daemon.job_store import JOB_KINDS, REFRESH, job_store
 
 T = TypeVar("T")
 
 UTC = ZoneInfo("UTC")
-# the job every schedule runs (pruner.daemon.scheduler.refresh_table), by the reference
-# pickled into every stored job since the first release: APScheduler deletes a stored job
-# whose reference no longer imports, so this one stays (pruner/scheduler.py keeps it)
-REFRESH_JOB = "pruner.scheduler:refresh_table"
+# the job every schedule runs: stored by its kind (pruner.daemon.job_store)
+REFRESH_JOB = JOB_KINDS[REFRESH]
 JOB_DEFAULTS: dict[str, Any] = {
     "coalesce": True,  # runs missed while no daemon led are caught up by ONE run
     "max_instances": 1,  # never two runs of one table's job at once in a daemon
@@ -149,14 +148,6 @@ def make_trigger(cron: str | None, every: str | None) -> tuple[str, str, Any]:
 def job_store_engine(db_url: str) -> Engine:
     """An engine of its own for the job store (APScheduler disposes of it at shutdown)."""
     return make_engine(db_url)
-
-
-def job_store(engine: Engine) -> Any:
-    from apscheduler.jobstores.sqlalchemy import (  # type: ignore[import-untyped]
-        SQLAlchemyJobStore,
-    )
-
-    return SQLAlchemyJobStore(engine=engine)
 
 
 class Schedules:

@@ -29,7 +29,6 @@ from servers.hive_metastore.thrift_errors import thrift_errors_of
 
 log = logging.getLogger("statlas.hms")
 
-DEFAULT_THRIFT_PORT = 9083
 DEFAULT_MAX_CONNECTIONS = 1000
 """Connections served at once (Hive's hive.metastore.server.max.threads); the next client
 waits in the listen queue until one closes."""

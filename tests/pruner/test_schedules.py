@@ -14,12 +14,14 @@ from pathlib import Path
 import pytest
 from apscheduler.util import ref_to_obj
 from fastapi import FastAPI
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from starlette.exceptions import StarletteDeprecationWarning
 
 from metastore import Metastore
 from metastore.errors import InvalidValue, UnknownTable
+from metastore.migrate import downgrade
 from metastore.models import SchedulerJob
+from pruner.daemon.job_store import JOB_KINDS
 from pruner.daemon.scheduler import refresh_table
 from pruner.daemon.schedules import (
     Schedule,
@@ -100,19 +102,44 @@ def _iso(schedule: Schedule) -> str:
     return next_run.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def test_stored_schedules_name_the_job_as_earlier_releases_did(
-    book: Schedules, sales: Metastore
-) -> None:
-    """A stored job names its function by a reference pickled into it, and APScheduler
-    deletes a stored job whose reference no longer imports: the schedules every release
-    stored name pruner.scheduler:refresh_table, which must stay the daemon's job (and new
-    schedules name it too, or a daemon of an earlier release would delete them)."""
+def test_stored_jobs_name_their_kind_not_a_module_path(book: Schedules, sales: Metastore) -> None:
+    """A stored job names its kind ("refresh"), which the code maps to the function that
+    runs it (pruner.daemon.job_store): moving the function orphans no stored job."""
     book.add("sales", every="1h")
     with sales.engine.connect() as conn:
         state = pickle.loads(conn.execute(select(SchedulerJob.job_state)).scalar_one())
-    assert state["func"] == "pruner.scheduler:refresh_table"
-    assert ref_to_obj(state["func"]) is refresh_table
+    assert state["func"] == "refresh"
+    assert ref_to_obj(JOB_KINDS["refresh"]) is refresh_table
     assert [s.table for s in book.list()] == ["sales"]
+
+
+def test_migration_0012_turns_stored_module_paths_into_kinds(sales: Metastore, db_url: str) -> None:
+    """A schedule stored by a release before 0012 (its function as the module path
+    pruner.scheduler:refresh_table) is the same schedule after the upgrade, by kind; a
+    downgrade writes the path back."""
+    book = Schedules(db_url)
+    book.add("sales", every="1h")
+    book.close()
+    with sales.engine.begin() as conn:
+        state = pickle.loads(conn.execute(select(SchedulerJob.job_state)).scalar_one())
+        state["func"] = "pruner.scheduler:refresh_table"  # as releases up to 0011 stored it
+        conn.execute(update(SchedulerJob).values(job_state=pickle.dumps(state)))
+    downgrade(sales.engine, "0011")  # the schema an earlier release left, its job in it
+    sales.upgrade("0012")
+    with sales.engine.connect() as conn:
+        state = pickle.loads(conn.execute(select(SchedulerJob.job_state)).scalar_one())
+    assert state["func"] == "refresh"
+    book = Schedules(db_url)
+    try:
+        [schedule] = book.list()
+    finally:
+        book.close()
+    assert (schedule.table, schedule.kind, schedule.expression) == ("sales", "every", "1h")
+    downgrade(sales.engine, "0011")
+    with sales.engine.connect() as conn:
+        state = pickle.loads(conn.execute(select(SchedulerJob.job_state)).scalar_one())
+    assert state["func"] == "pruner.scheduler:refresh_table"
+    sales.upgrade()
 
 
 def test_invalid_schedules_are_refused(book: Schedules, sales: Metastore) -> None:

@@ -229,3 +229,15 @@ def kdc(directory: Path) -> Iterator[Realm]:
         yield realm
     finally:
         stop_group(process)
+
+
+def daemon_arguments(principal: str, keytab: Path) -> list[str]:
+    """`statlas daemon`'s options serving Thrift with Kerberos as `principal`."""
+    return [
+        "--thrift-auth",
+        "kerberos",
+        "--thrift-kerberos-principal",
+        principal,
+        "--thrift-kerberos-keytab",
+        str(keytab),
+    ]

@@ -25,7 +25,7 @@ from servers.hive_metastore.sasl_gssapi import CONFIDENTIALITY, NO_LAYER, Kerber
 from servers.hive_metastore.server import ThriftService
 from tests.servers.hive_metastore.test_hms_thrift import sales_table
 from tests.support.hms_daemon import STATLAS, ThriftClient
-from tests.support.kdc import Realm, kdc
+from tests.support.kdc import Realm, daemon_arguments, kdc
 from tests.support.kerberos_client import KerberosThriftClient
 from tests.support.processes import free_ports, statlas_env
 
@@ -258,38 +258,14 @@ def test_daemon_kerberos_settings_are_checked_before_serving(tmp_path: Path, rea
         tmp_path, realm, "--thrift-auth", "kerberos"
     )
     missing = tmp_path / "missing.keytab"
+    principal, keytab = f"{SERVICE}@{realm.realm}", realm.keytab(SERVICE)
+    wrong_principal = daemon_arguments(f"nobody/localhost@{realm.realm}", keytab)
+    bad_qop = [*daemon_arguments(principal, keytab), "--thrift-sasl-qop", "secret"]
     assert f"no such file {missing}" in daemon_error(
-        tmp_path,
-        realm,
-        "--thrift-auth",
-        "kerberos",
-        "--thrift-kerberos-principal",
-        f"{SERVICE}@{realm.realm}",
-        "--thrift-kerberos-keytab",
-        str(missing),
+        tmp_path, realm, *daemon_arguments(principal, missing)
     )
-    assert "cannot accept Kerberos clients as nobody/localhost" in daemon_error(
-        tmp_path,
-        realm,
-        "--thrift-auth",
-        "kerberos",
-        "--thrift-kerberos-principal",
-        f"nobody/localhost@{realm.realm}",
-        "--thrift-kerberos-keytab",
-        str(realm.keytab(SERVICE)),
-    )
-    assert "'secret' is not one of" in daemon_error(
-        tmp_path,
-        realm,
-        "--thrift-auth",
-        "kerberos",
-        "--thrift-kerberos-principal",
-        f"{SERVICE}@{realm.realm}",
-        "--thrift-kerberos-keytab",
-        str(realm.keytab(SERVICE)),
-        "--thrift-sasl-qop",
-        "secret",
-    )
+    assert "as nobody/localhost" in daemon_error(tmp_path, realm, *wrong_principal)
+    assert "'secret' is not one of" in daemon_error(tmp_path, realm, *bad_qop)
     bad_roles = tmp_path / "roles.toml"
     bad_roles.write_text('[principals]\nalice = "owner"\n')
     assert "role 'owner' for 'alice'" in daemon_error(tmp_path, realm, "--roles", str(bad_roles))

@@ -16,7 +16,7 @@ import pytest
 
 from tests.support.hive_clients import spark_env
 from tests.support.hms_daemon import hms_daemon
-from tests.support.kdc import Realm, kdc
+from tests.support.kdc import Realm, daemon_arguments, kdc
 
 pytestmark = [pytest.mark.spark, pytest.mark.kerberos, pytest.mark.xdist_group("spark")]
 
@@ -109,16 +109,8 @@ def test_spark_logs_in_from_a_keytab_and_uses_the_kerberized_metastore(
         )
         roles = tmp_path / "roles.toml"
         roles.write_text(ROLES)
-        arguments = [
-            "--thrift-auth",
-            "kerberos",
-            "--thrift-kerberos-principal",
-            f"{SERVICE}@{realm.realm}",
-            "--thrift-kerberos-keytab",
-            str(realm.keytab(SERVICE)),
-            "--roles",
-            str(roles),
-        ]
+        service = f"{SERVICE}@{realm.realm}"
+        arguments = [*daemon_arguments(service, realm.keytab(SERVICE)), "--roles", str(roles)]
         extra = {"KRB5_CONFIG": str(realm.krb5_conf)}
         with hms_daemon(pg_url, tmp_path / "daemon", *arguments, env_extra=extra) as (port, log):
             out = run_spark(spark_conf(realm, port, conf_dir, "spark"), tmp_path, realm)
