@@ -30,6 +30,7 @@ from metastore.errors import (
     UnknownColumn,
     UnknownTable,
 )
+from metastore.hive_statistics import forget_partitions
 from metastore.models import CatalogColumn, CatalogTable, ColumnStats, PartitionStats, utcnow
 from metastore.partition_store import PartitionRow, PartitionStore
 from metastore.schema_merge import merge_columns
@@ -388,7 +389,6 @@ def replace_columns(conn: Connection, info: TableInfo, columns: Sequence[Column]
 def forget_statistics(conn: Connection, table_id: int, partition_ids: list[int]) -> None:
     """Drop the statistics of these partitions (vanished, or about to be replaced), and the
     pre-merged blocks over them (metastore.rollups: rebuilt by the next collection)."""
-    from metastore.hive_catalog import forget_partitions
     from metastore.rollups import forget_blocks
 
     forget_blocks(conn, table_id, partition_ids)

@@ -48,3 +48,31 @@ class ConcurrentModification(StatlasError):
     """Another writer changed the table between our read and our write."""
 
     http_status = 409
+
+
+# what Hive clients are told through the Hive Metastore API (metastore.hive_catalog; the
+# Thrift exceptions they become: servers.hive_metastore.thrift_errors)
+
+
+class NoSuchObject(StatlasError):
+    """A database, table or partition a Hive client named does not exist."""
+
+    http_status = 404
+
+
+class AlreadyExists(StatlasError):
+    http_status = 409
+
+
+class InvalidObject(StatlasError):
+    """A Hive object that cannot be stored as given (a key type statlas cannot index, a
+    partition value that does not parse as its key's type, clashing values)."""
+
+
+class StaleParameter(StatlasError):
+    """A change that expected a table parameter's value the table no longer has."""
+
+
+class InvalidOperation(StatlasError):
+    """A change Hive clients may ask for that statlas refuses (changing partition keys,
+    dropping a database that still has tables)."""

@@ -10,7 +10,8 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, insert, select, update
 
-from metastore.hive_catalog import AlreadyExists, InvalidObject, NoSuchObject, get_database
+from metastore.errors import AlreadyExists, InvalidObject, NoSuchObject
+from metastore.hive_databases import get_database
 from metastore.models import HiveFunction
 
 _NAME = re.compile(r"[\w.$]+")

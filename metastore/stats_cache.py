@@ -2,14 +2,15 @@
 and partition row counts of a table's partition selections, so that a daemon (or a Python
 caller) planning many queries merges each selection's sketches once.
 
-Entries are keyed by the table's *stamp* (its id, its registration version and its newest
-collection run) and by the selection. A reader asks for the stamps of the tables it reads
-in one indexed query (`table_stamps`) and takes an entry only under the same stamp, so a
-collection or registration committed by any process (another CLI, the daemon's scheduler)
-is seen by the next request; entries of an older stamp are dropped then. The cache holds at
-most `STATLAS_CACHE_MB` (default 256) megabytes by the sizes its entries report
-(`approximate_size`), least recently used first out. An entry that grows while it is read (a
-sample materialising a column, `Sample.watch`) reports it, and the cache counts it then.
+Entries are keyed by the table's *stamp* (metastore.table_stamps: its id, its version, its
+newest collection run and its creation time) and by the selection. A reader asks for the
+stamps of the tables it reads in one indexed query (`table_stamps`) and takes an entry only
+under the same stamp, so a collection or registration committed by any process (another
+CLI, the daemon's scheduler) is seen by the next request; entries of an older stamp are
+dropped then. The cache holds at most `STATLAS_CACHE_MB` (default 256) megabytes by the
+sizes its entries report (`approximate_size`), least recently used first out. An entry that
+grows while it is read (a sample materialising a column, `Sample.watch`) reports it, and the
+cache counts it then.
 """
 
 from __future__ import annotations
@@ -19,18 +20,18 @@ import sys
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable
 from functools import partial
 from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
-from sqlalchemy import Connection, Engine, Select, bindparam, func, select
+from sqlalchemy import Engine
 
 from metastore.errors import InvalidValue
-from metastore.models import CatalogTable, CollectionRun
 from metastore.process_memory import memory_freed
+from metastore.table_stamps import TableStamp as TableStamp
+from metastore.table_stamps import table_stamps as table_stamps
 
 T = TypeVar("T")
 
@@ -39,48 +40,6 @@ DEFAULT_CACHE_MB = 256
 # a value of an object array: its pointer and a short boxed string (~64 bytes)
 OBJECT_BYTES = 72
 SKETCH_BYTES = 48 * 1024  # a merged sketch whose size the library does not tell
-
-
-@dataclass(frozen=True)
-class TableStamp:
-    """What changes whenever a table's statistics or partitions do."""
-
-    table_id: int
-    version: int
-    last_run: int
-
-    def newer_than(self, other: TableStamp | None) -> bool:
-        """Ids, versions and run ids only grow: the larger stamp is the later one."""
-        return other is None or (self.table_id, self.version, self.last_run) > (
-            other.table_id,
-            other.version,
-            other.last_run,
-        )
-
-
-def _stamps_statement() -> Select[str, int, int, int | None]:
-    """The named tables' ids, versions and last succeeded runs (`names`: an expanding
-    parameter)."""
-    runs = CollectionRun.__table__.c
-    last_run = (
-        select(func.max(runs.id))
-        .where(runs.table_id == CatalogTable.id, runs.status == "succeeded")
-        .scalar_subquery()
-    )
-    return select(CatalogTable.name, CatalogTable.id, CatalogTable.version, last_run).where(
-        CatalogTable.name.in_(bindparam("names", expanding=True))
-    )
-
-
-# built once: every request reads its tables' stamps, and building the statement took 5
-# times as long as running it on SQLite (140 against 26 us)
-STAMPS_STATEMENT = _stamps_statement()
-
-
-def table_stamps(conn: Connection, names: Sequence[str]) -> dict[str, TableStamp]:
-    """The stamps of the named tables (unknown names are left out), in one query."""
-    rows = conn.execute(STAMPS_STATEMENT, {"names": list(names)})
-    return {name: TableStamp(tid, version, run or 0) for name, tid, version, run in rows}
 
 
 def cache_bytes_from_environment() -> int:

@@ -14,6 +14,12 @@ def utc(moment: dt.datetime) -> dt.datetime:
     return moment.astimezone(dt.UTC)
 
 
+def aware(moment: dt.datetime) -> dt.datetime:
+    """`moment` with a time zone: a naive one taken as UTC (SQLite's), an aware one
+    unchanged (in the zone the database gave it)."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.UTC)
+
+
 def utc_text(moment: dt.datetime) -> str:
     """ISO 8601 in UTC to the second, `Z` for the zone: every time statlas prints."""
     return utc(moment).isoformat(timespec="seconds").replace("+00:00", "Z")

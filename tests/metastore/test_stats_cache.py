@@ -31,6 +31,8 @@ from metastore.stats_cache import (
 from optimizer.estimate.sources import MetastoreSource, StatisticsChanged, consistently
 from tests.support.partitions import write_partitions
 
+CREATED = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)  # the creation time of the stamps' table
+
 
 def test_entries_follow_the_stamp() -> None:
     cache = StatisticsCache(10_000_000)
@@ -40,7 +42,7 @@ def test_entries_follow_the_stamp() -> None:
         computed.append(value)
         return value
 
-    first, newer = TableStamp(1, 1, 5), TableStamp(1, 1, 6)
+    first, newer = TableStamp(1, 1, 5, CREATED), TableStamp(1, 1, 6, CREATED)
     assert cache.get_or_compute("t", first, "k", lambda: compute("a")) == "a"
     assert cache.get_or_compute("t", first, "k", lambda: compute("b")) == "a"  # a hit
     assert cache.get_or_compute("u", first, "k", lambda: compute("u")) == "u"  # other table
@@ -51,12 +53,18 @@ def test_entries_follow_the_stamp() -> None:
     assert cache.get_or_compute("t", newer, "k", lambda: compute("f")) == "c"
     assert computed == ["a", "u", "c", "e"]
     assert (cache.hits, cache.misses) == (3, 4) and len(cache) == 2
-    replaced = TableStamp(2, 1, 0)  # dropped and registered again: a new table id
+    replaced = TableStamp(2, 1, 0, CREATED)  # dropped and registered again: a new table id
     assert cache.get_or_compute("t", replaced, "k", lambda: compute("g")) == "g"
+    # ... or the same id (SQLite may give it again): another creation time, a later stamp
+    again = TableStamp(2, 1, 0, CREATED + dt.timedelta(seconds=1))
+    assert again.newer_than(replaced) and not replaced.newer_than(again)
+    assert cache.get_or_compute("t", again, "k", lambda: compute("h")) == "h"
+    assert cache.get_or_compute("t", again, "k", lambda: compute("i")) == "h"
+    assert cache.get_or_compute("t", replaced, "k", lambda: compute("j")) == "j"  # not cached
 
 
 def test_the_bound_drops_the_least_recently_used() -> None:
-    stamp = TableStamp(1, 1, 1)
+    stamp = TableStamp(1, 1, 1, CREATED)
     array = np.zeros(1000)  # 8,000 bytes and its header
     cache = StatisticsCache(3 * approximate_size(array))
     for key in ("a", "b", "c"):
@@ -81,7 +89,7 @@ def test_sizes_count_buffers_and_boxes() -> None:
 def test_a_cached_sample_growing_is_counted() -> None:
     from tests.support.samples import pooled_sample
 
-    stamp = TableStamp(1, 1, 1)
+    stamp = TableStamp(1, 1, 1, CREATED)
     sample = pooled_sample()
     cache = StatisticsCache(10_000_000)
     assert cache.get_or_compute("t", stamp, "sample", lambda: sample) is sample
@@ -115,7 +123,7 @@ def test_a_dropped_sample_is_freed_at_once() -> None:
     count, not at the garbage collector's next full pass (a daemon's memory would grow)."""
     from tests.support.samples import pooled_sample
 
-    stamp = TableStamp(1, 1, 1)
+    stamp = TableStamp(1, 1, 1, CREATED)
     cache = StatisticsCache(10_000_000)
     gc.disable()
     try:
@@ -123,7 +131,7 @@ def test_a_dropped_sample_is_freed_at_once() -> None:
         kept = weakref.ref(sample)
         sample.columns["name"]
         del sample
-        cache.get_or_compute("t", TableStamp(1, 1, 2), "other", lambda: "a newer run")
+        cache.get_or_compute("t", TableStamp(1, 1, 2, CREATED), "other", lambda: "a newer run")
         assert kept() is None
     finally:
         gc.enable()
