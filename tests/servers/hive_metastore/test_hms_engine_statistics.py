@@ -1,5 +1,5 @@
 """statlas's statistics as engines read them from a Hive Metastore
-(servers/hive_metastore/engine_statistics):
+(servers/hive_metastore/engine_statistics and the modules it gathers):
 Spark's own parsers read the table parameters back (CatalogColumnStat.fromMap, toPlanStat,
 HistogramSerializer), Hive's ColumnStatisticsObj structs survive Thrift's binary protocol
 with every required field set, and written statistics survive their JSON form. A small
@@ -32,6 +32,12 @@ from metastore.catalog import get_table
 from metastore.hive_paths import partition_name
 from metastore.statistics import table_statistics
 from servers.hive_metastore import engine_statistics as es
+from servers.hive_metastore import (
+    hive_statistics,
+    lz4_java_stream,
+    spark_histogram,
+    spark_parameters,
+)
 
 EPOCH = dt.datetime(1970, 1, 1)
 ROWS_PER_PARTITION = 300
@@ -288,9 +294,9 @@ def test_spark_reads_the_parameters_back(metastore: Metastore, spark: Any, lake:
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
 def test_lz4_framing_and_xxhash_match_lz4_java(spark: Any) -> None:
-    """The pure-Python XXHash32 equals lz4-java's; multi-block streams, RAW and LZ4 blocks,
-    read back through lz4-java's LZ4BlockInputStream, and lz4-java's own streams through
-    ours."""
+    """Our XXHash32 (the xxhash package's) equals lz4-java's; multi-block streams, RAW and
+    LZ4 blocks (the lz4 package's), read back through lz4-java's LZ4BlockInputStream, and
+    lz4-java's own streams through ours."""
     jvm = spark._jvm
     rng = random.Random(5)
     java_hash = jvm.net.jpountz.xxhash.XXHashFactory.fastestJavaInstance().hash32()
@@ -514,8 +520,10 @@ def test_bin_distinct_counts() -> None:
 
 
 def test_docstring_examples() -> None:
-    result = doctest.testmod(es, raise_on_error=False)
-    assert result.attempted >= 4 and result.failed == 0
+    """The examples of the modules engine_statistics gathers (each module's own)."""
+    modules = [es, spark_parameters, spark_histogram, lz4_java_stream, hive_statistics]
+    results = [doctest.testmod(module, raise_on_error=False) for module in modules]
+    assert sum(r.attempted for r in results) >= 5 and sum(r.failed for r in results) == 0
 
 
 @pytest.mark.spark
