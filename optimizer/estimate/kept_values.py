@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from metastore.samples import Sample
-from optimizer.estimate.key_lookup import value_codes
+from optimizer.estimate.scan_sample import value_codes
 
 
 class KeptShares:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from optimizer.estimate.column import ColumnEstimate
-from optimizer.estimate.key_lookup import ScanSample
+from optimizer.estimate.scan_sample import ScanSample
 from optimizer.estimate.values import Estimate
 from optimizer.plan import ColumnRef
 
@@ -18,7 +18,7 @@ class NodeStats:
     rows: Estimate
     row_size: float
     columns: dict[ColumnRef, ColumnEstimate]
-    # the row sample behind a (filtered) scan, for heavy keys of a join (key_lookup)
+    # the row sample behind a (filtered) scan, for heavy keys of a join (heavy_keys_surviving)
     sample: ScanSample | None = None
 
     def renamed(self, aliases: Mapping[str, str]) -> NodeStats:

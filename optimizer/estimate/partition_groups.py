@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from optimizer.estimate.column import distinct_after_sampling
-from optimizer.estimate.key_lookup import ScanSample, determines
 from optimizer.estimate.node_stats import NodeStats
+from optimizer.estimate.sample_distinct import determines
+from optimizer.estimate.scan_sample import ScanSample
 from optimizer.plan import ColumnRef, Filter, Join, Node, Scan, column_of, columns_in
 
 if TYPE_CHECKING:
@@ -154,7 +155,7 @@ def _fact_sample(child_stats: NodeStats, fact: Scan) -> ScanSample | None:
 def _determining(sample: ScanSample | None, others: set[str]) -> str | None:
     """The one fact column that fixes the other grouped ones: the only one, or the one
     whose sampled rows sharing a value share the others' values (a ticket number, which
-    fixes its customer; key_lookup.determines)."""
+    fixes its customer; sample_distinct.determines)."""
     names = sorted(others)
     if len(names) == 1:
         return names[0]

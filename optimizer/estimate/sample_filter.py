@@ -31,8 +31,8 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from metastore.samples import NUMBER, STRING, Sample, as_number, sample_kind
-from optimizer.estimate.key_lookup import string_codes
 from optimizer.estimate.predicates import FUNCTION_OF_COLUMN, NotEstimable, literal_value
+from optimizer.estimate.scan_sample import string_codes
 from optimizer.estimate.values import ESTIMATED, Estimate, clamp_fraction
 from optimizer.sql_text import sql_text
 

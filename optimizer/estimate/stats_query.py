@@ -23,12 +23,12 @@ from typing import Any
 
 from metastore.catalog import TableInfo
 from metastore.lookup import PartitionQuery
-from optimizer.estimate.key_lookup import SampledJoin
 from optimizer.estimate.node_shape import Shape, Shapes
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators import aggregate, join, limit_sort, project, scan, union, window
 from optimizer.estimate.operators import filter as filter_
 from optimizer.estimate.predicates import LEVELS, SKETCH, Level
+from optimizer.estimate.sample_join import SampledJoin
 from optimizer.estimate.sources import StatisticsSource
 from optimizer.plan import (
     Aggregate,

@@ -140,7 +140,8 @@ def test_a_materialised_column_costs_at_most_what_is_counted() -> None:
 
 def test_estimates_leave_unread_columns_in_arrow() -> None:
     """A join's carried heavy values read the sample's numeric columns only."""
-    from optimizer.estimate.key_lookup import ScanSample, carried_mcvs
+    from optimizer.estimate.heavy_keys_carried import carried_mcvs
+    from optimizer.estimate.scan_sample import ScanSample
 
     sample = pooled_sample()
     side = ScanSample("t", lambda: sample)

@@ -16,14 +16,10 @@ from metastore.lookup import PartitionQuery
 from metastore.samples import Sample
 from metastore.statistics import TableSummary
 from optimizer.estimate.column import ColumnEstimate
-from optimizer.estimate.key_lookup import (
-    ScanSample,
-    determines,
-    distinct_tuple_share,
-    key_in_sample,
-    listed_key_join,
-)
+from optimizer.estimate.listed_join import listed_key_join
+from optimizer.estimate.sample_distinct import determines, distinct_tuple_share, key_in_sample
 from optimizer.estimate.sample_filter import holds_every_row
+from optimizer.estimate.scan_sample import ScanSample
 from optimizer.estimate.selectivity import composite_key_completion
 from optimizer.estimate.stats_query import StatsQuery
 from optimizer.estimate.values import EXACT, Estimate
@@ -476,8 +472,8 @@ def test_a_sparse_sample_of_independent_columns_implies_their_combinations() -> 
 
 
 def test_a_complete_sample_counts_its_combinations() -> None:
-    from optimizer.estimate.key_lookup import distinct_tuples
     from optimizer.estimate.operators.aggregate import _correlated_group_ndvs
+    from optimizer.estimate.sample_distinct import distinct_tuples
 
     keys, ndvs = _independent_keys(weight=1.0)  # the sample is the table
     side = keys[0].origin[0]  # type: ignore[index]

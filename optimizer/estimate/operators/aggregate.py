@@ -14,11 +14,12 @@ from sqlglot import exp
 
 from optimizer.estimate.column import ColumnEstimate, unknown_column
 from optimizer.estimate.group_sizes import group_size_points
-from optimizer.estimate.key_lookup import ScanSample, distinct_tuples
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.expressions import expression_column, value_bounds
 from optimizer.estimate.partition_groups import partition_pairs
 from optimizer.estimate.predicates import BASIC, SKETCH, Level
+from optimizer.estimate.sample_distinct import distinct_tuples
+from optimizer.estimate.scan_sample import ScanSample
 from optimizer.estimate.selectivity import (
     drawn_distinct,
     group_by_rows,
@@ -169,7 +170,7 @@ def _correlated_group_ndvs(keys: list[ColumnEstimate], ndvs: list[float]) -> lis
     sample shows one of them determining the rest (as many combinations as its own
     values: a ticket number and its customer), the groups are that column's values;
     otherwise the product of their distinct values times the share of that product the
-    sample shows as combinations (key_lookup.distinct_tuples), never fewer than the largest
+    sample shows as combinations (sample_distinct.distinct_tuples), never fewer than the largest
     of them. statlas's rule (docs/design.md#group-by), not a product of distinct values."""
     by_sample: dict[int, list[int]] = {}
     for position, key in enumerate(keys):

@@ -22,11 +22,11 @@ from optimizer.estimate.column import (
 )
 from optimizer.estimate.in_subquery import in_subquery_selectivities
 from optimizer.estimate.kept_values import KeptShares
-from optimizer.estimate.key_lookup import ScanSample, distinct_in
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.key_sets import conjuncts_of, with_conditions
 from optimizer.estimate.operators.scan import scan_partitions
 from optimizer.estimate.predicates import BASIC, SKETCH, Level, selectivity
+from optimizer.estimate.sample_distinct import distinct_in
 from optimizer.estimate.sample_filter import (
     SampleCount,
     combine_with_sample,
@@ -34,6 +34,7 @@ from optimizer.estimate.sample_filter import (
     holds_every_row,
     worth_sampling,
 )
+from optimizer.estimate.scan_sample import ScanSample
 from optimizer.estimate.values import ESTIMATED, EXACT, Estimate, Precision
 from optimizer.plan import ColumnRef, Filter, Node, Scan
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from optimizer.estimate.column import ColumnEstimate, KeySet, changed, distinct_after_sampling
 from optimizer.estimate.in_subquery import in_subquery_selectivities
-from optimizer.estimate.key_lookup import ListedJoin, ScanSample, determines, distinct_left
+from optimizer.estimate.listed_join import ListedJoin
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators import join_rows
 from optimizer.estimate.operators.join_heavy_keys import carry_heavy_keys
@@ -22,7 +22,9 @@ from optimizer.estimate.operators.join_partitions import (
 )
 from optimizer.estimate.operators.join_ranges import transfer_ranges
 from optimizer.estimate.predicates import BASIC, SKETCH, selectivity
+from optimizer.estimate.sample_distinct import determines, distinct_left
 from optimizer.estimate.sample_filter import holds_every_row
+from optimizer.estimate.scan_sample import ScanSample
 from optimizer.estimate.selectivity import (
     seed_full_outer_join_rows,
     seed_join_distinct,
@@ -153,7 +155,7 @@ def _thinned_with_keys(
 ) -> dict[ColumnRef, ColumnEstimate]:
     """A join keeping `rows` of a side's rows through its key columns `keys`: a column of
     the side that determines a key (its rows with one value share one key value, as a
-    ticket's items share its date, store and customer; key_lookup.determines, on the row
+    ticket's items share its date, store and customer; sample_distinct.determines, on the row
     sample) loses its values in proportion to the rows, not as rows drawn at random would
     (Cardenas): a ticket is joined whole or not at all."""
     before = side.rows.value

@@ -1,14 +1,16 @@
 """Heavy join keys carried through an inner join (level `sketch`): where one side's key is
 (nearly) unique on its scan, its other join-key candidates take the joined rows'
 distribution (the other side's heavy keys), and the heavy side keeps the heavy values whose
-rows find a row of the unique side (optimizer.estimate.key_lookup, on the row samples;
-docs/design.md#join-cardinality)."""
+rows find a row of the unique side (optimizer.estimate.heavy_keys_surviving and
+heavy_keys_carried, on the row samples; docs/design.md#join-cardinality)."""
 
 from __future__ import annotations
 
 from optimizer.estimate.column import ColumnEstimate, changed
-from optimizer.estimate.key_lookup import ScanSample, carried_mcvs, surviving_mcvs
+from optimizer.estimate.heavy_keys_carried import carried_mcvs
+from optimizer.estimate.heavy_keys_surviving import surviving_mcvs
 from optimizer.estimate.node_stats import NodeStats
+from optimizer.estimate.scan_sample import ScanSample
 from optimizer.estimate.selectivity import NEARLY_UNIQUE
 from optimizer.plan import ColumnRef, Join
 
@@ -21,7 +23,7 @@ def carry_heavy_keys(
     rows: float,
 ) -> dict[ColumnRef, ColumnEstimate]:
     """The join-key candidates of a side whose key is (nearly) unique, redistributed by the
-    other side's heavy keys (optimizer.estimate.key_lookup)."""
+    other side's heavy keys (optimizer.estimate.heavy_keys_surviving)."""
     result = dict(columns)
     for a, b in node.keys:
         for heavy_side, unique_side, heavy_ref, unique_ref in (
@@ -53,7 +55,7 @@ def _surviving(
     rows: float,
 ) -> dict[ColumnRef, ColumnEstimate]:
     """The heavy side's join-key candidates keep the heavy values whose rows find a row of
-    the unique side (optimizer.estimate.key_lookup.surviving_mcvs)."""
+    the unique side (heavy_keys_surviving.surviving_mcvs)."""
     mine, unique = heavy_side.sample, _unique_scan_key(unique_side, unique_ref)
     if mine is None or unique is None or mine.alias != heavy_ref[0] or rows <= 0:
         return {}
@@ -81,7 +83,7 @@ def _carried(
     columns: dict[ColumnRef, ColumnEstimate],
 ) -> dict[ColumnRef, ColumnEstimate]:
     """The unique side's join-key candidates take the joined rows' distribution
-    (optimizer.estimate.key_lookup.carried_mcvs)."""
+    (heavy_keys_carried.carried_mcvs)."""
     heavy_key, unique = heavy_side.columns.get(heavy_ref), _unique_scan_key(unique_side, unique_ref)
     if heavy_key is None or unique is None or not heavy_key.mcv:
         return {}

@@ -13,7 +13,7 @@ import numpy as np
 from metastore.lookup import PartitionQuery
 from metastore.samples import as_number
 from optimizer.estimate.column import ColumnEstimate, changed
-from optimizer.estimate.key_lookup import ListedJoin
+from optimizer.estimate.listed_join import ListedJoin
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.scan import scan_partitions
 from optimizer.estimate.sample_filter import holds_every_row

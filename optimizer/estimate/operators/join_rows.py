@@ -13,16 +13,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from optimizer.estimate.column import ColumnEstimate
-from optimizer.estimate.key_lookup import (
-    ListedJoin,
-    SampledJoin,
-    key_in_sample,
-    listed_key_join,
-    sampled_join,
-)
+from optimizer.estimate.listed_join import ListedJoin, listed_key_join
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.join_key_overlap import theta_overlap
 from optimizer.estimate.predicates import BASIC, SKETCH
+from optimizer.estimate.sample_distinct import key_in_sample
+from optimizer.estimate.sample_join import SampledJoin, sampled_join
 from optimizer.estimate.selectivity import (
     NEARLY_UNIQUE,
     composite_floor_refuted,
@@ -115,7 +111,7 @@ def inner_join_rows(
 def _sampled_composite(
     stats: StatsQuery, keys: list[tuple[ColumnRef, ColumnRef]], left: NodeStats, right: NodeStats
 ) -> SampledJoin | None:
-    """key_lookup.sampled_join of the scans the two sides' key columns come from (each
+    """sample_join.sampled_join of the scans the two sides' key columns come from (each
     side's keys all from one sampled scan; level sketch only), once per request."""
     if stats.level != SKETCH:
         return None
@@ -154,7 +150,7 @@ def listed_join(
     stats: StatsQuery, sides: tuple[NodeStats, NodeStats], a: ColumnRef, b: ColumnRef
 ) -> tuple[NodeStats, ListedJoin] | None:
     """The join of a = b through a partition key's listing and the other side's filtered
-    row sample (key_lookup.listed_key_join), with that other side; None where they cannot
+    row sample (listed_join.listed_key_join), with that other side; None where they cannot
     say it (level sketch only)."""
     if stats.level != SKETCH:
         return None

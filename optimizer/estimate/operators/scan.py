@@ -15,10 +15,10 @@ from sqlglot import exp
 from metastore.column_type import ColumnType
 from metastore.lookup import PartitionQuery
 from optimizer.estimate.column import ColumnEstimate, changed, unknown_column
-from optimizer.estimate.key_lookup import ScanSample
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.key_sets import conjuncts_of, unqualified, with_key_sets
 from optimizer.estimate.predicates import BASIC, SKETCH, Level, selectivity
+from optimizer.estimate.scan_sample import ScanSample
 from optimizer.estimate.tail import tail_ratio
 from optimizer.estimate.values import DEFAULT, ESTIMATED, EXACT, Estimate, Precision
 from optimizer.partition_predicates import selection_of, split_partition_conjuncts

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from metastore.lookup import PartitionQuery
 from metastore.samples import Sample
-from optimizer.estimate.key_lookup import ScanSample, _joined_pairs, sampled_join
+from optimizer.estimate.sample_join import _joined_pairs, sampled_join
+from optimizer.estimate.scan_sample import ScanSample
 from optimizer.estimate.selectivity import composite_floor_refuted
 from optimizer.estimate.stats_query import StatsQuery
 from optimizer.plan import Join, walk

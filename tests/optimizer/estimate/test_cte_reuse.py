@@ -11,9 +11,9 @@ from functools import cache
 
 from benchmarks.planner_cpu import SyntheticStatistics
 from optimizer.estimate.explain import estimate_json
-from optimizer.estimate.key_lookup import ScanSample
 from optimizer.estimate.node_shape import SHAPED, UNSHAPED, Shapes
 from optimizer.estimate.node_stats import NodeStats
+from optimizer.estimate.scan_sample import ScanSample
 from optimizer.estimate.stats_query import _DERIVE, StatsQuery
 from optimizer.physical.api import emit, plan_query
 from optimizer.plan import Join, Node, Scan, walk

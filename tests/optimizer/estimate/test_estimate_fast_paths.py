@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from metastore.samples import Sample
 from optimizer.estimate.column import ColumnEstimate, KeySet, changed
-from optimizer.estimate.key_lookup import distinct_in
+from optimizer.estimate.sample_distinct import distinct_in
 from optimizer.estimate.values import EXACT, Estimate
 
 NEW_VALUES: dict[str, Any] = {
@@ -106,8 +106,8 @@ def test_a_range_share_is_kept_with_its_sample_and_kept_rows(
     """The join-range rule's share of a filtered sample inside a range is counted once per
     sample and kept rows: a plan asked again (another request, another mask object with
     the same rows) reads it; other kept rows are counted afresh."""
-    from optimizer.estimate.key_lookup import ScanSample
     from optimizer.estimate.operators import join_ranges
+    from optimizer.estimate.scan_sample import ScanSample
 
     counted: list[int] = []
     original = join_ranges._sampled_range_share

@@ -193,8 +193,8 @@ def test_a_predicate_is_counted_once_per_sample() -> None:
 def test_a_filters_distinct_values_are_kept_with_its_count() -> None:
     """The distinct values of each column among a count's kept rows are worked out once
     and kept with the count (itself kept with the sample): a query asked again reads them."""
-    from optimizer.estimate.key_lookup import distinct_in
     from optimizer.estimate.operators.filter import _distinct_kept
+    from optimizer.estimate.sample_distinct import distinct_in
 
     sample = sample_of(ROWS)
     predicate = sqlglot.parse_one("SELECT 1 FROM t WHERE t.status = 'F'").args["where"].this

@@ -1,5 +1,5 @@
-"""Heavy join keys through row samples (optimizer.estimate.key_lookup) and the composite-key
-rule for foreign-key-to-foreign-key joins."""
+"""Heavy join keys through row samples (optimizer.estimate.heavy_keys_surviving,
+heavy_keys_carried) and the composite-key rule for foreign-key-to-foreign-key joins."""
 
 from __future__ import annotations
 
@@ -7,13 +7,9 @@ import numpy as np
 import pytest
 
 from metastore.samples import Sample, from_number
-from optimizer.estimate.key_lookup import (
-    ScanSample,
-    carried_mcvs,
-    key_weights,
-    surviving_mcvs,
-    weighted_mcvs,
-)
+from optimizer.estimate.heavy_keys_carried import carried_mcvs, key_weights, weighted_mcvs
+from optimizer.estimate.heavy_keys_surviving import surviving_mcvs
+from optimizer.estimate.scan_sample import ScanSample
 from optimizer.estimate.selectivity import composite_key_completion
 
 

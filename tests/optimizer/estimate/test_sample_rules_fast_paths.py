@@ -1,4 +1,4 @@
-"""key_lookup's fast paths answer as the plain computations do: the membership of one value
+"""The sample rules' fast paths answer as the plain computations do: the membership of one value
 in a sample's distinct keys (a binary search) as np.isin, for numbers (NaN included),
 strings and values of another type; the weighted most-common values over a column's codes
 kept with its sample as over np.unique of the kept rows; the distinct values of a column
@@ -11,14 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metastore.samples import Sample
-from optimizer.estimate.key_lookup import (
-    ScanSample,
-    _holds,
-    _numeric_key_matches,
-    distinct_in,
-    value_codes,
-    weighted_mcvs,
-)
+from optimizer.estimate.heavy_keys_carried import weighted_mcvs
+from optimizer.estimate.heavy_keys_surviving import _holds, _numeric_key_matches
+from optimizer.estimate.sample_distinct import distinct_in
+from optimizer.estimate.scan_sample import ScanSample, value_codes
 
 numbers = st.lists(st.one_of(st.integers(-50, 50).map(float), st.just(float("nan"))), max_size=40)
 strings = st.lists(st.one_of(st.text("abc", max_size=3), st.none()), max_size=40)
@@ -124,7 +120,8 @@ def test_weighted_mcvs_over_kept_codes(rows: list[tuple[float, float]], limit: i
 def test_a_key_column_of_nulls_survives_nothing() -> None:
     """A side whose sampled keys are all NULL: no row meets the other side (it was an
     IndexError: every row's code -1 indexed an empty array of distinct values)."""
-    from optimizer.estimate.key_lookup import ScanSample, surviving_mcvs
+    from optimizer.estimate.heavy_keys_surviving import surviving_mcvs
+    from optimizer.estimate.scan_sample import ScanSample
 
     mine = Sample({"k": np.array([np.nan, np.nan]), "v": np.array([1.0, 1.0])}, np.ones(2), 1)
     other = Sample({"k": np.array([1.0, 2.0])}, np.ones(2), 1)
@@ -143,7 +140,7 @@ def test_a_key_column_of_nulls_survives_nothing() -> None:
 def test_key_weights_from_codes_as_by_binary_search(keys: list[float], data: st.DataObject) -> None:
     """The weights of a unique-key side's rows read through the keys' codes (kept with the
     sample) equal those of a binary search of every row among the heavy keys."""
-    from optimizer.estimate.key_lookup import key_weights
+    from optimizer.estimate.heavy_keys_carried import key_weights
 
     column = np.asarray(keys, dtype=np.float64)
     n = len(keys)
@@ -183,7 +180,7 @@ def test_distinct_tuples_counts_the_combinations(
     renumbered when they would overflow; a column with no value twice answers at once)
     equals a set of the kept rows' tuples: up to 14 columns of up to 31 values each, past
     what one int64 numbers (NULLs counted as a value)."""
-    from optimizer.estimate.key_lookup import distinct_tuples
+    from optimizer.estimate.sample_distinct import distinct_tuples
 
     cells = st.one_of(st.integers(0, spread).map(float), st.just(float("nan")))
     columns = {
@@ -209,7 +206,7 @@ def test_distinct_tuples_past_one_int64_keeps_rows_apart() -> None:
     """A first column of 2 values, then 64 columns of one value or NULL (2 codes each: 2**64
     combinations after the first): numbered in one int64 without renumbering, the first
     column's digit would wrap away and rows differing only there would count once."""
-    from optimizer.estimate.key_lookup import distinct_tuples
+    from optimizer.estimate.sample_distinct import distinct_tuples
 
     pattern_p = np.where(np.arange(64) % 3 == 0, np.nan, 1.0)
     pattern_q = np.where(np.arange(64) % 3 == 1, np.nan, 1.0)  # never NULL in both
@@ -225,7 +222,7 @@ def test_distinct_tuples_past_one_int64_keeps_rows_apart() -> None:
 def test_distinct_tuples_of_a_column_with_no_value_twice() -> None:
     """A column whose kept rows all differ (NULL once among them) makes every combination
     differ; a column one value short of that does not: two whole rows repeat."""
-    from optimizer.estimate.key_lookup import distinct_tuples
+    from optimizer.estimate.sample_distinct import distinct_tuples
 
     key = np.array([1.0, 2.0, np.nan, 4.0, 4.0])
     other = np.array([7.0, 7.0, 7.0, 8.0, 8.0])
@@ -241,7 +238,8 @@ def test_carried_mcvs_over_the_kept_rows_as_over_every_row(size: int, data: st.D
     """carried_mcvs weighs only the rows its filter kept; its most-common values (values
     and fractions, to the last bit) are those of the weights of every row (zeros for the
     others) summed as one array."""
-    from optimizer.estimate.key_lookup import ScanSample, carried_mcvs, key_weights
+    from optimizer.estimate.heavy_keys_carried import carried_mcvs, key_weights
+    from optimizer.estimate.scan_sample import ScanSample
 
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
     keys = rng.integers(0, 40, size).astype(np.float64)
@@ -265,7 +263,7 @@ def test_carried_mcvs_over_the_kept_rows_as_over_every_row(size: int, data: st.D
 def test_rows_per_value_counts_each_probes_rows(rows: list[tuple[int, bool]], probes: int) -> None:
     """Per probe, its sampled rows and how many of them match (None: no row holds it), as a
     loop over the rows counts them; rows holding no probe (-1) count for none."""
-    from optimizer.estimate.key_lookup import _rows_per_probe, _rows_per_value, _Tally
+    from optimizer.estimate.heavy_keys_surviving import _rows_per_probe, _rows_per_value, _Tally
 
     index = np.asarray([i for i, _ in rows], dtype=np.int64)
     found = np.asarray([m for _, m in rows], dtype=bool)
