@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Engine
 
+from optimizer.estimate.explain import estimate_json
 from optimizer.estimate.predicates import SKETCH, Level
 from optimizer.estimate.sources import MetastoreSource, consistently
 from optimizer.estimate.stats_query import StatsQuery
@@ -41,6 +42,4 @@ def estimate_rows(engine: Engine, sql: str, level: Level = SKETCH, dialect: str 
 def estimate(
     engine: Engine, sql: str, level: Level = SKETCH, dialect: str = "spark"
 ) -> dict[str, Any]:
-    from optimizer.estimate.explain import estimate_json
-
     return estimated(engine, sql, estimate_json, level, dialect)

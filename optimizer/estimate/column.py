@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from typing import Any
 
+from metastore.samples import as_number
 from optimizer.estimate.values import DEFAULT, Estimate
 
 EPOCH = dt.datetime(1970, 1, 1)
@@ -80,8 +81,6 @@ class SampledColumn:
         return self._kept[key]
 
     def _count_kept(self, value: Any) -> float | None:
-        from metastore.samples import as_number
-
         try:
             probe = value if isinstance(value, str) else as_number(value)
         except TypeError:
@@ -91,7 +90,7 @@ class SampledColumn:
         share = self.kept_share(probe)
         if share is None:
             return None
-        from optimizer.estimate.predicates import equality_fraction
+        from optimizer.estimate.predicates import equality_fraction  # a cycle: it imports this
 
         return equality_fraction(self.before, value).value * self.rows_before * share
 

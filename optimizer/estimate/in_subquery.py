@@ -17,6 +17,7 @@ from optimizer.estimate.predicates import BASIC
 from optimizer.estimate.selectivity import in_subquery_fraction
 from optimizer.estimate.values import ESTIMATED, Estimate
 from optimizer.plan import ColumnRef, column_of
+from optimizer.sql_to_plan import build_plan
 
 if TYPE_CHECKING:
     from optimizer.estimate.stats_query import StatsQuery
@@ -55,8 +56,6 @@ def _output_distinct(stats: StatsQuery, query: exp.Expr) -> float | None:
 
 
 def _planned_distinct(stats: StatsQuery, sql: str) -> float | None:
-    from optimizer.sql_to_plan import build_plan
-
     try:
         plan = build_plan(sql, stats.table)
     except StatlasError:

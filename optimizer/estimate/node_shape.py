@@ -78,18 +78,18 @@ class _Names:
 
 
 class Shapes:
-    """Each node's shape, derived once per node (kept with the node, as StatsQuery keeps
-    its figures: an id is unique only while its object lives); equal keys are interned to
-    one number, so a node's key is its own fields and its children's numbers."""
+    """Each node's shape, derived once per node (keyed by the node, as StatsQuery keeps its
+    figures: nodes hash by identity); equal keys are interned to one number, so a node's key
+    is its own fields and its children's numbers."""
 
     def __init__(self) -> None:
         self._keys: dict[tuple[Any, ...], int] = {}
-        self._of: dict[int, tuple[Node, Shape]] = {}
+        self._of: dict[Node, Shape] = {}
 
     def of(self, node: Node) -> Shape:
-        cached = self._of.get(id(node))
-        if cached is not None and cached[0] is node:
-            return cached[1]
+        cached = self._of.get(node)
+        if cached is not None:
+            return cached
         names = _Names()
         own = _own(node, names)
         children = []
@@ -99,7 +99,7 @@ class Shapes:
         key = (type(node).__name__, own, tuple(children))
         number = self._keys.setdefault(key, len(self._keys))
         shape = Shape(number, tuple(names.number))
-        self._of[id(node)] = (node, shape)
+        self._of[node] = shape
         return shape
 
 

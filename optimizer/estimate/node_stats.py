@@ -28,13 +28,13 @@ class NodeStats:
         of these figures, with its alias renamed): rules tell the columns of one scan by the
         identity of their sample (`ColumnEstimate.origin`), and the other node's scans are
         other scans."""
-        fresh: dict[int, ScanSample] = {}
+        fresh: dict[ScanSample, ScanSample] = {}  # samples hash by identity
 
         def copied(sample: ScanSample) -> ScanSample:
-            found = fresh.get(id(sample))
+            found = fresh.get(sample)
             if found is None:
                 alias = aliases.get(sample.alias, sample.alias)
-                found = fresh[id(sample)] = replace(sample, alias=alias)
+                found = fresh[sample] = replace(sample, alias=alias)
             return found
 
         columns = {}

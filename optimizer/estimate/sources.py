@@ -10,14 +10,20 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, TypeVar
 
-from metastore.catalog import TableInfo
-from metastore.engine import Snapshot
+from metastore.catalog import TableInfo, describe_table
+from metastore.engine import Snapshot, current_snapshot, one_snapshot, run_read
 from metastore.errors import ConcurrentModification
-from metastore.lookup import PartitionQuery
-from metastore.rollups import Selection
-from metastore.samples import Sample
-from metastore.statistics import PartitionRows, TableSummary
-from metastore.stats_cache import TableStamp
+from metastore.lookup import PartitionQuery, build_predicate
+from metastore.rollups import Selection, sample_pieces, select_partitions
+from metastore.samples import Sample, pool
+from metastore.statistics import (
+    PartitionRows,
+    TableSummary,
+    rows_of_selection,
+    summarise_selection,
+    table_statistics,
+)
+from metastore.stats_cache import TableStamp, cache_for, table_stamps
 from optimizer.estimate.column import ColumnEstimate, encode
 from optimizer.estimate.values import EXACT, Estimate
 
@@ -102,8 +108,6 @@ class MetastoreSource(StatisticsSource):
         mcv_limit: int = MCV_LIMIT,
         sketch_rows: float | None = None,
     ) -> None:
-        from metastore.stats_cache import cache_for
-
         self.engine, self.mcv_limit, self.sketch_rows = engine, mcv_limit, sketch_rows
         self._memo: dict[tuple[str, str, PartitionQuery], Any] | None = {} if memo else None
         self._cache = cache_for(engine)
@@ -113,16 +117,11 @@ class MetastoreSource(StatisticsSource):
     def prepare(self, names: list[str]) -> None:
         """The stamps of the tables a query reads, in one statement (not one per table as
         each is first read), unless a snapshot is open (its reads check their own)."""
-        from metastore.engine import current_snapshot
-
         missing = [name for name in names if name not in self._stamps]
         if missing and current_snapshot(self.engine) is None:
             self._stamps.update(self._current_stamps(missing))
 
     def _current_stamps(self, names: list[str]) -> dict[str, TableStamp]:
-        from metastore.engine import run_read
-        from metastore.stats_cache import table_stamps
-
         return run_read(self.engine, lambda conn: table_stamps(conn, names))
 
     def _remember(self, key: tuple[str, str, PartitionQuery], compute: Callable[[], Any]) -> Any:
@@ -132,8 +131,6 @@ class MetastoreSource(StatisticsSource):
         gets of a table are all of one committed state: a collection or registration
         commits its pieces and a new stamp together. A snapshot holding another stamp
         raises StatisticsChanged, and `consistently` starts the request over."""
-        from metastore.engine import current_snapshot, one_snapshot
-
         if self._memo is not None and key in self._memo:
             return self._memo[key]
         name = key[1]
@@ -169,8 +166,6 @@ class MetastoreSource(StatisticsSource):
 
     @staticmethod
     def _check_stamp(name: str, stamp: TableStamp, conn: Any) -> None:
-        from metastore.stats_cache import table_stamps
-
         if table_stamps(conn, [name]).get(name) != stamp:
             raise StatisticsChanged(f"the statistics of table {name!r} changed while read")
 
@@ -192,8 +187,6 @@ class MetastoreSource(StatisticsSource):
 
     def _spelled(self, name: str) -> TableInfo:
         """The table with its columns named as its files spell them (the statistics' keys)."""
-        from metastore.catalog import describe_table
-
         return self._remember(  # type: ignore[no-any-return]
             ("table", name, PartitionQuery()), lambda: describe_table(self.engine, name)
         )
@@ -201,9 +194,6 @@ class MetastoreSource(StatisticsSource):
     def _selection(self, name: str, query: PartitionQuery) -> tuple[TableInfo, Selection]:
         """The table and the partitions `query` selects with their rows and keys, covered
         by blocks (one statement), shared by the summary, the sample and the partitions."""
-        from metastore.engine import run_read
-        from metastore.lookup import build_predicate
-        from metastore.rollups import select_partitions
 
         def compute() -> tuple[TableInfo, Selection]:
             info = self._spelled(name)
@@ -217,9 +207,6 @@ class MetastoreSource(StatisticsSource):
         return self._remember(("selection", name, query), compute)  # type: ignore[no-any-return]
 
     def summary(self, name: str, query: PartitionQuery) -> TableSummary:
-        from metastore.engine import run_read
-        from metastore.statistics import summarise_selection, table_statistics
-
         def compute() -> TableSummary:
             spelled, selection = self._selection(name, query)
             if self.sketch_rows is not None and selection.rows > self.sketch_rows:
@@ -240,17 +227,11 @@ class MetastoreSource(StatisticsSource):
         return self._remember(("summary", name, query), compute)  # type: ignore[no-any-return]
 
     def partitions(self, name: str, query: PartitionQuery) -> list[PartitionRows]:
-        from metastore.statistics import rows_of_selection
-
         return self._remember(  # type: ignore[no-any-return]
             ("partitions", name, query), lambda: rows_of_selection(self._selection(name, query)[1])
         )
 
     def sample(self, name: str, query: PartitionQuery) -> Sample | None:
-        from metastore.engine import run_read
-        from metastore.rollups import sample_pieces
-        from metastore.samples import pool
-
         def compute() -> Sample | None:
             info, selection = self._selection(name, query)
             if not selection.ids.size:

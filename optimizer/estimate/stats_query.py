@@ -63,7 +63,8 @@ class StatsQuery:
         if level not in LEVELS:
             raise ValueError(f"unknown level {level!r}")
         self.source, self.level = source, level
-        self._cache: dict[int, tuple[Node, NodeStats]] = {}
+        # per node (nodes hash by identity: frozen, eq=False)
+        self._cache: dict[Node, NodeStats] = {}
         self._shapes = Shapes()
         self._by_shape: dict[int, tuple[Shape, NodeStats]] = {}
         self.counts = CacheCounts()
@@ -75,17 +76,15 @@ class StatsQuery:
         self.subquery_distinct: dict[str, float | None] = {}
         self._tables: dict[str, TableInfo] = {}
         # per scan: its partition conjuncts split and the usable ones' query (operators.scan)
-        self.scans: dict[int, tuple[Scan, Any, PartitionQuery]] = {}
+        self.scans: dict[Scan, tuple[Any, PartitionQuery]] = {}
 
     def of(self, node: Node) -> NodeStats:
-        key = id(node)
-        cached = self._cache.get(key)
-        if cached is not None and cached[0] is node:
+        cached = self._cache.get(node)
+        if cached is not None:
             self.counts.cached += 1
-            return cached[1]
-        # the node is kept with its figures: an id is unique only while its object lives
-        self._cache[key] = (node, self._shared(node))
-        return self._cache[key][1]
+            return cached
+        stats = self._cache[node] = self._shared(node)
+        return stats
 
     def _shared(self, node: Node) -> NodeStats:
         """The figures of the first node of this node's shape, renamed to its aliases;

@@ -172,10 +172,10 @@ def _correlated_group_ndvs(keys: list[ColumnEstimate], ndvs: list[float]) -> lis
     otherwise the product of their distinct values times the share of that product the
     sample shows as combinations (sample_distinct.distinct_tuples), never fewer than the largest
     of them. statlas's rule (docs/design.md#group-by), not a product of distinct values."""
-    by_sample: dict[int, list[int]] = {}
+    by_sample: dict[ScanSample, list[int]] = {}  # samples hash by identity
     for position, key in enumerate(keys):
         if key.origin is not None:
-            by_sample.setdefault(id(key.origin[0]), []).append(position)
+            by_sample.setdefault(key.origin[0], []).append(position)
     result = list(ndvs)
     for members in by_sample.values():
         names = tuple(dict.fromkeys(keys[i].origin[1] for i in members))

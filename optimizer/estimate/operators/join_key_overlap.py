@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from datasketches import theta_intersection
+
 from optimizer.estimate.column import ColumnEstimate, KeySet, encode
 from optimizer.estimate.values import clamp_fraction
 
@@ -41,8 +43,6 @@ def _theta_intersection(a: Any, b: Any, intersections: dict[tuple[Any, Any], flo
     `intersections` (a StatsQuery's: a join order search asks for the same pair many times;
     kept no longer than the query's estimates, so the sketches of statistics the cache
     dropped are not kept alive beyond its bound)."""
-    from datasketches import theta_intersection
-
     found = intersections.get((a, b))
     if found is None:
         intersection = theta_intersection()

@@ -118,7 +118,7 @@ def _sampled_composite(
     scans, names = [], []
     for side, refs in ((left, [a for a, _ in keys]), (right, [b for _, b in keys])):
         origins = [side.columns[ref].origin for ref in refs]
-        if any(o is None for o in origins) or len({id(o[0]) for o in origins}) != 1:
+        if any(o is None for o in origins) or len({o[0] for o in origins}) != 1:
             return None
         scans.append(origins[0][0])
         names.append(tuple(o[1] for o in origins))
@@ -256,7 +256,7 @@ def _composite_completion(
         rows = known[0].source_rows
         if rows > 0:
             sides.append((rows, [float(c.theta.get_estimate()) for c in known]))
-            origins = {id(c.origin[0]) for c in known if c.origin is not None}
+            origins = {c.origin[0] for c in known if c.origin is not None}
             sampled = known[0].origin if len(origins) == 1 and known[0].origin else None
             names = tuple(c.origin[1] for c in known) if sampled is not None else ()
             is_key.append(key_in_sample(sampled[0], names) if sampled is not None else None)

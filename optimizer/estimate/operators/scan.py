@@ -77,11 +77,11 @@ def scan_partitions(
     metastore's query of the usable ones: found once per scan of a request (the scan's
     estimate and its filter's sample both ask; each finding writes the conjuncts as --where
     text and parses it back)."""
-    found = stats.scans.get(id(node))
-    if found is None or found[0] is not node:  # (an id is unique only while its node lives)
+    found = stats.scans.get(node)
+    if found is None:
         split = split_partition_conjuncts(node, stats.table(node.table))
-        found = stats.scans[id(node)] = (node, split, selection_of(split[0]))
-    return found[1], found[2]
+        found = stats.scans[node] = (split, selection_of(split[0], stats.table(node.table)))
+    return found
 
 
 def _from_summary(column: Any, rows: float, level: Level) -> ColumnEstimate:
