@@ -2,7 +2,7 @@
 
 >>> ms = Metastore("sqlite:///statlas.db")                      # doctest: +SKIP
 >>> ms.register_table("sales", "/data/sales")                   # doctest: +SKIP
->>> ms.partitions("sales", {"dt": ["2024-01-01"], "region": ["emea", "apac"]})  # +SKIP
+>>> ms.partitions("sales", {"dt": ["2024-01-01"], "region": ["emea", "apac"]})  # doctest: +SKIP
 """
 
 from __future__ import annotations

@@ -27,22 +27,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Engine, and_, event, select
+from sqlalchemy import ColumnElement, Connection, Engine, event, select
 from sqlalchemy import exc as sa_exc
 
 from metastore.catalog import TableInfo, get_table, normalise_table_name
 from metastore.engine import run_read, translate, with_reconnect
 from metastore.errors import InvalidLookup, InvalidValue, StatlasError, UnknownColumn
+from metastore.filter_sql import filter_sql
 from metastore.hive_paths import DEFAULT_PARTITION_NAME
 from metastore.models import CatalogTable
-from metastore.partition_store import (
-    _pg_array,
-    _pg_array_literal,
-    raw_column,
-    raw_decoder,
-    tuples_in,
-    value_in,
-)
+from metastore.partition_filter import EVERY_PARTITION, InList, PartitionFilter, TupleIn, all_of
+from metastore.partition_store import _pg_array, _pg_array_literal, raw_column, raw_decoder
 from metastore.types import KeyType, KeyValue, json_value
 
 
@@ -56,11 +51,13 @@ class TupleList:
 
 @dataclass(frozen=True)
 class PartitionQuery:
-    """A conjunction of per-key IN lists, tuple lists and a --where expression."""
+    """A conjunction of per-key IN lists, tuple lists, a typed partition filter (the
+    optimizer's) and a --where expression (a user's text)."""
 
     in_lists: Sequence[tuple[str, Sequence[Any]]] = ()
     tuples: Sequence[TupleList] = ()
     where: str | None = None
+    filter: PartitionFilter | None = None
 
     @staticmethod
     def of(
@@ -229,6 +226,7 @@ def _fast_path_applies(engine: Engine, query: PartitionQuery) -> bool:
         and dialect.driver == "psycopg2"
         and not query.tuples
         and query.where is None
+        and query.filter is None
     )
 
 
@@ -378,19 +376,33 @@ def _fetch(engine: Engine, state: _FastPath, sql: str, params: dict[str, Any]) -
 def build_predicate(
     dialect: str, info: TableInfo, query: PartitionQuery
 ) -> ColumnElement[bool] | None:
-    """Validate and coerce every value of `query`, and build its predicate."""
+    """Validate and coerce every value of `query`, and compile its filter."""
+    selected = query_filter(info, query)
+    if selected == EVERY_PARTITION:
+        return None
+    compiled = filter_sql(selected, info.store(), dialect)
+    if not compiled.exact:
+        reasons = "; ".join(compiled.reasons)
+        raise InvalidLookup(f"cannot look up partitions by this selection: {reasons}")
+    return compiled.predicate
+
+
+def query_filter(info: TableInfo, query: PartitionQuery) -> PartitionFilter:
+    """The partition filter of `query` on `info`'s keys: its IN lists, tuple lists, typed
+    filter and --where text, ANDed."""
     store = info.store()
-    parts: list[ColumnElement[bool]] = []
+    parts: list[PartitionFilter] = []
     for key, values in query.in_lists:
-        column, key_type = store.column_of(_key(info, key))
-        parts.append(value_in(dialect, column, key_type, _distinct_values(key_type, key, values)))
+        name = _key(info, key)
+        key_type = store.key_types[store.key_names.index(name)]
+        parts.append(InList(name, tuple(_distinct_values(key_type, key, values))))
     for tuple_list in query.tuples:
         keys = [_key(info, k) for k in tuple_list.keys]
         if len(set(keys)) != len(keys):
             raise InvalidLookup(f"tuple keys repeat a key: {', '.join(tuple_list.keys)}")
         if not tuple_list.rows:
             raise InvalidLookup(f"empty tuple list for keys {', '.join(keys)}")
-        columns_types = [store.column_of(k) for k in keys]
+        key_types = [store.key_types[store.key_names.index(k)] for k in keys]
         for number, row in enumerate(tuple_list.rows, start=1):
             if len(row) != len(keys):
                 raise InvalidLookup(
@@ -400,23 +412,16 @@ def build_predicate(
         # coerce column by column (one bulk pass per key), then back to distinct rows
         columns = [
             _coerce_many(key_type, key, [row[i] for row in tuple_list.rows])
-            for i, ((_, key_type), key) in enumerate(zip(columns_types, keys, strict=True))
+            for i, (key_type, key) in enumerate(zip(key_types, keys, strict=True))
         ]
-        rows = dict.fromkeys(zip(*columns, strict=True))
-        parts.append(
-            tuples_in(
-                dialect, [c for c, _ in columns_types], [t for _, t in columns_types], list(rows)
-            )
-        )
+        parts.append(TupleIn(tuple(keys), tuple(dict.fromkeys(zip(*columns, strict=True)))))
+    if query.filter is not None:
+        parts.append(query.filter)
     if query.where is not None:
-        from metastore.where import where_predicate  # sqlglot loads only when needed
+        from metastore.where import where_filter  # sqlglot loads only when needed
 
-        parts.append(
-            where_predicate(query.where, store, dialect, frozenset(c.name for c in info.columns))
-        )
-    if not parts:
-        return None
-    return and_(*parts) if len(parts) > 1 else parts[0]
+        parts.append(where_filter(query.where, store, frozenset(c.name for c in info.columns)))
+    return all_of(parts)
 
 
 def _distinct_values(key_type: KeyType, key: str, values: Sequence[Any]) -> list[KeyValue]:

@@ -1,42 +1,44 @@
-"""`--where` expressions over partition keys: SQL text -> a predicate on typed key columns.
+"""`--where` expressions over partition keys: SQL text (or a parsed sqlglot expression, as
+the optimizer's partition-key conjuncts are) -> a partition filter
+(metastore.partition_filter), compiled by metastore.filter_sql.
 
 Parsed with sqlglot (Spark dialect). Supported: =, <>, !=, <, <=, >, >=, BETWEEN, IN,
 IS [NOT] NULL, AND, OR, NOT and parentheses, comparing a partition key with a literal
 (`'2024-01-01'`, `DATE '2024-01-01'`, 42, -1.5, true, NULL). Literals are coerced to the
 key's type, so `dt >= '2024-1-5'` is an error, not a string comparison. SQL's three-valued
-logic holds: `dt = NULL` matches nothing; use `dt IS NULL` for the default partition.
+logic holds: `dt = NULL` matches nothing, and neither does `NOT (dt = NULL)`; use
+`dt IS NULL` for the default partition.
 """
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable
-from typing import Any
-
 import sqlglot
-from sqlalchemy import BindParameter, Column, ColumnElement, and_, bindparam, false, not_, or_
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from metastore.errors import InvalidLookup, StatlasError, UnknownColumn
-from metastore.partition_store import PartitionStore, value_in
+from metastore.partition_filter import (
+    FLIPPED,
+    Compare,
+    InList,
+    IsNull,
+    NullComparison,
+    Operator,
+    PartitionFilter,
+    all_of,
+    any_of,
+    negation,
+)
+from metastore.partition_store import PartitionStore
 from metastore.types import KeyType, KeyValue
 
-_COMPARISONS: dict[type[exp.Expression], Callable[[Any, Any], Any]] = {
-    exp.EQ: operator.eq,
-    exp.NEQ: operator.ne,
-    exp.GT: operator.gt,
-    exp.GTE: operator.ge,
-    exp.LT: operator.lt,
-    exp.LTE: operator.le,
-}
-_FLIPPED: dict[type[exp.Expression], type[exp.Expression]] = {
-    exp.EQ: exp.EQ,
-    exp.NEQ: exp.NEQ,
-    exp.GT: exp.LT,
-    exp.GTE: exp.LTE,
-    exp.LT: exp.GT,
-    exp.LTE: exp.GTE,
+_OPERATORS: dict[type[exp.Expr], Operator] = {
+    exp.EQ: "=",
+    exp.NEQ: "!=",
+    exp.GT: ">",
+    exp.GTE: ">=",
+    exp.LT: "<",
+    exp.LTE: "<=",
 }
 
 
@@ -52,76 +54,72 @@ def parse_where(text: str) -> exp.Expression:
     return parsed
 
 
-def where_predicate(
-    text: str, store: PartitionStore, dialect: str, data_columns: frozenset[str] = frozenset()
-) -> ColumnElement[bool]:
-    """Translate `text` into a predicate over `store`'s key columns."""
-    return _Translator(store, dialect, data_columns, text).visit(parse_where(text))
+def where_filter(
+    text: str, store: PartitionStore, data_columns: frozenset[str] = frozenset()
+) -> PartitionFilter:
+    """`text` as a filter on `store`'s keys (`data_columns` only name what is not a key)."""
+    return _Translator(store, data_columns).visit(parse_where(text))
 
 
-def _bind(column: Column[Any], value: KeyValue) -> BindParameter[Any]:
-    """A bound value of the column's type (booleans included, which SQLAlchemy would
-    otherwise only allow with = and IS)."""
-    return bindparam(None, value, column.type)
+def expression_filter(
+    node: exp.Expr, store: PartitionStore, data_columns: frozenset[str] = frozenset()
+) -> PartitionFilter:
+    """A parsed expression (columns by name, any qualifier ignored) as a filter on `store`'s
+    keys; raises InvalidLookup for what --where does not accept."""
+    return _Translator(store, data_columns).visit(node)
 
 
 class _Translator:
-    def __init__(
-        self, store: PartitionStore, dialect: str, data_columns: frozenset[str], text: str
-    ) -> None:
+    def __init__(self, store: PartitionStore, data_columns: frozenset[str]) -> None:
         self.store = store
-        self.dialect = dialect
         self.data_columns = data_columns
-        self.text = text
 
-    def visit(self, node: exp.Expression) -> ColumnElement[bool]:
+    def visit(self, node: exp.Expr) -> PartitionFilter:
         if isinstance(node, exp.Paren):
             return self.visit(node.this)
         if isinstance(node, exp.And):
-            return and_(self.visit(node.this), self.visit(node.expression))
+            return all_of((self.visit(node.this), self.visit(node.expression)))
         if isinstance(node, exp.Or):
-            return or_(self.visit(node.this), self.visit(node.expression))
+            return any_of((self.visit(node.this), self.visit(node.expression)))
         if isinstance(node, exp.Not):
-            inner = node.this
-            if isinstance(inner, exp.Is):
-                column, _ = self.key(inner.this)
-                self.null_literal(inner.expression)
-                return column.is_not(None)
-            return not_(self.visit(inner))
+            return negation(self.visit(node.this))
         if isinstance(node, exp.Is):
-            column, _ = self.key(node.this)
+            name, _ = self.key(node.this)
             self.null_literal(node.expression)
-            return column.is_(None)
-        if type(node) in _COMPARISONS:
-            kind: type[exp.Expression] = type(node)
+            return IsNull(name)
+        if type(node) in _OPERATORS:
+            op = _OPERATORS[type(node)]
             left, right = node.this, node.expression
             if not isinstance(left, exp.Column) and isinstance(right, exp.Column):
-                left, right, kind = right, left, _FLIPPED[kind]
-            column, key_type = self.key(left)
+                left, right, op = right, left, FLIPPED[op]
+            name, key_type = self.key(left)
             value = self.literal(right, key_type)
             if value is None:
-                return false()  # comparing with NULL is never true
-            result: ColumnElement[bool] = _COMPARISONS[kind](column, _bind(column, value))
-            return result
+                return NullComparison()
+            return Compare(name, op, value)
         if isinstance(node, exp.Between):
-            column, key_type = self.key(node.this)
+            name, key_type = self.key(node.this)
             low = self.literal(node.args["low"], key_type)
             high = self.literal(node.args["high"], key_type)
-            if low is None or high is None:
-                return false()
-            return and_(column >= _bind(column, low), column <= _bind(column, high))
+            return all_of(
+                (
+                    NullComparison() if low is None else Compare(name, ">=", low),
+                    NullComparison() if high is None else Compare(name, "<=", high),
+                )
+            )
         if isinstance(node, exp.In):
             if node.args.get("query") is not None:
                 raise self.unsupported(node)
-            column, key_type = self.key(node.this)
+            name, key_type = self.key(node.this)
             values = [self.literal(v, key_type) for v in node.expressions]
-            present = [v for v in values if v is not None]
-            if not present:
-                return false()
-            return value_in(self.dialect, column, key_type, present)
+            present = tuple(dict.fromkeys(v for v in values if v is not None))
+            listed: PartitionFilter = InList(name, present)
+            if None in values:  # `k IN (.., NULL)`: unknown where not true
+                return any_of((listed, NullComparison())) if present else NullComparison()
+            return listed
         raise self.unsupported(node)
 
-    def key(self, node: exp.Expression) -> tuple[Column[Any], KeyType]:
+    def key(self, node: exp.Expr) -> tuple[str, KeyType]:
         if not isinstance(node, exp.Column):
             raise self.unsupported(node)
         name = node.name.lower()
@@ -135,9 +133,9 @@ class _Translator:
                 f"unknown partition key {name!r} in --where "
                 f"(keys: {', '.join(self.store.key_names) or 'none'})"
             )
-        return self.store.column_of(name)
+        return name, self.store.key_types[self.store.key_names.index(name)]
 
-    def literal(self, node: exp.Expression, key_type: KeyType) -> KeyValue:
+    def literal(self, node: exp.Expr, key_type: KeyType) -> KeyValue:
         if isinstance(node, exp.Null):
             return None
         if isinstance(node, exp.Boolean):
@@ -150,11 +148,11 @@ class _Translator:
             return key_type.parse(str(node.this))
         raise self.unsupported(node)
 
-    def null_literal(self, node: exp.Expression) -> None:
+    def null_literal(self, node: exp.Expr) -> None:
         if not isinstance(node, exp.Null):
             raise self.unsupported(node)
 
-    def unsupported(self, node: exp.Expression) -> StatlasError:
+    def unsupported(self, node: exp.Expr) -> StatlasError:
         return InvalidLookup(
             f"unsupported in --where: {node.sql(dialect='spark')!r} (compare partition keys "
             "with literals using =, <>, <, <=, >, >=, BETWEEN, IN, IS NULL, AND, OR, NOT)"

@@ -20,6 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 from metastore.errors import InvalidValue
+from metastore.partition_filter import ANY_CHARACTER, ANY_SEQUENCE, Wildcard
 from metastore.types import KeyType, KeyValue, format_value
 
 Test = Callable[[Any], bool]
@@ -179,18 +180,6 @@ def evaluator(
 
 # --- LIKE patterns ----------------------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class Wildcard:
-    """A LIKE wildcard as SQL LIKE, SQLite's GLOB and a REGEX_FLAGS regex spell it."""
-
-    like: str
-    glob: str
-    regex: str
-
-
-ANY_CHARACTER = Wildcard("_", "?", ".")
-ANY_SEQUENCE = Wildcard("%", "*", ".*")
 
 _REGEX_METACHARACTERS = frozenset("\\^$.|?*+()[]{}")
 

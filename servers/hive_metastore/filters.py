@@ -91,28 +91,34 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-from sqlalchemy import BindParameter, Column, ColumnElement, Text, and_, bindparam, not_, or_
+from sqlalchemy import ColumnElement
 
 from metastore.errors import StatlasError
-from metastore.partition_store import PartitionStore, value_in
+from metastore.filter_sql import MAX_DEPTH, MAX_SQLITE_DEPTH, FilterSql, filter_sql, max_depth
+from metastore.partition_filter import (
+    FLIPPED,
+    And,
+    Compare,
+    InList,
+    Like,
+    PartitionFilter,
+    Unknown,
+    all_of,
+    any_of,
+    negation,
+)
+from metastore.partition_store import PartitionStore
 from metastore.types import KeyType, KeyValue
 from servers.hive_metastore import filter_evaluation as ev
 
-__all__ = ["CompiledFilter", "InvalidFilter", "compile_filter"]
+__all__ = ["MAX_DEPTH", "MAX_SQLITE_DEPTH", "CompiledFilter", "InvalidFilter", "compile_filter"]
 
 MAX_SHOWN = 200
 """A message or reason quotes at most this many characters of the filter."""
 MAX_REASONS = 5
 """A reason names at most this many unknown pieces."""
-MAX_DEPTH = 100
-"""A sub-expression nested deeper (alternating AND, OR and NOT; chains of one operator are
-flat) is unknown to the predicate rather than recursed into (`matches` evaluates it)."""
-MAX_SQLITE_DEPTH = 24
-"""MAX_DEPTH on SQLite, whose parser gives up ("parser stack overflow") on SQL nested some
-33 deep (alternating AND and OR over IN sub-selects)."""
 
 
 class InvalidFilter(StatlasError):
@@ -145,12 +151,12 @@ def compile_filter(text: str, store: PartitionStore, dialect: str) -> CompiledFi
     except _Malformed as error:
         raise InvalidFilter(f"Error parsing partition filter : {error} in {shown!r}") from None
     try:
-        result = compiler.compile(tree)
+        result = filter_sql(compiler.filter(tree), store, dialect)
     except Exception as error:  # a bug: every partition, answered by `matches`
-        result = _unknown(f"cannot compile filter {shown!r}: {error!r}")
+        result = FilterSql(None, False, (f"cannot compile filter {shown!r}: {error!r}",))
     if result.exact:
         return CompiledFilter(result.predicate, True, None)
-    reasons = list(dict.fromkeys(result.reasons))
+    reasons = result.reasons
     reason = "; ".join(reasons[:MAX_REASONS])
     if len(reasons) > MAX_REASONS:
         reason += f"; and {len(reasons) - MAX_REASONS} more"
@@ -420,39 +426,21 @@ def _junction(kind: str, left: _Node, right: _Node) -> _Junction:
 
 
 @dataclass(frozen=True)
-class _Result:
-    predicate: ColumnElement[bool] | None  # None: true for every partition
-    exact: bool
-    reasons: tuple[str, ...] = ()
-    equals: tuple[str, KeyValue] | None = field(default=None)  # `key = value`, for OR chains
-
-
-def _unknown(reason: str) -> _Result:
-    return _Result(None, False, (reason,))
-
-
-@dataclass(frozen=True)
 class _Piece:
     """An atom resolved against the keys: its Python test of the key's non-NULL value and
-    its index predicate, exact, or None when the index cannot express it (and why)."""
+    its partition filter (an Unknown, with why, where the index cannot express it)."""
 
     position: int
     test: ev.Test
-    predicate: ColumnElement[bool] | None
-    reason: str | None = None
-    equals: tuple[str, KeyValue] | None = None
-
-
-_FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+    filter: PartitionFilter
 
 
 class _Compiler:
     def __init__(self, store: PartitionStore, dialect: str) -> None:
         self.store = store
-        self.dialect = dialect
-        self.max_depth = MAX_SQLITE_DEPTH if dialect == "sqlite" else MAX_DEPTH
+        self.max_depth = max_depth(dialect)
         self.keys = {name.lower(): i for i, name in enumerate(store.key_names)}
-        self.pieces: dict[int, _Piece] = {}  # by id() of the atom
+        self.pieces: dict[_Node, _Piece] = {}  # atoms hash by identity (eq=False)
 
     def program(self, tree: _Node) -> list[ev.Instruction]:
         """The filter in postfix for filter_evaluation, every atom resolved in the order
@@ -474,56 +462,22 @@ class _Compiler:
                 program.append(ev.Leaf(piece.position, piece.test))
         return program
 
-    def compile(self, node: _Node, depth: int = 0) -> _Result:
+    def filter(self, node: _Node, depth: int = 0) -> PartitionFilter:
+        """The tree as a partition filter (metastore.filter_sql compiles it); a part nested
+        deeper than the index takes is unknown, so that neither recurses further."""
         if depth > self.max_depth:
-            return _unknown(f"nested deeper than {self.max_depth}")
+            return Unknown(f"nested deeper than {self.max_depth}")
         if isinstance(node, _Junction):
-            parts = [self.compile(part, depth + 1) for part in node.parts]
-            return self.conjunction(parts) if node.kind == "and" else self.disjunction(parts)
+            parts = [self.filter(part, depth + 1) for part in node.parts]
+            return all_of(parts) if node.kind == "and" else any_of(parts)
         if isinstance(node, _Not):
-            inner = self.compile(node.inner, depth + 1)
-            if not inner.exact or inner.predicate is None:
-                return _Result(None, False, (*inner.reasons, "NOT over an inexact expression"))
-            return _Result(not_(inner.predicate), True)
-        piece = self.piece(node)
-        if piece.predicate is None:
-            return _unknown(piece.reason or "not compiled")
-        return _Result(piece.predicate, True, equals=piece.equals)
-
-    def conjunction(self, parts: list[_Result]) -> _Result:
-        known = [p.predicate for p in parts if p.predicate is not None]
-        reasons = tuple(r for p in parts for r in p.reasons)
-        exact = all(p.exact for p in parts)
-        if not known:
-            return _Result(None, exact, reasons)
-        return _Result(and_(*known) if len(known) > 1 else known[0], exact, reasons)
-
-    def disjunction(self, parts: list[_Result]) -> _Result:
-        reasons = tuple(r for p in parts for r in p.reasons)
-        if any(p.predicate is None for p in parts):
-            return _Result(None, False, (*reasons, "OR with an unknown side"))
-        by_key: dict[str, list[KeyValue]] = {}
-        clauses: list[ColumnElement[bool]] = []
-        for part in parts:
-            if part.equals is not None:
-                by_key.setdefault(part.equals[0], []).append(part.equals[1])
-            else:
-                assert part.predicate is not None
-                clauses.append(part.predicate)
-        for key, values in by_key.items():
-            if len(values) == 1:
-                column, _ = self.store.column_of(key)
-                clauses.append(column == _bind(column, values[0]))
-            else:
-                column, key_type = self.store.column_of(key)
-                clauses.append(value_in(self.dialect, column, key_type, values))
-        exact = all(p.exact for p in parts)
-        return _Result(or_(*clauses) if len(clauses) > 1 else clauses[0], exact, reasons)
+            return negation(self.filter(node.inner, depth + 1))
+        return self.piece(node).filter
 
     # atoms
 
     def piece(self, node: _Compare | _In | _Between) -> _Piece:
-        piece = self.pieces.get(id(node))
+        piece = self.pieces.get(node)
         if piece is None:
             if isinstance(node, _Compare):
                 piece = self.like(node) if node.op == "like" else self.comparison(node)
@@ -531,7 +485,7 @@ class _Compiler:
                 piece = self.membership(node)
             else:
                 piece = self.between(node)
-            self.pieces[id(node)] = piece
+            self.pieces[node] = piece
         return piece
 
     def subject(self, subject: _Operand, *literals: _Operand) -> int:
@@ -548,14 +502,12 @@ class _Compiler:
                 raise _Malformed(f"{subject.text} compared with the key {operand.text}")
         return self.keys[subject.text.lower()]
 
-    def key(self, position: int) -> tuple[str, Column[Any], KeyType]:
-        name = self.store.key_names[position]
-        column, key_type = self.store.column_of(name)
-        return name, column, key_type
+    def key(self, position: int) -> tuple[str, KeyType]:
+        return self.store.key_names[position], self.store.key_types[position]
 
     def literal(self, operand: _Operand, position: int) -> tuple[ev.Reading, str | None]:
         """The literal read against the key, and why the index cannot compare with it."""
-        name, _, key_type = self.key(position)
+        name, key_type = self.key(position)
         reading = ev.read(operand.text, key_type)
         if reading.how == "typed":
             return reading, None
@@ -565,24 +517,14 @@ class _Compiler:
     def comparison(self, node: _Compare) -> _Piece:
         left, op, right = node.left, node.op, node.right
         if left.kind != "key" and right.kind == "key":
-            left, right, op = right, left, _FLIPPED[op]
+            left, right, op = right, left, FLIPPED[op]  # type: ignore[index]
         position = self.subject(left, right)
         literal, reason = self.literal(right, position)
         test = literal.test(op)
         if reason is not None:
-            return _Piece(position, test, None, reason)
-        name, column, _ = self.key(position)
-        bound = _bind(column, literal.value)
-        predicates: dict[str, ColumnElement[bool]] = {
-            "=": column == bound,
-            "!=": column != bound,
-            "<": column < bound,
-            "<=": column <= bound,
-            ">": column > bound,
-            ">=": column >= bound,
-        }
-        equals = (name, literal.value) if op == "=" else None
-        return _Piece(position, test, predicates[op], equals=equals)
+            return _Piece(position, test, Unknown(reason))
+        name, _ = self.key(position)
+        return _Piece(position, test, Compare(name, op, literal.value))  # type: ignore[arg-type]
 
     def membership(self, node: _In) -> _Piece:
         position = self.subject(node.subject, *node.values)
@@ -590,10 +532,10 @@ class _Compiler:
         reasons = [reason for _, reason in read if reason is not None]
         if reasons:
             test = ev.any_of([literal.test("=") for literal, _ in read])
-            return _Piece(position, test, None, reasons[0])
+            return _Piece(position, test, Unknown(reasons[0]))
         values = [literal.value for literal, _ in read]
-        _, column, key_type = self.key(position)
-        return _Piece(position, ev.one_of(values), value_in(self.dialect, column, key_type, values))
+        name, _ = self.key(position)
+        return _Piece(position, ev.one_of(values), InList(name, tuple(dict.fromkeys(values))))
 
     def between(self, node: _Between) -> _Piece:
         position = self.subject(node.subject, node.low, node.high)
@@ -603,10 +545,10 @@ class _Compiler:
         )
         test = ev.all_of([low.test(">="), high.test("<=")])
         if low_reason is not None or high_reason is not None:
-            return _Piece(position, test, None, low_reason or high_reason)
-        _, column, _ = self.key(position)
-        predicate = and_(column >= _bind(column, low.value), column <= _bind(column, high.value))
-        return _Piece(position, test, predicate)
+            return _Piece(position, test, Unknown(low_reason or high_reason or ""))
+        name, _ = self.key(position)
+        between = And((Compare(name, ">=", low.value), Compare(name, "<=", high.value)))
+        return _Piece(position, test, between)
 
     def like(self, node: _Compare) -> _Piece:
         if node.left.kind != "key" and node.right.kind == "key":
@@ -615,7 +557,7 @@ class _Compiler:
                 f"Value should be on the RHS for LIKE operator : Key <{node.right.text}>"
             )
         position = self.subject(node.left, node.right)
-        name, column, key_type = self.key(position)
+        name, _ = self.key(position)
         pattern = node.right.text
         pieces = ev.like_pieces(pattern)
         regex = pattern if pieces is None else ev.pieces_regex(pieces)
@@ -624,31 +566,9 @@ class _Compiler:
         except (re.error, OverflowError, RecursionError, FutureWarning) as error:
             shown = pattern if len(pattern) <= 60 else pattern[:60] + "..."
             raise _Malformed(f"invalid regular expression {shown!r}: {error}") from None
-        if key_type.name != "string":
-            return _Piece(position, test, None, f"LIKE on the {key_type} key {name}")
         if pieces is None:
-            return _Piece(position, test, None, f"the regex {pattern!r} has no SQL LIKE form")
-        if all(isinstance(p, str) for p in pieces):
-            value = "".join(p for p in pieces if isinstance(p, str))
-            return _Piece(position, test, column == _bind(column, value), equals=(name, value))
-        if self.dialect == "sqlite":
-            glob = "".join(
-                _GLOB_ESCAPES.get(p, p) if isinstance(p, str) else p.glob for p in pieces
-            )
-            predicate = column.bool_op("GLOB")(bindparam(None, glob, Text()))
-            return _Piece(position, test, predicate)
-        pattern = "".join(_LIKE_ESCAPES.get(p, p) if isinstance(p, str) else p.like for p in pieces)
-        predicate = column.like(bindparam(None, pattern, Text()), escape="\\")
-        return _Piece(position, test, predicate)
-
-
-def _bind(column: Column[Any], value: KeyValue) -> BindParameter[Any]:
-    """A bound value of the column's type, booleans included (the same as metastore/where.py's
-    private helper, which this module may not import)."""
-    return bindparam(None, value, column.type)
-
-
-# --- LIKE patterns (their pieces: filter_evaluation.like_pieces) ------------------------
-
-_LIKE_ESCAPES = {"%": "\\%", "_": "\\_", "\\": "\\\\"}
-_GLOB_ESCAPES = {"*": "[*]", "?": "[?]", "[": "[[]"}
+            key_type = self.store.key_types[position]
+            if key_type.name != "string":
+                return _Piece(position, test, Unknown(f"LIKE on the {key_type} key {name}"))
+            return _Piece(position, test, Unknown(f"the regex {pattern!r} has no SQL LIKE form"))
+        return _Piece(position, test, Like(name, tuple(pieces)))
