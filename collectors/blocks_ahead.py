@@ -12,14 +12,8 @@ from collections.abc import Hashable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
-from metastore.rollups import (
-    FANOUT,
-    BuiltBlock,
-    PartitionPiece,
-    leaf_block,
-    levels_for,
-    upper_block,
-)
+from metastore.rollup_tree import FANOUT, levels_for
+from metastore.rollups import BuiltBlock, PartitionPiece, leaf_block, upper_block
 
 
 class BlocksAhead:

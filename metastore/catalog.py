@@ -33,6 +33,7 @@ from metastore.errors import (
 from metastore.hive_statistics import forget_partitions
 from metastore.models import CatalogColumn, CatalogTable, ColumnStats, PartitionStats, utcnow
 from metastore.partition_store import PartitionRow, PartitionStore
+from metastore.rollup_tree import forget_blocks
 from metastore.schema_merge import merge_columns
 from metastore.types import KeyType, KeyValue, parse_key_type
 
@@ -389,8 +390,6 @@ def replace_columns(conn: Connection, info: TableInfo, columns: Sequence[Column]
 def forget_statistics(conn: Connection, table_id: int, partition_ids: list[int]) -> None:
     """Drop the statistics of these partitions (vanished, or about to be replaced), and the
     pre-merged blocks over them (metastore.rollups: rebuilt by the next collection)."""
-    from metastore.rollups import forget_blocks
-
     forget_blocks(conn, table_id, partition_ids)
     forget_partitions(conn, table_id, partition_ids)
     for model in (PartitionStats, ColumnStats):

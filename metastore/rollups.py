@@ -31,6 +31,7 @@ from sqlalchemy import (
     BigInteger,
     ColumnElement,
     Connection,
+    Engine,
     Integer,
     LargeBinary,
     and_,
@@ -46,78 +47,17 @@ from sqlalchemy import (
 )
 
 from metastore.bulk_insert import bulk_insert
+from metastore.catalog import get_table
 from metastore.column_pieces import ColumnPiece, merge_pieces, piece_of_block, piece_of_partition
-from metastore.engine import note_read
+from metastore.engine import note_read, run_read
 from metastore.histograms import text_forms
+from metastore.lookup import PartitionQuery, build_predicate
 from metastore.models import ColumnStats, PartitionStats, RollupBlock, RollupColumn
 from metastore.partition_store import PartitionStore
-from metastore.samples import PARTITION_ID, WEIGHT, encode_table, sample_table
+from metastore.rollup_tree import FANOUT, cover, levels_for, stored_blocks
+from metastore.samples import PARTITION_ID, WEIGHT, Sample, encode_table, pool, sample_table
 
-FANOUT = 8
-MAX_LEVEL = 20  # 8**20 ids: more than any table's partitions
 CHILD_RANGE_IDS = 256  # partition ids whose records one read of a rebuild fetches at most
-
-
-def levels_for(max_id: int) -> int:
-    """The top level of a table whose largest partition id is `max_id`: the lowest level
-    whose block 0 covers every id (at least 1)."""
-    level = 1
-    while FANOUT**level <= max_id and level < MAX_LEVEL:
-        level += 1
-    return level
-
-
-def cover(
-    selected: np.ndarray, stored: dict[tuple[int, int], int], top: int
-) -> tuple[list[tuple[int, int]], np.ndarray]:
-    """The blocks (level, number) whose partitions are all in `selected` (sorted ids of
-    partitions with statistics), largest first, and the selected ids no block covers.
-    `stored` maps each stored block to its partition count."""
-    remaining = np.asarray(selected, dtype=np.int64)
-    blocks: list[tuple[int, int]] = []
-    for level in range(top, 0, -1):
-        if remaining.size == 0:
-            break
-        numbers = remaining // FANOUT**level
-        unique, counts = np.unique(numbers, return_counts=True)
-        kept = np.array(
-            [stored.get((level, int(b)), -1) == c for b, c in zip(unique, counts, strict=True)],
-            dtype=bool,
-        )
-        if kept.any():
-            blocks += [(level, int(b)) for b in unique[kept]]
-            remaining = remaining[~np.isin(numbers, unique[kept])]
-    return blocks, remaining
-
-
-def stored_blocks(conn: Connection, table_id: int) -> dict[tuple[int, int], int]:
-    """Every stored block of the table with its partition count."""
-    b = RollupBlock.__table__.c
-    rows = conn.execute(select(b.level, b.block, b.partitions).where(b.table_id == table_id))
-    return {(int(level), int(block)): int(count) for level, block, count in rows}
-
-
-def forget_blocks(conn: Connection, table_id: int, partition_ids: Sequence[int]) -> None:
-    """Drop the blocks over these partitions (their statistics are dropped or replaced):
-    until they are built again, selections read those partitions one by one."""
-    if not len(partition_ids):
-        return
-    ids = np.unique(np.asarray(partition_ids, dtype=np.int64))
-    pairs = [
-        (level, int(block))
-        for level in range(1, levels_for(int(ids[-1])) + 1)
-        for block in np.unique(ids // FANOUT**level)
-    ]
-    pairs += [(level, 0) for level in range(levels_for(int(ids[-1])) + 1, MAX_LEVEL + 1)]
-    for model in (RollupColumn, RollupBlock):
-        for start in range(0, len(pairs), 500):
-            chunk = pairs[start : start + 500]
-            conn.execute(
-                delete(model).where(
-                    model.table_id == table_id,
-                    tuple_(model.level, model.block).in_(chunk),
-                )
-            )
 
 
 def refresh_blocks(
@@ -649,3 +589,19 @@ def _read_union(
         statements = [union_all(blocks, statements[0]) if statements else blocks, *statements[1:]]
     for statement in statements:
         yield from conn.execute(statement)
+
+
+def table_sample(engine: Engine, table: str, query: PartitionQuery | None = None) -> Sample | None:
+    """The pooled sample of the partitions `query` selects (None: no partition has one),
+    read from the table's pre-merged blocks where whole ones are selected
+    (metastore.rollups). Partition key columns are filled in from each partition's key
+    values."""
+
+    def read(conn: Connection) -> Sample | None:
+        info = get_table(conn, table)
+        store = info.store()
+        predicate = build_predicate(conn.dialect.name, info, query or PartitionQuery())
+        selection = select_partitions(conn, info.id, store, predicate, keys=True)
+        return pool(info, sample_pieces(conn, info.id, selection), selection.keys)
+
+    return run_read(engine, read)

@@ -1,6 +1,6 @@
 """Row samples: a uniform random sample of every partition's rows, drawn in the collection
 scan itself (Bernoulli, one rate per run: `sample_rate`), stored with the partition's
-statistics and pooled for any set of partitions (`table_sample`).
+statistics and pooled for any set of partitions (`metastore.rollups.table_sample`).
 
 Sketches describe one column at a time; a sample keeps the rows together, so a conjunction
 over correlated columns (l_returnflag = 'R' AND l_linestatus = 'O' never holds in TPC-H) can
@@ -29,13 +29,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyarrow import ipc
-from sqlalchemy import Connection, Engine
 
-from metastore.catalog import TableInfo, get_table
+from metastore.catalog import TableInfo
 from metastore.column_type import ColumnType
-from metastore.engine import run_read
 from metastore.errors import InvalidValue
-from metastore.lookup import PartitionQuery, build_predicate
+from metastore.stats_cache import approximate_size
 
 T = TypeVar("T")
 
@@ -319,8 +317,6 @@ class SampleColumns(Mapping[str, np.ndarray]):
 
     def cache_bytes(self) -> int:
         """Bytes held: the Arrow arrays, the partition keys and what was materialised."""
-        from metastore.stats_cache import approximate_size
-
         stored = sum(int(a.nbytes) + ARROW_ARRAY_BYTES for a in self._arrays.values())
         keys = sum(approximate_size(v) for v in self._keys.values())
         positions = 0 if self._positions is None else int(self._positions.nbytes)
@@ -390,8 +386,6 @@ class Sample:
         if key in self._derived:
             return self._derived[key]  # type: ignore[no-any-return]
         value = compute()
-        from metastore.stats_cache import approximate_size
-
         with self._lock:
             if key in self._derived:
                 return self._derived[key]  # type: ignore[no-any-return]
@@ -412,8 +406,6 @@ class Sample:
 
     def cache_bytes(self) -> int:
         """Bytes held: columns, weights and what was derived so far."""
-        from metastore.stats_cache import approximate_size
-
         columns = (
             self.columns.cache_bytes()
             if isinstance(self.columns, SampleColumns)
@@ -456,23 +448,6 @@ class Sample:
 
 # the selected partitions' ids (sorted) and, per partition key, their values in that order
 KeyColumns = tuple[np.ndarray, list[list[Any]]]
-
-
-def table_sample(engine: Engine, table: str, query: PartitionQuery | None = None) -> Sample | None:
-    """The pooled sample of the partitions `query` selects (None: no partition has one),
-    read from the table's pre-merged blocks where whole ones are selected
-    (metastore.rollups). Partition key columns are filled in from each partition's key
-    values."""
-    from metastore.rollups import sample_pieces, select_partitions
-
-    def read(conn: Connection) -> Sample | None:
-        info = get_table(conn, table)
-        store = info.store()
-        predicate = build_predicate(conn.dialect.name, info, query or PartitionQuery())
-        selection = select_partitions(conn, info.id, store, predicate, keys=True)
-        return pool(info, sample_pieces(conn, info.id, selection), selection.keys)
-
-    return run_read(engine, read)
 
 
 def pool(

@@ -13,7 +13,8 @@ from metastore import Metastore
 from metastore.catalog import get_table
 from metastore.engine import LARGE_READ_BYTES, make_engine, note_read
 from metastore.models import CollectionRun, PartitionStats
-from metastore.samples import encode_sample, table_sample
+from metastore.rollups import table_sample
+from metastore.samples import encode_sample
 from tests.support.partitions import write_partitions
 
 

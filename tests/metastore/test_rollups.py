@@ -24,8 +24,9 @@ from sqlalchemy import delete, event, func, select
 from metastore import Metastore, PartitionQuery, rollups
 from metastore.engine import run_write
 from metastore.models import RollupBlock, RollupColumn
-from metastore.rollups import FANOUT, cover, levels_for, refresh_blocks
-from metastore.samples import Sample, table_sample
+from metastore.rollup_tree import FANOUT, cover, levels_for
+from metastore.rollups import refresh_blocks, table_sample
+from metastore.samples import Sample
 from metastore.statistics import TableSummary, partition_rows, table_statistics
 from metastore.stats_cache import cache_for
 from optimizer.estimate.sources import MetastoreSource
