@@ -3,7 +3,7 @@ check the plans report runs before Spark (docs/benchmarks/2026-11-26-tpcds-plans
 Spark. Each query is planned over the TPC-DS metastore (benchmarks/tpcds_statlas.py; read,
 not collected), emitted as Spark SQL, transpiled to DuckDB's dialect by sqlglot and run on
 DATA/tpcds-sfSCALE/tpcds.duckdb beside the extension's own text of the query; the rows are
-compared as plans.py compares Spark's (`plans.difference`: sorted, floats to 1e-6). Where
+compared as plans.py compares Spark's (`plans_runs.difference`: sorted, floats to 1e-6). Where
 they differ under a final LIMIT, both texts are run again without it (a tie cut otherwise).
 
     python benchmarks/emitted_duckdb.py [--scale 1] [--queries q14,q64]
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import sqlglot
-from plans import difference
+from plans_runs import difference
 from tpcds_queries import duckdb_connection, duckdb_queries, queries, without_final_limit
 from tpcds_statlas import default_url
 
