@@ -10,7 +10,6 @@ import datetime as dt
 import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -28,6 +27,7 @@ from servers.hive_metastore.filters import (
     InvalidFilter,
     compile_filter,
 )
+from tests.support.filter_strategies import Expr, Truth, conjoin, filters
 
 _table_ids = itertools.count(1)
 
@@ -425,16 +425,7 @@ def typed_values(position: int) -> st.SearchStrategy[Any]:
     ][position]
 
 
-Truth = bool | None  # SQL's three values
-Evaluate = Callable[[int, tuple[KeyValue, ...]], Truth]
-
-
-@dataclass(frozen=True)
-class Expr:
-    text: str
-    evaluate: Evaluate  # (row index, row) -> truth
-    exact: bool  # built from pieces the compiler is expected to compile exactly
-    compound: str = ""  # "", "and", "or", "not"
+Evaluate = Callable[[tuple[KeyValue, ...]], Truth]
 
 
 def render(value: KeyValue, position: int, quoted: bool) -> str:
@@ -488,7 +479,7 @@ def comparisons(draw: st.DrawFn) -> Expr:
     value, text, exact = literal_value(draw, position)
     key = key_name(draw, position)
     phrase = f"{text} {FLIP[op]} {key}" if draw(st.booleans()) else f"{key} {op} {text}"
-    return Expr(phrase, lambda _, row: compare(op, row[position], value), exact)
+    return Expr(phrase, lambda row: compare(op, row[position], value), exact)
 
 
 @st.composite
@@ -501,12 +492,12 @@ def memberships(draw: st.DrawFn) -> Expr:
     subject = f"({key})" if draw(st.booleans()) else key
     phrase = f"{subject} {'not in' if negated else 'in'} ({', '.join(t for _, t, _ in drawn)})"
 
-    def evaluate(_: int, row: tuple[KeyValue, ...]) -> Truth:
+    def truth(row: tuple[KeyValue, ...]) -> Truth:
         if row[position] is None:
             return None
         return (row[position] in values) != negated
 
-    return Expr(phrase, evaluate, all(e for _, _, e in drawn))
+    return Expr(phrase, truth, all(e for _, _, e in drawn))
 
 
 @st.composite
@@ -514,14 +505,12 @@ def or_chains(draw: st.DrawFn) -> Expr:
     """Older Spark's IN list: equalities on one key joined by OR."""
     position = draw(st.integers(0, len(KEYS) - 1))
     drawn = [literal_value(draw, position) for _ in range(draw(st.integers(2, 4)))]
-    values = [v for v, _, _ in drawn]
     key = key_name(draw, position)
-    phrase = " or ".join(f"{key} = {text}" for _, text, _ in drawn)
 
-    def evaluate(_: int, row: tuple[KeyValue, ...]) -> Truth:
-        return None if row[position] is None else row[position] in values
+    def equality(value: KeyValue, text: str, exact: bool) -> Expr:
+        return Expr(f"{key} = {text}", lambda row: compare("=", row[position], value), exact)
 
-    return Expr(phrase, evaluate, all(e for _, _, e in drawn), "or")
+    return conjoin("or", [equality(*piece) for piece in drawn])
 
 
 @st.composite
@@ -534,13 +523,13 @@ def betweens(draw: st.DrawFn) -> Expr:
         f"{key_name(draw, position)} {'not ' if negated else ''}between {low_text} and {high_text}"
     )
 
-    def evaluate(_: int, row: tuple[KeyValue, ...]) -> Truth:
+    def truth(row: tuple[KeyValue, ...]) -> Truth:
         value: Any = row[position]
         if value is None:
             return None
         return bool(low <= value <= high) != negated
 
-    return Expr(phrase, evaluate, low_exact and high_exact)
+    return Expr(phrase, truth, low_exact and high_exact)
 
 
 _REGEX_METACHARACTERS = set("\\^$.|?*+()[]{}")
@@ -584,15 +573,15 @@ def likes(draw: st.DrawFn) -> Expr:
     pattern, exact = draw(like_patterns())
     quoted = f'"{pattern}"' if draw(st.booleans()) else f"'{pattern}'"
 
-    def evaluate(_: int, row: tuple[KeyValue, ...]) -> Truth:
+    def truth(row: tuple[KeyValue, ...]) -> Truth:
         value = row[2]
         return None if value is None else like_matches(pattern, str(value))
 
-    return Expr(f"{key} like {quoted}", evaluate, exact)
+    return Expr(f"{key} like {quoted}", truth, exact)
 
 
 def on(position: int, holds: Callable[[Any], bool]) -> Evaluate:
-    return lambda _, row: None if row[position] is None else holds(row[position])
+    return lambda row: None if row[position] is None else holds(row[position])
 
 
 # pieces of a literal the typed index cannot compare with (so exact False) and pieces
@@ -620,58 +609,12 @@ PIECES: list[tuple[str, Evaluate, bool]] = [
 
 @st.composite
 def pieces(draw: st.DrawFn) -> Expr:
-    text, evaluate, exact = draw(st.sampled_from(PIECES))
-    return Expr(text, evaluate, exact)
+    text, truth, exact = draw(st.sampled_from(PIECES))
+    return Expr(text, truth, exact)
 
 
-def conjoin(kind: str, parts: list[Expr]) -> Expr:
-    def wrap(part: Expr) -> str:
-        # AND binds tighter than OR: an AND inside an OR needs no parentheses
-        if part.compound == "or" or (part.compound == "and" and kind == "and"):
-            return f"({part.text})"
-        return part.text
-
-    evaluations = [p.evaluate for p in parts]
-
-    def evaluate(index: int, row: tuple[KeyValue, ...]) -> Truth:
-        values = [e(index, row) for e in evaluations]
-        decisive = kind == "or"  # True decides an OR, False an AND
-        if decisive in values:
-            return decisive
-        return None if None in values else not decisive
-
-    keyword = kind.upper() if len(parts) == 3 else kind  # keywords are case-insensitive
-    return Expr(f" {keyword} ".join(map(wrap, parts)), evaluate, all(p.exact for p in parts), kind)
-
-
-def negate(part: Expr) -> Expr:
-    inner = part.evaluate
-
-    def evaluate(index: int, row: tuple[KeyValue, ...]) -> Truth:
-        value = inner(index, row)
-        return None if value is None else not value
-
-    text = f"not ({part.text})" if part.compound else f"not {part.text}"
-    return Expr(text, evaluate, part.exact, "not")
-
-
-def parenthesise(part: Expr) -> Expr:
-    return Expr(f"({part.text})", part.evaluate, part.exact, "")
-
-
-def filters() -> st.SearchStrategy[Expr]:
-    atoms = st.one_of(comparisons(), memberships(), or_chains(), betweens(), likes(), pieces())
-    return st.recursive(
-        atoms,
-        lambda children: st.one_of(
-            st.builds(
-                conjoin, st.sampled_from(["and", "or"]), st.lists(children, min_size=2, max_size=3)
-            ),
-            st.builds(negate, children),
-            st.builds(parenthesise, children),
-        ),
-        max_leaves=6,
-    )
+def atoms() -> st.SearchStrategy[Expr]:
+    return st.one_of(comparisons(), memberships(), or_chains(), betweens(), likes(), pieces())
 
 
 @pytest.fixture
@@ -693,14 +636,14 @@ rows_strategy = st.lists(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(rows=rows_strategy, expr=filters())
+@given(rows=rows_strategy, expr=filters(atoms()))
 def test_property_exact(
     engine: Engine, property_table: PartitionStore, rows: list[tuple[KeyValue, ...]], expr: Expr
 ) -> None:
     store = property_table
     fill(engine, store, rows)
     compiled = compile_filter(expr.text, store, engine.dialect.name)
-    wanted = {i for i, row in enumerate(rows) if expr.evaluate(i, row) is True}
+    wanted = {i for i, row in enumerate(rows) if expr.truth(row) is True}
     got = selected(engine, store, compiled)
     event(f"exact: {compiled.exact}")
     event("selects " + ("none" if not wanted else "all" if len(wanted) == len(rows) else "some"))
