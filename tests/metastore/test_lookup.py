@@ -64,19 +64,72 @@ def test_tuples_do_not_over_select_the_cross_product(sales: Metastore) -> None:
 @pytest.mark.parametrize(
     ("where", "expected"),
     [
-        ("dt >= '2024-01-03'", 3),
-        ("dt > DATE '2024-01-01' AND region IN ('emea', 'apac')", 4),
-        ("dt BETWEEN '2024-01-01' AND '2024-01-02' AND NOT region = 'emea'", 4),
-        ("dt IS NULL OR region IS NULL", 2),
-        ("dt IS NOT NULL AND region <> 'amer'", 6),
-        ("dt = NULL", 0),
-        ("'2024-01-02' = dt", 3),
-        ("region IN ('emea', NULL)", 4),
-        ("(dt < '2024-01-02' OR dt > '2024-01-02') AND region = 'apac'", 2),
+        (
+            "dt >= '2024-01-03'",
+            ["dt=2024-01-03/region=amer", "dt=2024-01-03/region=apac", "dt=2024-01-03/region=emea"],
+        ),
+        (
+            "dt > DATE '2024-01-01' AND region IN ('emea', 'apac')",
+            [
+                "dt=2024-01-02/region=apac",
+                "dt=2024-01-02/region=emea",
+                "dt=2024-01-03/region=apac",
+                "dt=2024-01-03/region=emea",
+            ],
+        ),
+        (
+            # NOT region = 'emea' is NULL, not true, for the default region
+            "dt BETWEEN '2024-01-01' AND '2024-01-02' AND NOT region = 'emea'",
+            [
+                "dt=2024-01-01/region=amer",
+                "dt=2024-01-01/region=apac",
+                "dt=2024-01-02/region=amer",
+                "dt=2024-01-02/region=apac",
+            ],
+        ),
+        (
+            "dt IS NULL OR region IS NULL",
+            [
+                "dt=2024-01-01/region=__HIVE_DEFAULT_PARTITION__",
+                "dt=__HIVE_DEFAULT_PARTITION__/region=emea",
+            ],
+        ),
+        (
+            "dt IS NOT NULL AND region <> 'amer'",
+            [
+                "dt=2024-01-01/region=apac",
+                "dt=2024-01-01/region=emea",
+                "dt=2024-01-02/region=apac",
+                "dt=2024-01-02/region=emea",
+                "dt=2024-01-03/region=apac",
+                "dt=2024-01-03/region=emea",
+            ],
+        ),
+        ("dt = NULL", []),
+        (
+            "'2024-01-02' = dt",
+            ["dt=2024-01-02/region=amer", "dt=2024-01-02/region=apac", "dt=2024-01-02/region=emea"],
+        ),
+        (
+            # NULL in the list matches nothing: the default region is not selected
+            "region IN ('emea', NULL)",
+            [
+                "dt=2024-01-01/region=emea",
+                "dt=2024-01-02/region=emea",
+                "dt=2024-01-03/region=emea",
+                "dt=__HIVE_DEFAULT_PARTITION__/region=emea",
+            ],
+        ),
+        (
+            "(dt < '2024-01-02' OR dt > '2024-01-02') AND region = 'apac'",
+            ["dt=2024-01-01/region=apac", "dt=2024-01-03/region=apac"],
+        ),
     ],
 )
-def test_where(sales: Metastore, where: str, expected: int) -> None:
-    assert len(sales.partitions("sales", where=where)) == expected
+def test_where(sales: Metastore, where: str, expected: list[str]) -> None:
+    """The exact partitions each condition selects (SQL's NULL logic: a comparison with the
+    default partition's NULL is not true)."""
+    assert names(sales, where=where) == expected
 
 
 def test_where_combines_with_lists(sales: Metastore) -> None:

@@ -119,9 +119,21 @@ def test_errors_are_one_line(sql: str, error: type[Exception], message: str) -> 
 
 
 def test_hive_dialect() -> None:
+    """Backquoted names are read as Hive writes them; the condition on the partition key
+    goes to the scan's partition filter, and no Filter is left above the scan."""
     root = build_plan("SELECT `s`.`id` FROM sales s WHERE s.dt = '2024-01-01'", lookup, "hive")
-    [scan] = [n for n in walk(root) if isinstance(n, Scan)]
-    assert isinstance(scan.partition_filter[0], exp.EQ)
+    assert isinstance(root, Project)
+    [(ref, column)] = root.outputs
+    assert ref == ("_q", "id")
+    assert isinstance(column, exp.Column)
+    assert (column.table, column.name) == ("s", "id")
+    scan = root.child
+    assert isinstance(scan, Scan)
+    assert (scan.table, scan.alias, scan.partition_keys) == ("sales", "s", ("dt",))
+    assert scan.columns == ("id", "cust", "amount")
+    [condition] = scan.partition_filter
+    assert isinstance(condition, exp.EQ)
+    assert condition.sql() == "s.dt = '2024-01-01'"
 
 
 def test_parenthesised_inner_joins_flatten_as_explain_emits_them() -> None:

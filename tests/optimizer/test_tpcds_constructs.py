@@ -6,6 +6,7 @@ every row). Over TPC-H's schema with made-up statistics (no Spark)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -232,7 +233,54 @@ def test_intersect_and_except_are_planned_and_explained() -> None:
         "EXCEPT SELECT s_name FROM supplier"
     )
     document = explain(None, sql, source=SOURCE)
-    assert _find(document["plan"], "join") is not None
+    # (A INTERSECT B) EXCEPT C: an anti join of the distinct rows of a semi join of A's
+    # distinct rows with B, against C, each on the one column the sides have
+    assert _outline(document["plan"]) == (
+        "join: anti c_name = s_name",
+        [
+            (
+                "aggregate: group by c_name",
+                [
+                    (
+                        "join: semi c_name = c_name",
+                        [
+                            (
+                                "aggregate: group by c_name",
+                                [_scan_of("customer", "c_name", "c_acctbal > 0")],
+                            ),
+                            _scan_of("customer", "c_name", "c_nationkey = 3"),
+                        ],
+                    )
+                ],
+            ),
+            ("project: s_name", [("scan: supplier", [])]),
+        ],
+    )
+    anti = document["plan"]
+    distinct = anti["children"][0]
+    semi = distinct["children"][0]
+    left = semi["children"][0]
+    assert left["rows"] == 1000  # the customers' 1,000 names
+    assert 0 < semi["rows"] <= left["rows"]  # bounded by the left side's distinct rows
+    assert distinct["rows"] <= semi["rows"]
+    assert 0 <= anti["rows"] <= distinct["rows"]
+    assert anti["rows"] == pytest.approx(rows_of(sql))  # the estimate the plan explains
+
+
+Outline = tuple[str, list["Outline"]]
+
+
+def _outline(node: dict) -> Outline:  # type: ignore[type-arg]
+    """An explained plan as (op: detail, [children]), without the planner's aliases."""
+    detail = re.sub(r"\b_\w+\.", "", node["detail"])
+    return f"{node['op']}: {detail}", [_outline(child) for child in node.get("children", [])]
+
+
+def _scan_of(table: str, column: str, condition: str) -> Outline:
+    return (
+        f"project: {column}",
+        [(f"filter: {table}.{condition}", [(f"scan: {table}", [])])],
+    )
 
 
 def test_set_operations_need_as_many_columns_on_both_sides() -> None:

@@ -90,7 +90,8 @@ def test_q17_subquery_reads_only_the_parts_the_query_keeps() -> None:
 
 def test_key_transfer_off_plans_the_seeds_subquery() -> None:
     plan = planned(QUERIES["q17"], key_transfer="0")
-    assert all(not g.transfers for g in plan.ordering.groups)
+    # one group, holding the one correlated subquery, and no semi join transferring keys
+    assert [(len(g.scalars), g.transfers) for g in plan.ordering.groups] == [(1, ())]
     assert not [n for n in plan.root.walk() if n.op == "join" and n.logical.kind == "semi"]
     emitted = emit(plan)
     assert "SEMI" not in emitted
@@ -104,13 +105,17 @@ def test_an_unfiltered_side_transfers_no_keys() -> None:
         "(SELECT 100 * MIN(ps_supplycost) FROM partsupp WHERE ps_partkey = p_partkey)"
     )
     plan = planned(sql)
-    assert all(not g.transfers for g in plan.ordering.groups)
+    # one group, holding the one correlated subquery, and no semi join transferring keys
+    assert [(len(g.scalars), g.transfers) for g in plan.ordering.groups] == [(1, ())]
     assert "SEMI" not in emit(plan)
 
 
 def test_a_side_above_the_map_join_threshold_transfers_no_keys() -> None:
     plan = planned(QUERIES["q17"], map_join_threshold="1")
-    assert all(not g.transfers for g in plan.ordering.groups)
+    # one group, holding the one correlated subquery, and no semi join transferring keys
+    assert [(len(g.scalars), g.transfers) for g in plan.ordering.groups] == [(1, ())]
+    assert not [n for n in plan.root.walk() if n.op == "join" and n.logical.kind == "semi"]
+    assert "SEMI" not in emit(plan)
 
 
 def test_q2_keeps_the_subquerys_own_filters_in_the_derived_table() -> None:
