@@ -30,6 +30,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from metastore.column_pieces import FIGURES, ColumnFigures
 from metastore.column_type import ColumnType
 from metastore.histograms import HLL_LG_K, KLL_K, THETA_LG_K
 from metastore.samples import encode_table, sample_kind, sample_of_rows, unpack_sample
@@ -241,23 +242,16 @@ def _as_double(col: Any, plan: ColumnPlan) -> Any:
 
 
 @dataclass(frozen=True)
-class ColumnRecord:
+class ColumnRecord(ColumnFigures):
+    """One partition's figures of a column as collected: a column_stats record."""
+
     name: str
-    null_count: int
-    min_value: str | None
-    max_value: str | None
-    total_len: int | None
-    max_len: int | None
-    hll: bytes | None
-    kll: bytes | None
-    theta: bytes | None
-    top_k: bytes | None
-    top_k_items: str | None
     absent: bool = False  # the partition's files lack the column (all its rows NULL)
 
     def as_absent(self, rows: int) -> ColumnRecord:
         """The record of a column the partition's files do not have: its rows NULL."""
-        return ColumnRecord(self.name, rows, *(None,) * 9, absent=True)
+        lacking: dict[str, Any] = {**dict.fromkeys(FIGURES), "null_count": rows}
+        return ColumnRecord(**lacking, name=self.name, absent=True)
 
 
 def column_records(values: Mapping[str, Any], plans: list[ColumnPlan]) -> list[ColumnRecord]:

@@ -14,7 +14,6 @@ recorded as failed. A second collection of a table while one is running is refus
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -23,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-from sqlalchemy import Connection, Engine, insert, select, update
+from sqlalchemy import Connection, Engine, select
 
 from collectors.aggregations import (
     SAMPLE_SEED,
@@ -48,17 +47,18 @@ from collectors.progress import ProgressSink, watch_spark_job
 from collectors.refresh import refresh_listing
 from collectors.spark_session import LazySession, listing_settings, session_settings
 from collectors.streamed_write import StreamedWrite
+from metastore import runs
 from metastore.bulk_insert import bulk_insert
 from metastore.catalog import TableInfo, forget_statistics, get_table, replace_columns
 from metastore.discovery import Column
 from metastore.engine import run_read, run_write
 from metastore.errors import StatlasError, UnknownColumn
-from metastore.models import CollectionRun, ColumnStats, PartitionStats, utcnow
+from metastore.models import ColumnStats, PartitionStats
 from metastore.rollups import BuiltBlock, PartitionPiece, refresh_blocks
+from metastore.runs import CollectionRunning as CollectionRunning  # refused: one is running
 from metastore.samples import sample_rate, target_rows, whole_table_rows
 from metastore.types import KeyValue
 
-STALE_RUN = dt.timedelta(hours=6)
 THETA_COLUMNS = "theta_columns"
 # a table's first collection counts its rows first (file footers: cheap on small tables)
 # when its files are at most this big, so that its sample rate is not a guess: a dimension
@@ -86,10 +86,6 @@ READ_SETTINGS = {
 
 class CollectionFailed(StatlasError):
     """The Spark job failed or was killed; the previous statistics are intact."""
-
-
-class CollectionRunning(StatlasError):
-    http_status = 409
 
 
 @dataclass
@@ -172,7 +168,7 @@ def collect(
     sessions = LazySession.of(spark, master, spark_conf)
     info = run_read(engine, lambda conn: get_table(conn, table))
     report = CollectionReport(info.name)
-    run_id = run_write(engine, lambda conn: _start_run(conn, info))
+    run_id = run_write(engine, lambda conn: runs.start(conn, info.id, info.name))
     report.run_id = run_id
     streamed: StreamedWrite | None = None  # into PostgreSQL, written while the scan runs
     try:
@@ -288,7 +284,7 @@ def collect(
         message = " ".join(str(error).split())[:500] or type(error).__name__
         if _jvm_gone(error):
             message = f"the Spark JVM went away (killed or crashed): {message}"
-        run_write(engine, lambda conn: _finish_run(conn, run_id, "failed", report, message))
+        run_write(engine, lambda conn: runs.fail(conn, run_id, report, message))
         if isinstance(error, StatlasError | KeyboardInterrupt):
             raise
         raise CollectionFailed(
@@ -389,59 +385,6 @@ def _plan(
         collected[pid] = (files, size, modified)
         rows, size_total = rows + count, size_total + size
     return info, partitions, collected, (rows / size_total if rows and size_total else None)
-
-
-def _start_run(conn: Connection, info: TableInfo) -> int:
-    runs = CollectionRun.__table__.c
-    running = conn.execute(
-        select(runs.id, runs.started_at).where(runs.table_id == info.id, runs.status == "running")
-    ).all()
-    now = utcnow()
-    for run_id, started in running:
-        started = started if started.tzinfo else started.replace(tzinfo=dt.UTC)
-        if now - started < STALE_RUN:
-            raise CollectionRunning(
-                f"a collection of {info.name} is already running (run {run_id}, started "
-                f"{started:%Y-%m-%d %H:%M:%S} UTC)"
-            )
-        conn.execute(
-            update(CollectionRun)
-            .where(runs.id == run_id)
-            .values(status="failed", finished_at=now, error="abandoned: no end recorded")
-        )
-    result = conn.execute(
-        insert(CollectionRun).values(
-            table_id=info.id,
-            started_at=now,
-            status="running",
-            partitions_scanned=0,
-            partitions_skipped=0,
-            partitions_removed=0,
-            rows=0,
-        )
-    )
-    key = result.inserted_primary_key
-    assert key is not None
-    return int(key[0])
-
-
-def _finish_run(
-    conn: Connection, run_id: int, status: str, report: CollectionReport, error: str | None = None
-) -> None:
-    runs = CollectionRun.__table__.c
-    conn.execute(
-        update(CollectionRun)
-        .where(runs.id == run_id)
-        .values(
-            status=status,
-            finished_at=utcnow(),
-            partitions_scanned=report.partitions_scanned,
-            partitions_skipped=report.partitions_skipped,
-            partitions_removed=report.partitions_removed,
-            rows=report.rows,
-            error=error,
-        )
-    )
 
 
 def _layout(session: Any, info: TableInfo, partitions: list[_Partition]) -> ReadLayout:
@@ -581,16 +524,7 @@ def _column_rows(table_id: int, pid: int, piece: PartitionPiece) -> list[dict[st
             "table_id": table_id,
             "partition_id": pid,
             "column_name": r.name,
-            "null_count": r.null_count,
-            "min_value": r.min_value,
-            "max_value": r.max_value,
-            "total_len": r.total_len,
-            "max_len": r.max_len,
-            "hll": r.hll,
-            "kll": r.kll,
-            "theta": r.theta,
-            "top_k": r.top_k,
-            "top_k_items": r.top_k_items,
+            **r.figures(),
             "absent": r.absent,
         }
         for r in piece.records
@@ -625,4 +559,4 @@ def _write(
     bulk_insert(conn, ColumnStats, column_rows)
     # the pre-merged blocks over what changed, and any missing (metastore.rollups)
     refresh_blocks(conn, info.id, {c.name: c.type for c in info.columns}, fresh, built_ahead)
-    _finish_run(conn, run_id, "succeeded", report)
+    runs.succeed(conn, run_id, report)

@@ -26,9 +26,8 @@ from metastore.errors import UnknownColumn
 
 
 class AmbiguousColumn(UnknownColumn):
-    """A name that matches several columns ignoring case, and none exactly."""
-
-    http_status = 400
+    """A name that matches several columns ignoring case, and none exactly (an invalid
+    request, not an unknown column, to a client: servers.http.errors)."""
 
 
 def fold(name: str) -> str:

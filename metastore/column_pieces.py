@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from decimal import Decimal
+from operator import attrgetter
 from typing import Any
 
 from datasketches import compact_theta_sketch, hll_sketch
@@ -27,11 +28,11 @@ from metastore.histograms import (
 
 
 @dataclass(frozen=True)
-class ColumnPiece:
-    partitions: int  # partitions with a record of the column
-    with_hll: int
-    with_theta: int
-    with_sketch: int  # with an HLL or a Theta sketch
+class ColumnFigures:
+    """A column's statistics over one partition or more: exact figures and mergeable
+    sketches, as column_stats and rollup_columns store them (metastore.models.ColumnFigures,
+    their shared columns)."""
+
     null_count: int
     min_value: str | None
     max_value: str | None
@@ -42,6 +43,37 @@ class ColumnPiece:
     theta: bytes | None
     top_k: bytes | None
     top_k_items: str | None
+
+    def figures(self) -> dict[str, Any]:
+        """The figures alone, by name (as the tables' ColumnFigures columns name them)."""
+        return dict(zip(FIGURES, _read_figures(self), strict=True))
+
+
+FIGURES = tuple(f.name for f in fields(ColumnFigures))
+SKETCHES = ("hll", "kll", "theta", "top_k")
+_read_figures = attrgetter(*FIGURES)
+
+
+def figures_of(row: Any) -> dict[str, Any]:
+    """The figures of a row that has them (column_stats', rollup_columns', a collected
+    record), by name, sketches as bytes."""
+    found = dict(zip(FIGURES, _read_figures(row), strict=True))
+    found["null_count"] = int(found["null_count"])
+    for name in SKETCHES:
+        if (value := found[name]) is not None:
+            found[name] = bytes(value)
+    return found
+
+
+@dataclass(frozen=True)
+class ColumnPiece(ColumnFigures):
+    """The figures of a column over a piece of partitions (rollup_columns' record): how
+    many partitions, and of them how many had each kind of sketch."""
+
+    partitions: int  # partitions with a record of the column
+    with_hll: int
+    with_theta: int
+    with_sketch: int  # with an HLL or a Theta sketch
     top_k_text: bool = False  # top_k in text form (histograms.text_form), as blocks keep it
     # the sum over the piece's partitions of each one's distinct count: the distinct
     # (partition, value) pairs; None when a partition had no sketch or a block lacks it
@@ -57,23 +89,14 @@ class ColumnPiece:
 
 
 def piece_of_partition(row: Any) -> ColumnPiece:
-    """One partition's column_stats record as a piece."""
+    """One partition's column_stats record (or a collected one) as a piece."""
     hll, theta = _blob(row.hll), _blob(row.theta)
     return ColumnPiece(
+        **figures_of(row),
         partitions=1,
         with_hll=int(hll is not None),
         with_theta=int(theta is not None),
         with_sketch=int(bool(hll) or bool(theta)),
-        null_count=int(row.null_count),
-        min_value=row.min_value,
-        max_value=row.max_value,
-        total_len=row.total_len,
-        max_len=row.max_len,
-        hll=hll,
-        kll=_blob(row.kll),
-        theta=theta,
-        top_k=_blob(row.top_k),
-        top_k_items=row.top_k_items,
         distinct_sum=partition_distinct(theta, hll),
         absent=int(bool(row.absent)),
     )
@@ -94,20 +117,11 @@ def partition_distinct(theta: bytes | None, hll: bytes | None) -> int | None:
 def piece_of_block(row: Any) -> ColumnPiece:
     """A rollup_columns record as a piece."""
     return ColumnPiece(
+        **figures_of(row),
         partitions=int(row.partitions),
         with_hll=int(row.with_hll),
         with_theta=int(row.with_theta),
         with_sketch=int(row.with_sketch),
-        null_count=int(row.null_count),
-        min_value=row.min_value,
-        max_value=row.max_value,
-        total_len=row.total_len,
-        max_len=row.max_len,
-        hll=_blob(row.hll),
-        kll=_blob(row.kll),
-        theta=_blob(row.theta),
-        top_k=_blob(row.top_k),
-        top_k_items=row.top_k_items,
         top_k_text=True,
         distinct_sum=None if row.distinct_sum is None else int(row.distinct_sum),
         absent=int(row.absent or 0),

@@ -1,4 +1,7 @@
-"""The metastore's exceptions. Each message is one line a user can act on."""
+"""The metastore's exceptions. Each message is one line a user can act on.
+
+What each error means to a client is decided where it is presented: its HTTP status in
+servers.http.errors, its exit code in statlas.exit_codes."""
 
 from __future__ import annotations
 
@@ -6,19 +9,16 @@ from __future__ import annotations
 class StatlasError(Exception):
     """Base of every error statlas raises on purpose; the CLI prints its message on one line."""
 
-    exit_code = 2
-    http_status = 400
-
     def __str__(self) -> str:
         return " ".join(super().__str__().split())
 
 
 class UnknownTable(StatlasError):
-    http_status = 404
+    pass
 
 
 class UnknownColumn(StatlasError):
-    http_status = 404
+    pass
 
 
 class InvalidValue(StatlasError):
@@ -40,14 +40,9 @@ class SchemaNotInitialised(StatlasError):
 class MetastoreUnavailable(StatlasError):
     """The database cannot be reached or went away in the middle of a request."""
 
-    exit_code = 3
-    http_status = 503
-
 
 class ConcurrentModification(StatlasError):
     """Another writer changed the table between our read and our write."""
-
-    http_status = 409
 
 
 # what Hive clients are told through the Hive Metastore API (metastore.hive_catalog; the
@@ -57,11 +52,9 @@ class ConcurrentModification(StatlasError):
 class NoSuchObject(StatlasError):
     """A database, table or partition a Hive client named does not exist."""
 
-    http_status = 404
-
 
 class AlreadyExists(StatlasError):
-    http_status = 409
+    pass
 
 
 class InvalidObject(StatlasError):

@@ -53,6 +53,7 @@ from metastore.models import (
     PartitionStats,
     utcnow,
 )
+from metastore.runs import SUCCEEDED as SUCCEEDED_RUN
 from metastore.table_stamps import TableStamp, stamp_of
 from metastore.times import aware
 
@@ -102,7 +103,7 @@ def _stored(conn: Connection, info: TableInfo) -> StoredTable:
     )
     collected_at = conn.execute(
         select(func.max(CollectionRun.finished_at)).where(
-            CollectionRun.table_id == info.id, CollectionRun.status == "succeeded"
+            CollectionRun.table_id == info.id, CollectionRun.status == SUCCEEDED_RUN
         )
     ).scalar_one_or_none()
     database, name = hive_name(info.name)

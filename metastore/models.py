@@ -126,16 +126,11 @@ class PartitionStats(Base):
     sample: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
-class ColumnStats(Base):
-    """Statistics of one column in one partition: exact figures and mergeable sketches."""
+class ColumnFigures:
+    """A column's statistics as column_stats (one partition's) and rollup_columns (a block's,
+    merged) keep them: exact figures and mergeable sketches (metastore.column_pieces). Each
+    table's own columns come first, except those declared with TRAILING, which follow."""
 
-    __tablename__ = "column_stats"
-
-    table_id: Mapped[int] = mapped_column(
-        ForeignKey("catalog_tables.id", ondelete="CASCADE"), primary_key=True
-    )
-    partition_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    column_name: Mapped[str] = mapped_column(String(256), primary_key=True)
     null_count: Mapped[int] = mapped_column(BigInteger)
     min_value: Mapped[str | None] = mapped_column(Text)
     max_value: Mapped[str | None] = mapped_column(Text)
@@ -146,8 +141,25 @@ class ColumnStats(Base):
     theta: Mapped[bytes | None] = mapped_column(LargeBinary)
     top_k: Mapped[bytes | None] = mapped_column(LargeBinary)
     top_k_items: Mapped[str | None] = mapped_column(String(8))
+
+
+# the sort_order of a table's columns that follow its ColumnFigures (declarative puts a
+# mixin's columns after the class's own ones, then orders all of them by sort_order)
+TRAILING = 1
+
+
+class ColumnStats(ColumnFigures, Base):
+    """Statistics of one column in one partition: exact figures and mergeable sketches."""
+
+    __tablename__ = "column_stats"
+
+    table_id: Mapped[int] = mapped_column(
+        ForeignKey("catalog_tables.id", ondelete="CASCADE"), primary_key=True
+    )
+    partition_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    column_name: Mapped[str] = mapped_column(String(256), primary_key=True)
     # the partition's files lack the column: its rows count as NULL (null_count = rows)
-    absent: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    absent: Mapped[bool] = mapped_column(Boolean, server_default=false(), sort_order=TRAILING)
 
 
 class RollupBlock(Base):
@@ -168,7 +180,7 @@ class RollupBlock(Base):
     sample: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
-class RollupColumn(Base):
+class RollupColumn(ColumnFigures, Base):
     """One column's statistics merged over a block's partitions (RollupBlock), with how
     many of them had a record of the column and each kind of sketch."""
 
@@ -184,21 +196,11 @@ class RollupColumn(Base):
     with_hll: Mapped[int] = mapped_column(Integer)
     with_theta: Mapped[int] = mapped_column(Integer)
     with_sketch: Mapped[int] = mapped_column(Integer)
-    null_count: Mapped[int] = mapped_column(BigInteger)
-    min_value: Mapped[str | None] = mapped_column(Text)
-    max_value: Mapped[str | None] = mapped_column(Text)
-    total_len: Mapped[int | None] = mapped_column(BigInteger)
-    max_len: Mapped[int | None] = mapped_column(Integer)
-    hll: Mapped[bytes | None] = mapped_column(LargeBinary)
-    kll: Mapped[bytes | None] = mapped_column(LargeBinary)
-    theta: Mapped[bytes | None] = mapped_column(LargeBinary)
-    top_k: Mapped[bytes | None] = mapped_column(LargeBinary)
-    top_k_items: Mapped[str | None] = mapped_column(String(8))
     # each partition's distinct count (its Theta sketch's, else its HLL's), summed: the
     # distinct (partition, value) pairs (NULL when a partition had neither sketch)
-    distinct_sum: Mapped[int | None] = mapped_column(BigInteger)
+    distinct_sum: Mapped[int | None] = mapped_column(BigInteger, sort_order=TRAILING)
     # how many of the partitions lack the column (column_stats.absent)
-    absent: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    absent: Mapped[int] = mapped_column(Integer, server_default=text("0"), sort_order=TRAILING)
 
 
 class HiveDatabase(Base):

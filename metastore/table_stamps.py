@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, bindparam, func, select
 
 from metastore.models import CatalogTable, CollectionRun
+from metastore.runs import SUCCEEDED
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class TableStamp:
 
 _LAST_RUN = (
     select(func.max(CollectionRun.id))
-    .where(CollectionRun.table_id == CatalogTable.id, CollectionRun.status == "succeeded")
+    .where(CollectionRun.table_id == CatalogTable.id, CollectionRun.status == SUCCEEDED)
     .scalar_subquery()
 )
 

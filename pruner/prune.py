@@ -24,7 +24,7 @@ import datetime as dt
 import time
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from functools import partial
 from typing import Any
@@ -33,6 +33,7 @@ from sqlalchemy import Engine
 
 from metastore.catalog import TableInfo
 from metastore.lookup import Partition, PartitionQuery, TupleList, lookup_partitions
+from metastore.partition_filter import Compare, all_of
 from metastore.statistics import json_scalar
 from optimizer.estimate.sources import MetastoreSource, StatisticsSource, consistently
 from optimizer.partition_predicates import static_selection
@@ -66,45 +67,42 @@ class KeyValues:
 class PruneReport:
     """`pruned`: some map join's small side pruned `table` (else `table` is the largest
     partitioned table the query scans, and partitions_after = partitions_before: what the
-    query's own filters keep). `table` is None only for a query that reads no table."""
+    query's own filters keep). `table` is None only for a query that reads no table.
 
-    pruned: bool
-    table: str | None
+    Its fields are the answer of `statlas prune --json` (as_json) and of POST /prune
+    (servers.http.models.PruneOut, made of them): all but `extra`, `rows` only when run."""
+
+    pruned: bool = field(
+        metadata={"description": "false: no map join prunes; the query's own filters keep"}
+    )
+    table: str | None = field(
+        metadata={"description": "the pruned table, else the largest partitioned one"}
+    )
     table_reason: str
     keys: list[str]
     partitions_before: int
     partitions_after: int
-    partitions: list[Partition]
+    partitions: list[Partition]  # as JSON: {"values": ..., "location": ...}
     values_collected: dict[str, int]
     fallback: str | None
     predicates: list[str]
     candidates: list[dict[str, Any]]
-    rejected: list[dict[str, str]]
+    rejected: list[dict[str, str]]  # {"join": ..., "reason": ...}
     seconds: float = 0.0
-    rows: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    rows: int | None = field(default=None, metadata={"description": "with run only"})
+    extra: dict[str, Any] = field(default_factory=dict, metadata={"json": False})
 
     def as_json(self) -> dict[str, Any]:
         result: dict[str, Any] = {
-            "pruned": self.pruned,
-            "table": self.table,
-            "table_reason": self.table_reason,
-            "keys": self.keys,
-            "partitions_before": self.partitions_before,
-            "partitions_after": self.partitions_after,
-            "partitions": [
-                {"values": {k: json_scalar(v) for k, v in p.values.items()}, "location": p.location}
-                for p in sorted(self.partitions, key=lambda p: p.name)
-            ],
-            "values_collected": self.values_collected,
-            "fallback": self.fallback,
-            "predicates": self.predicates,
-            "candidates": self.candidates,
-            "rejected": self.rejected,
-            "seconds": round(self.seconds, 3),
+            f.name: getattr(self, f.name) for f in fields(self) if f.metadata.get("json", True)
         }
-        if self.rows is not None:
-            result["rows"] = self.rows
+        result["partitions"] = [
+            {"values": {k: json_scalar(v) for k, v in p.values.items()}, "location": p.location}
+            for p in sorted(self.partitions, key=lambda p: p.name)
+        ]
+        result["seconds"] = round(self.seconds, 3)
+        if self.rows is None:
+            del result["rows"]
         return result
 
     def as_text(self) -> str:
@@ -424,7 +422,8 @@ def _select(
     partition_keys = set(info.key_names)
     in_lists: list[tuple[str, list[Any]]] = []
     tuples: list[TupleList] = []
-    wheres = [static.where] if static.where else []
+    filters = [static.filter] if static.filter is not None else []
+    key_types = dict(zip(info.key_names, info.store().key_types, strict=True))
     predicates: list[str] = []
     fallbacks: list[str] = []
     for values in collected:
@@ -450,13 +449,13 @@ def _select(
             "used their [min, max] range"
         )
         for key, (low, high) in values.ranges.items():
-            condition = f"`{key}` BETWEEN {_sql_literal(low)} AND {_sql_literal(high)}"
             if key in partition_keys:
-                wheres.append(condition)
+                low, high = key_types[key].coerce(low), key_types[key].coerce(high)
+                filters.append(all_of((Compare(key, ">=", low), Compare(key, "<=", high))))
             else:
-                predicates.append(condition)
-    where = " AND ".join(f"({w})" for w in wheres) if wheres else None
-    query = PartitionQuery(tuple(in_lists), tuple(tuples), where)
+                predicates.append(f"`{key}` BETWEEN {_sql_literal(low)} AND {_sql_literal(high)}")
+    selected = all_of(filters) if filters else None
+    query = PartitionQuery(tuple(in_lists), tuple(tuples), filter=selected)
     kept = list(lookup_partitions(engine, info.name, query))
     return kept, "; ".join(fallbacks) or None, predicates
 

@@ -20,6 +20,7 @@ from metastore.catalog import (
 from metastore.errors import InvalidLookup, InvalidValue, StatlasError
 from metastore.lookup import PartitionQuery, read_tuple_file, read_value_file
 from statlas.daemon_commands import add_daemon_commands
+from statlas.exit_codes import exit_code
 from statlas.options import add_spark_options, key_value_pair, print_json, spark_conf
 from statlas.settings import Settings
 
@@ -42,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except StatlasError as error:
         print(f"statlas: error: {error}", file=sys.stderr)
-        return error.exit_code
+        return exit_code(error)
     except KeyboardInterrupt:
         print("statlas: interrupted", file=sys.stderr)
         return 130
@@ -401,7 +402,7 @@ def _register_spark_tables(
             print(f"statlas: error: {error}", file=sys.stderr, flush=True)
             continue
         _print_registration(report, args.json)
-    return max((error.exit_code for error in failed), default=0)
+    return max((exit_code(error) for error in failed), default=0)
 
 
 def cmd_table_list(args: argparse.Namespace, settings: Settings) -> int:
@@ -529,7 +530,7 @@ def cmd_collect(args: argparse.Namespace, settings: Settings) -> int:
         if outcome.error is not None:
             failed.append(outcome.error)
             print(f"statlas: error: {outcome.error}", file=sys.stderr, flush=True)
-    return max((error.exit_code for error in failed), default=int(partial))
+    return max((exit_code(error) for error in failed), default=int(partial))
 
 
 def _collected_line(report: CollectionReport) -> str:

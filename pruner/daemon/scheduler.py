@@ -25,13 +25,14 @@ from apscheduler.executors.pool import ThreadPoolExecutor  # type: ignore[import
 from apscheduler.schedulers.background import (  # type: ignore[import-untyped]
     BackgroundScheduler,
 )
-from sqlalchemy import Connection, Engine, update
+from sqlalchemy import Connection, Engine
 
-from metastore import Metastore
+from metastore import Metastore, runs
 from metastore.catalog import get_table
 from metastore.engine import run_write
 from metastore.errors import StatlasError
-from metastore.models import CollectionRun, utcnow
+from metastore.models import utcnow
+from metastore.runs import CollectionRunning
 from pruner.daemon.job_store import job_store
 from pruner.daemon.schedules import JOB_DEFAULTS, UTC, job_store_engine
 
@@ -71,7 +72,7 @@ class JobRuntime:
     def refresh(self, table: str) -> str:
         """Discover partitions of `table` again and refresh stale statistics; returns the
         run's status: succeeded, skipped (a collection of it is running) or failed."""
-        from collectors.collect import CollectionRunning, collect
+        from collectors.collect import collect
 
         tag = f"statlas-refresh-{table}-{time.monotonic_ns()}"
         if not self._begin(table, tag):
@@ -117,22 +118,7 @@ class JobRuntime:
             return
 
         def abandon(conn: Connection) -> int:
-            table_id = get_table(conn, table).id
-            runs = CollectionRun.__table__.c
-            result = conn.execute(
-                update(CollectionRun)
-                .where(
-                    runs.table_id == table_id,
-                    runs.status == "running",
-                    runs.started_at < since,
-                )
-                .values(
-                    status="failed",
-                    finished_at=utcnow(),
-                    error="abandoned: the daemon running it died or lost leadership",
-                )
-            )
-            return int(result.rowcount or 0)
+            return runs.abandon(conn, get_table(conn, table).id, since)
 
         count = run_write(engine, abandon)
         if count:

@@ -47,7 +47,7 @@ _WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 
 
 class UnknownSchedule(StatlasError):
-    http_status = 404
+    """A table that has no schedule."""
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@ estimates, map-join pruning, collection runs, health and Prometheus metrics.
 
 Every answer is the JSON the CLI prints with `--json` for the same request, so a client
 can move between the two. Errors are `{"error": "<one line>"}` with the status of the
-error (`StatlasError.http_status`; 503 whenever the database cannot be reached). Routes
-are plain `def` functions: FastAPI runs them in its thread pool, where the blocking
+error (servers.http.errors.HTTP_STATUSES; 503 whenever the database cannot be reached).
+Routes are plain `def` functions: FastAPI runs them in its thread pool, where the blocking
 SQLAlchemy calls belong. The lookup path is kept lean: one engine per app, no Spark or
 optimizer import; well-formed lookups are answered by an ASGI fast path (LookupFastPath)
 before FastAPI's routing; they run in a few threads of their own, at most as many as the

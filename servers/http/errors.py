@@ -1,6 +1,6 @@
 """Every failure as `{"error": "<one line>"}` with its status: the project's errors with
-their `http_status` (503 whenever the database cannot be reached), database errors, invalid
-requests, and bugs (still one JSON line, a 500)."""
+their HTTP status (HTTP_STATUSES; 503 whenever the database cannot be reached), database
+errors, invalid requests, and bugs (still one JSON line, a 500)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,39 @@ from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException
 
 from metastore import Metastore
+from metastore.column_names import AmbiguousColumn
 from metastore.engine import translate
-from metastore.errors import InvalidValue, MetastoreUnavailable, SchemaNotInitialised, StatlasError
+from metastore.errors import (
+    AlreadyExists,
+    ConcurrentModification,
+    InvalidValue,
+    MetastoreUnavailable,
+    NoSuchObject,
+    SchemaNotInitialised,
+    StatlasError,
+    UnknownColumn,
+    UnknownTable,
+)
+from metastore.runs import CollectionRunning
+from pruner.daemon.schedules import UnknownSchedule
 from servers.http.models import ErrorOut
 
 ErrorHandler = Callable[[Request, Exception], Awaitable[Response]]
+
+# the HTTP status of each of the project's errors: that of the nearest class of the error's
+# MRO listed here (an AmbiguousColumn is an UnknownColumn, but a client's mistake: 400)
+HTTP_STATUSES: dict[type[StatlasError], int] = {
+    AmbiguousColumn: 400,
+    UnknownTable: 404,
+    UnknownColumn: 404,
+    NoSuchObject: 404,
+    UnknownSchedule: 404,
+    ConcurrentModification: 409,
+    AlreadyExists: 409,
+    CollectionRunning: 409,
+    MetastoreUnavailable: 503,
+    StatlasError: 400,
+}
 
 # why a route answers each error status (the OpenAPI schema's descriptions)
 _WHY = {
@@ -36,6 +64,15 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI entries for the error answers a route can give: `statuses`, and those every
     route can give (401, 422, 503)."""
     return {s: {"model": ErrorOut, "description": _WHY[s]} for s in (*statuses, 401, 422, 503)}
+
+
+def http_status(error: StatlasError) -> int:
+    """The HTTP status of `error` (HTTP_STATUSES)."""
+    for cls in type(error).__mro__:
+        status = HTTP_STATUSES.get(cls)
+        if status is not None:
+            return status
+    raise AssertionError("StatlasError is in HTTP_STATUSES")  # pragma: no cover
 
 
 def one_line(error: object) -> str:
@@ -55,7 +92,7 @@ def add_error_handlers(app: FastAPI, metastore: Metastore) -> dict[type[Exceptio
     async def statlas_error(_: Request, error: Exception) -> Response:
         assert isinstance(error, StatlasError)
         unavailable = isinstance(error, MetastoreUnavailable | SchemaNotInitialised)
-        return error_response(503 if unavailable else error.http_status, one_line(error))
+        return error_response(503 if unavailable else http_status(error), one_line(error))
 
     async def database_error(_: Request, error: Exception) -> Response:
         assert isinstance(error, sa_exc.StatementError)

@@ -4,13 +4,16 @@ bytes, without validating it against these."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any, Literal, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from metastore.lookup import PartitionQuery, TupleList
 from optimizer.cost.params import CostParams
 from optimizer.estimate.predicates import Level
+from pruner.prune import PruneReport
 from servers.http.formats import Text
 
 MAX_BUCKETS = 10_000  # histogram buckets one request may ask for
@@ -230,21 +233,28 @@ class RejectedOut(BaseModel):
     reason: str
 
 
-class PruneOut(BaseModel):
-    pruned: bool = Field(description="false: no map join prunes; the query's own filters keep")
-    table: str | None = Field(description="the pruned table, else the largest partitioned one")
-    table_reason: str
-    keys: list[str]
-    partitions_before: int
-    partitions_after: int
-    partitions: list[PartitionOut]
-    values_collected: dict[str, int]
-    fallback: str | None
-    predicates: list[str]
-    candidates: list[dict[str, Any]]
-    rejected: list[RejectedOut]
-    seconds: float
-    rows: int | None = Field(default=None, description="with run only")
+def answer_of(record: type, name: str, json_types: Mapping[str, Any]) -> type[BaseModel]:
+    """The answer model `name` of a dataclass's fields, as its JSON writes them: those
+    whose metadata says "json": False left out, a field defaulting to None optional (left
+    out when None), the others required; a field's type as given in `json_types` where
+    its JSON form differs, its metadata's "description" its description."""
+    hints = get_type_hints(record)
+    definitions: dict[str, Any] = {}
+    for f in fields(record):
+        if not f.metadata.get("json", True):
+            continue
+        info: dict[str, Any] = {"default": None} if f.default is None else {}
+        if "description" in f.metadata:
+            info["description"] = f.metadata["description"]
+        definitions[f.name] = (json_types.get(f.name, hints[f.name]), Field(**info))
+    return create_model(name, **definitions)
+
+
+PruneOut = answer_of(
+    PruneReport,
+    "PruneOut",
+    {"partitions": list[PartitionOut], "rejected": list[RejectedOut]},
+)
 
 
 class RunOut(BaseModel):

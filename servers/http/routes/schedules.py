@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 
 from metastore.errors import InvalidValue, StatlasError
 from pruner.daemon.schedules import Schedules
-from servers.http.errors import error_response
+from servers.http.errors import error_response, http_status
 
 
 def schedules_router(
@@ -36,7 +36,7 @@ def schedules_router(
         try:
             return JSONResponse([s.as_json() for s in book.list()])
         except StatlasError as error:
-            return error_response(error.http_status, str(error))
+            return error_response(http_status(error), str(error))
 
     @router.post("/schedules")
     async def add_schedule(request: Request) -> Response:
@@ -46,7 +46,7 @@ def schedules_router(
                 lambda: book.add(body["table"], cron=body.get("cron"), every=body.get("every"))
             )
         except StatlasError as error:
-            return error_response(error.http_status, str(error))
+            return error_response(http_status(error), str(error))
         changed()
         return JSONResponse(schedule.as_json(), status_code=201)
 
@@ -55,7 +55,7 @@ def schedules_router(
         try:
             name = book.remove(table)
         except StatlasError as error:
-            return error_response(error.http_status, str(error))
+            return error_response(http_status(error), str(error))
         changed()
         return JSONResponse({"table": name, "removed": True})
 
