@@ -19,7 +19,7 @@ from typing import Any
 
 from latency_metastores import child_env, run_statlas, statlas_command
 
-from metastore.process_memory import RELEASE_INTERVAL_S
+from servers.process_memory import RELEASE_INTERVAL_S
 
 SETTLE_S = 3 * RELEASE_INTERVAL_S  # the daemon hands back freed memory within one interval
 WARM_UP_SQL = "SELECT COUNT(*) FROM statlas_latency_no_such_table"

@@ -30,8 +30,15 @@ from metastore.errors import (
     UnknownColumn,
     UnknownTable,
 )
-from metastore.hive_statistics import forget_partitions
-from metastore.models import CatalogColumn, CatalogTable, ColumnStats, PartitionStats, utcnow
+from metastore.models import (
+    CatalogColumn,
+    CatalogTable,
+    ColumnStats,
+    HiveColumnStatistics,
+    HivePartition,
+    PartitionStats,
+    utcnow,
+)
 from metastore.partition_store import PartitionRow, PartitionStore
 from metastore.rollup_tree import forget_blocks
 from metastore.schema_merge import merge_columns
@@ -391,8 +398,8 @@ def forget_statistics(conn: Connection, table_id: int, partition_ids: list[int])
     """Drop the statistics of these partitions (vanished, or about to be replaced), and the
     pre-merged blocks over them (metastore.rollups: rebuilt by the next collection)."""
     forget_blocks(conn, table_id, partition_ids)
-    forget_partitions(conn, table_id, partition_ids)
-    for model in (PartitionStats, ColumnStats):
+    # and what Hive clients kept of them (metastore.hive_statistics)
+    for model in (PartitionStats, ColumnStats, HivePartition, HiveColumnStatistics):
         for start in range(0, len(partition_ids), 10_000):
             chunk = partition_ids[start : start + 10_000]
             conn.execute(

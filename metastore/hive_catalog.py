@@ -74,7 +74,6 @@ from metastore.hive_partition_writes import (
 from metastore.hive_statistics import (
     TABLE_LEVEL,
     delete_column_statistics,
-    forget_partitions,
     read_column_statistics,
     statistics_changed,
     write_column_statistics,
@@ -127,7 +126,6 @@ __all__ = [
     "drop_database",
     "drop_partitions",
     "drop_table",
-    "forget_partitions",
     "format_of",
     "get_database",
     "get_stored_table",

@@ -3,7 +3,7 @@ parameters are statistics (Spark's ANALYZE, Hive's numRows), and the column stat
 engines write (one JSON document per column: metastore.models.HiveColumnStatistics).
 
 It imports nothing of the catalog: metastore.catalog drops what Hive clients kept of
-vanished or dropped partitions here (`forget_partitions`)."""
+vanished or dropped partitions (`forget_statistics`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, insert, select
 
-from metastore.models import HiveColumnStatistics, HivePartition, utcnow
+from metastore.models import HiveColumnStatistics, utcnow
 from metastore.partition_store import id_in
 from metastore.times import aware
 
@@ -112,16 +112,3 @@ def delete_column_statistics(
     if column:
         statement = statement.where(HiveColumnStatistics.column_name == column.lower())
     return conn.execute(statement).rowcount or 0
-
-
-def forget_partitions(conn: Connection, table_id: int, partition_ids: Sequence[int]) -> None:
-    """Drop what Hive clients kept of these partitions (vanished or dropped)."""
-    for model in (HivePartition, HiveColumnStatistics):
-        for start in range(0, len(partition_ids), 10_000):
-            chunk = list(partition_ids[start : start + 10_000])
-            conn.execute(
-                delete(model).where(
-                    model.table_id == table_id,
-                    model.partition_id.in_(chunk),
-                )
-            )

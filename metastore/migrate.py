@@ -10,8 +10,7 @@ from sqlalchemy import Connection, Engine, inspect, text
 import migrations
 from metastore.engine import run_read, run_write
 from metastore.errors import SchemaNotInitialised
-from metastore.models import SCHEMA_REVISION, Base
-from metastore.partition_store import PARTITION_TABLE_PREFIX
+from metastore.models import PARTITION_TABLE_PREFIX, SCHEMA_REVISION, Base
 
 if TYPE_CHECKING:
     from alembic.config import Config

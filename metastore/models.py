@@ -48,6 +48,11 @@ def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+PARTITION_TABLE_PREFIX = "partitions_"
+"""Each table's partitions live in a table of their own, `partitions_<table id>`, made by
+metastore.partitions.store (not declared here, so not Alembic's)."""
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 

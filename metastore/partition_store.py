@@ -52,12 +52,12 @@ from sqlalchemy.schema import CreateTable
 from sqlalchemy.types import NullType, TypeEngine
 
 from metastore.errors import RegistrationError
+from metastore.models import PARTITION_TABLE_PREFIX
 from metastore.types import KeyType, KeyValue
 
 SQLITE_MAX_DECIMAL_PRECISION = 18
 SQLITE_ANALYSIS_LIMIT = 2000
 SQLITE_TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
-PARTITION_TABLE_PREFIX = "partitions_"
 
 
 class ScaledDecimal(TypeDecorator[Decimal]):

@@ -29,9 +29,18 @@ import pyarrow as pa
 from sqlalchemy import Engine
 
 from metastore.errors import InvalidValue
-from metastore.process_memory import memory_freed
 from metastore.table_stamps import TableStamp as TableStamp
 from metastore.table_stamps import table_stamps as table_stamps
+
+_DROP_CALLBACKS: list[Callable[[], None]] = []
+
+
+def when_entries_dropped(callback: Callable[[], None]) -> None:
+    """Call `callback()` after any cache of this process dropped entries (once registered,
+    however often registered)."""
+    if callback not in _DROP_CALLBACKS:
+        _DROP_CALLBACKS.append(callback)
+
 
 T = TypeVar("T")
 
@@ -147,10 +156,11 @@ class StatisticsCache:
         return dropped
 
     def _released(self, dropped: int) -> None:
-        """After entries were dropped (lock released): in a process that hands freed memory
-        back (the daemon), their pages go back to the system."""
+        """After entries were dropped (lock released): the callbacks `when_entries_dropped`
+        registered run (the daemon hands the freed pages back to the system)."""
         if dropped:
-            memory_freed()
+            for callback in _DROP_CALLBACKS:
+                callback()
 
     def _forget_older(self, table: str, stamp: TableStamp) -> None:
         """A newer stamp of `table` drops its entries of older ones (lock held); a reader

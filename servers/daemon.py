@@ -22,8 +22,7 @@ from pathlib import Path
 
 from metastore import Metastore
 from metastore.errors import StatlasError
-from metastore.process_memory import tune_allocator
-from metastore.stats_cache import reserve_for_process
+from metastore.stats_cache import reserve_for_process, when_entries_dropped
 from pruner.daemon.leader import LeaderElector, leader_lock
 from pruner.daemon.scheduler import (
     CANCEL_WAIT_SECONDS,
@@ -40,6 +39,7 @@ from servers.hive_metastore.sasl_gssapi import (
 )
 from servers.logs import configure_logging
 from servers.preload import import_request_modules
+from servers.process_memory import memory_freed, tune_allocator
 from servers.signals import stop_on_signals
 
 log = logging.getLogger("statlas.daemon")
@@ -154,6 +154,7 @@ def run_daemon(db_url: str, options: DaemonOptions) -> int:
             "name they give set_ugi, which anyone can claim"
         )
     tune_allocator()  # freed memory goes back: the daemon grows by what its cache holds
+    when_entries_dropped(memory_freed)  # what its cache drops, too
     reserve_for_process(OUTSIDE_CACHE_BYTES)  # STATLAS_CACHE_MB bounds the daemon's growth
     import_request_modules()  # not on the first request's path, nor counted as growth
     node = f"{socket.gethostname()}:{os.getpid()}"

@@ -132,7 +132,7 @@ def add_daemon_commands(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_daemon(args: argparse.Namespace, settings: Settings) -> int:
-    from metastore.process_memory import arrow_on_system_allocator
+    from servers.process_memory import arrow_on_system_allocator
 
     arrow_on_system_allocator()  # before anything loads pyarrow
     from servers.daemon import DaemonOptions, run_daemon

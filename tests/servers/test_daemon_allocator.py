@@ -1,5 +1,5 @@
 """`statlas daemon` puts Arrow's native default pool on the system allocator before pyarrow
-loads (issue 22, metastore.process_memory.arrow_on_system_allocator): Acero's group_by on a
+loads (issue 22, servers.process_memory.arrow_on_system_allocator): Acero's group_by on a
 sample's columns then allocates nothing from mimalloc, whose freed pages would stay with the
 daemon beside its cache (~30 MB over TPC-H's latency set). In a fresh interpreter, through
 the command itself (`statlas daemon`, stopped by its port check after its start-up steps)."""
@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from metastore.process_memory import ARROW_POOL_VARIABLE
+from servers.process_memory import ARROW_POOL_VARIABLE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +23,7 @@ from statlas.cli import main
 # the daemon's own command, stopped by its port check once its start-up steps have run
 code = main(["--db", "sqlite:///unused.db", "daemon", "--port", "70000"])
 import pyarrow as pa
-from metastore.process_memory import tune_allocator
+from servers.process_memory import tune_allocator
 
 tune_allocator()
 table = pa.table({"k": [1, 2, 3] * 10_000, "v": list(range(30_000))})

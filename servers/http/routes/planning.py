@@ -5,11 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from metastore.process_memory import memory_freed
 from servers.http.errors import error_responses, sql_errors
 from servers.http.formats import json_response
 from servers.http.models import EstimateOut, EstimateRequest, ExplainOut, ExplainRequest
 from servers.http.state import Service
+from servers.process_memory import memory_freed
 
 
 def router(service: Service) -> APIRouter:

@@ -1,4 +1,4 @@
-"""A process that hands freed memory back (the daemon, metastore.process_memory) releases it
+"""A process that hands freed memory back (the daemon, servers.process_memory) releases it
 at most once a RELEASE_INTERVAL_S, and never drops a release: memory freed within the
 interval of the last release is handed back at the interval's end. In a fresh interpreter
 (tune_allocator changes the process's allocator)."""
@@ -11,13 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from metastore.process_memory import RELEASE_INTERVAL_S
+from servers.process_memory import RELEASE_INTERVAL_S
 
 ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
 import json, time
-import metastore.process_memory as memory
+import servers.process_memory as memory
 
 memory.tune_allocator()
 released = []
