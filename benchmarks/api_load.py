@@ -65,8 +65,8 @@ def regions() -> list[str]:
 def prepare(pg_url: str, partitions: int) -> tuple[str, int]:
     """A fresh schema holding `events` registered from a listing; its URL and day count."""
     from metastore import Metastore
-    from metastore.catalog import register_listing
-    from metastore.discovery import Column, DiscoveredDataset, DiscoveredPartition
+    from metastore.catalog.discovery import Column, DiscoveredDataset, DiscoveredPartition
+    from metastore.catalog.tables import register_listing
 
     admin = create_engine(pg_url)
     with admin.begin() as conn:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from metastore.hive_paths import DEFAULT_PARTITION_NAME, escape_path_name
+from metastore.partitions.names import DEFAULT_PARTITION_NAME, escape_path_name
 
 REGIONS = ["emea", "apac", "amer", "latam/south"]
 

@@ -53,7 +53,7 @@ from benchmarks.partition_lookup import (  # noqa: E402
     regions,
 )
 from metastore import Metastore, PartitionQuery, TupleList  # noqa: E402
-from metastore.catalog import register_listing  # noqa: E402
+from metastore.catalog.tables import register_listing  # noqa: E402
 
 STATLAS = str(Path(sys.executable).parent / "statlas")
 

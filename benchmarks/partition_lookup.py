@@ -40,8 +40,8 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from metastore import Metastore, PartitionQuery, TupleList
-from metastore.catalog import register_listing
-from metastore.discovery import Column, DiscoveredDataset, DiscoveredPartition
+from metastore.catalog.discovery import Column, DiscoveredDataset, DiscoveredPartition
+from metastore.catalog.tables import register_listing
 
 DEFAULT_PG = "postgresql+psycopg2://postgres@127.0.0.1:5432/test"
 SCHEMA = "bench_lookup"

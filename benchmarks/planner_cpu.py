@@ -30,18 +30,18 @@ from datasketches import kll_doubles_sketch, update_theta_sketch
 from benchmarks.star_queries import QUERIES as STAR
 from benchmarks.tpch_queries import PARTITION_KEYS, ROWS, SCHEMA
 from benchmarks.tpch_queries import QUERIES as TPCH
-from metastore.catalog import PartitionKey, TableInfo
-from metastore.discovery import Column
+from metastore.catalog.discovery import Column
+from metastore.catalog.lookup import PartitionQuery
+from metastore.catalog.tables import PartitionKey, TableInfo
 from metastore.errors import UnknownTable
-from metastore.lookup import PartitionQuery
-from metastore.samples import (
+from metastore.statistics.samples import (
     DEFAULT_SAMPLE_ROWS,
     WHOLE_TABLE_ROWS,
     Sample,
     as_number,
     from_number,
 )
-from metastore.statistics import ColumnSummary, PartitionRows, TableSummary
+from metastore.statistics.summaries import ColumnSummary, PartitionRows, TableSummary
 from metastore.types import parse_key_type
 from optimizer.estimate.sources import StatisticsSource
 from optimizer.physical.api import PhysicalPlan, emit, explain_json, plan_query

@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 from collectors.collect import collect
 from collectors.spark_session import spark_session
 from metastore import Metastore
-from metastore.catalog import describe_table
+from metastore.catalog.tables import describe_table
 from optimizer.sql_to_plan import parse, referenced_tables
 from pruner.prune import plan_pruning, prune, pruned_dataframe
 from pruner.spark_views import register_views, rewrite_onto_views

@@ -13,7 +13,7 @@ turns back into per-column records. All of them run in ONE aggregation (no Pytho
                     HLL); the table's `theta_columns` property, when set, names them instead
   nested            counts and nulls only
   the row           a Bernoulli sample of the partition's rows at the run's rate, as a list
-                    of structs of the sampled columns (metastore.samples)
+                    of structs of the sampled columns (metastore.statistics.samples)
 
 Sketches are fed the cheapest faithful encoding of a value, never its text: integers and
 strings as they are, dates as days, timestamps as microseconds, other types through
@@ -30,10 +30,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from metastore.column_pieces import FIGURES, ColumnFigures
 from metastore.column_type import ColumnType
-from metastore.histograms import HLL_LG_K, KLL_K, THETA_LG_K
-from metastore.samples import encode_table, sample_kind, sample_of_rows, unpack_sample
+from metastore.statistics.column_pieces import FIGURES, ColumnFigures
+from metastore.statistics.histograms import HLL_LG_K, KLL_K, THETA_LG_K
+from metastore.statistics.samples import encode_table, sample_kind, sample_of_rows, unpack_sample
 from metastore.types import format_value
 
 TOP_K_ITEMS = 100

@@ -1,4 +1,4 @@
-"""A full collection's pre-merged blocks (metastore.rollups), built while its scan still
+"""A full collection's pre-merged blocks (metastore.statistics.rollups), built while its scan still
 runs: each level-1 block as soon as the scan has returned every partition in its range,
 and each block above as soon as its children are built, on one thread beside the driver's
 wait for the scan's jobs. The write then stores them as they are (refresh_blocks checks
@@ -12,8 +12,8 @@ from collections.abc import Hashable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
-from metastore.rollup_tree import FANOUT, levels_for
-from metastore.rollups import BuiltBlock, PartitionPiece, leaf_block, upper_block
+from metastore.partitions.block_tree import FANOUT, levels_for
+from metastore.statistics.rollups import BuiltBlock, PartitionPiece, leaf_block, upper_block
 
 
 class BlocksAhead:

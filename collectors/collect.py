@@ -49,14 +49,14 @@ from collectors.spark_session import LazySession, listing_settings, session_sett
 from collectors.streamed_write import StreamedWrite
 from metastore import runs
 from metastore.bulk_insert import bulk_insert
-from metastore.catalog import TableInfo, forget_statistics, get_table, replace_columns
-from metastore.discovery import Column
+from metastore.catalog.discovery import Column
+from metastore.catalog.tables import TableInfo, forget_statistics, get_table, replace_columns
 from metastore.engine import run_read, run_write
 from metastore.errors import StatlasError, UnknownColumn
 from metastore.models import ColumnStats, PartitionStats
-from metastore.rollups import BuiltBlock, PartitionPiece, refresh_blocks
 from metastore.runs import CollectionRunning as CollectionRunning  # refused: one is running
-from metastore.samples import sample_rate, target_rows, whole_table_rows
+from metastore.statistics.rollups import BuiltBlock, PartitionPiece, refresh_blocks
+from metastore.statistics.samples import sample_rate, target_rows, whole_table_rows
 from metastore.types import KeyValue
 
 THETA_COLUMNS = "theta_columns"
@@ -131,7 +131,7 @@ class _Scanned:
     sample: tuple[int, bytes, pa.Table] | None  # (sampled rows, stored bytes, their table)
 
     def piece(self) -> PartitionPiece:
-        """As the blocks over it take it (metastore.rollups)."""
+        """As the blocks over it take it (metastore.statistics.rollups)."""
         if self.sample is None:
             return PartitionPiece(self.rows, None, self.columns)
         count, stored, table = self.sample
@@ -557,6 +557,6 @@ def _write(
         column_rows += _column_rows(info.id, partition.id, piece)
     bulk_insert(conn, PartitionStats, partition_rows)
     bulk_insert(conn, ColumnStats, column_rows)
-    # the pre-merged blocks over what changed, and any missing (metastore.rollups)
+    # the pre-merged blocks over what changed, and any missing (metastore.statistics.rollups)
     refresh_blocks(conn, info.id, {c.name: c.type for c in info.columns}, fresh, built_ahead)
     runs.succeed(conn, run_id, report)

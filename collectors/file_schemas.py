@@ -7,7 +7,7 @@ its columns as the file spells and types them. Files Spark skips are skipped her
 A file whose footer does not read (corrupt, truncated, a stray CSV among Parquet files)
 fails its partition, as do files of one partition whose types cannot be widened to one
 another; the other partitions are read. The partitions' schemas are merged into the
-table's (metastore.schema_merge, matching names as `spark.sql.caseSensitive` says); a
+table's (metastore.catalog.schema_merge, matching names as `spark.sql.caseSensitive` says); a
 partition that brings a type the table's cannot be widened to fails, with the column named.
 
 Spark then reads the partitions with the merged schema given (no inference, and every
@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.jvm_scan import SCALAR_TYPES
-from metastore.column_names import case_clashes, fold, leaf_columns, split_top_level
-from metastore.discovery import Column, is_hidden, read_schema
+from metastore.catalog.column_names import case_clashes, fold, leaf_columns, split_top_level
+from metastore.catalog.discovery import Column, is_hidden, read_schema
+from metastore.catalog.schema_merge import merge_columns
 from metastore.errors import RegistrationError
-from metastore.schema_merge import merge_columns
 
 # footers of a remote store are read in parallel (latency-bound); local ones in one
 # thread, faster than several held by the GIL (TPC-H lineitem's 2,526: 0.6 s, 1.1 s in 16)

@@ -24,7 +24,7 @@ from typing import Any
 
 from collectors.aggregations import TOP_K_ITEMS, ColumnPlan, project, sampled
 from metastore.errors import StatlasError
-from metastore.histograms import HLL_LG_K, KLL_K, THETA_LG_K
+from metastore.statistics.histograms import HLL_LG_K, KLL_K, THETA_LG_K
 
 SOURCES = Path(__file__).resolve().parent / "jvm" / "src"
 JAR = Path(__file__).resolve().parent / "jvm" / "statlas-collect.jar"

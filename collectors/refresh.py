@@ -5,7 +5,7 @@ A table registered from a directory lists that directory again; a table register
 Spark catalog (`table register --spark-table`) asks that catalog again for its location,
 format and keys, then lists its location. Either way new partitions are added, vanished
 ones removed with their statistics and changed fingerprints updated, in one transaction
-(metastore.catalog.register_listing). A table a Hive client created through statlas's Hive
+(metastore.catalog.tables.register_listing). A table a Hive client created through statlas's Hive
 Metastore API keeps the partitions the client listed: only their files are re-read.
 """
 
@@ -15,9 +15,9 @@ from sqlalchemy import Engine
 
 from collectors.spark_session import LazySession
 from collectors.spark_tables import SPARK_TABLE, register_spark_table
-from metastore import hive_catalog
-from metastore.catalog import RegistrationReport, TableInfo, register_table
+from metastore.catalog.tables import RegistrationReport, TableInfo, register_table
 from metastore.errors import UnknownTable
+from metastore.hive import catalog as hive_catalog
 
 
 def refresh_listing(engine: Engine, info: TableInfo, spark: LazySession) -> RegistrationReport:

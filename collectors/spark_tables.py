@@ -12,7 +12,7 @@ from urllib.parse import unquote
 
 from sqlalchemy import Engine
 
-from metastore.catalog import RegistrationReport, register_table
+from metastore.catalog.tables import RegistrationReport, register_table
 from metastore.errors import RegistrationError, UnknownTable
 from metastore.types import KeyType, parse_key_type
 

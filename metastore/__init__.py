@@ -12,11 +12,13 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from metastore import catalog, lookup, migrate
-from metastore.catalog import BucketSpec, PartitionKey, RegistrationReport, TableInfo
+from metastore import migrate
+from metastore.catalog import lookup as lookup
+from metastore.catalog import tables as catalog
+from metastore.catalog.lookup import Partition, PartitionList, PartitionQuery, TupleList
+from metastore.catalog.tables import BucketSpec, PartitionKey, RegistrationReport, TableInfo
 from metastore.engine import DEFAULT_DB_URL, make_engine
 from metastore.errors import StatlasError
-from metastore.lookup import Partition, PartitionList, PartitionQuery, TupleList
 from metastore.types import KeyType
 
 __all__ = [

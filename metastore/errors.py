@@ -45,7 +45,7 @@ class ConcurrentModification(StatlasError):
     """Another writer changed the table between our read and our write."""
 
 
-# what Hive clients are told through the Hive Metastore API (metastore.hive_catalog; the
+# what Hive clients are told through the Hive Metastore API (metastore.hive.catalog; the
 # Thrift exceptions they become: servers.hive_metastore.thrift_errors)
 
 

@@ -1,7 +1,7 @@
 """The catalog's schema (owned by Alembic, see migrations/).
 
 Partitions do not live here: each table's partitions are kept in a table of their own with
-one TYPED column per partition key (see metastore/partition_store.py), so that an IN-list
+one TYPED column per partition key (see metastore/partitions/store.py), so that an IN-list
 lookup is an index scan on real typed columns, never a cast of Hive's varchar values.
 """
 
@@ -126,15 +126,15 @@ class PartitionStats(Base):
     total_bytes: Mapped[int] = mapped_column(BigInteger)
     modified_ns: Mapped[int] = mapped_column(BigInteger)
     run_id: Mapped[int] = mapped_column(ForeignKey("collection_runs.id", ondelete="CASCADE"))
-    # a uniform random sample of the partition's rows (metastore.samples), and its size
+    # a uniform random sample of the partition's rows (metastore.statistics.samples), and its size
     sample_size: Mapped[int | None] = mapped_column(Integer)
     sample: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
 class ColumnFigures:
     """A column's statistics as column_stats (one partition's) and rollup_columns (a block's,
-    merged) keep them: exact figures and mergeable sketches (metastore.column_pieces). Each
-    table's own columns come first, except those declared with TRAILING, which follow."""
+    merged) keep them: exact figures and mergeable sketches (metastore.statistics.column_pieces).
+    Each table's own columns come first, except those declared with TRAILING, which follow."""
 
     null_count: Mapped[int] = mapped_column(BigInteger)
     min_value: Mapped[str | None] = mapped_column(Text)
@@ -168,9 +168,9 @@ class ColumnStats(ColumnFigures, Base):
 
 
 class RollupBlock(Base):
-    """A block of a table's pre-merged statistics (metastore.rollups): the partitions with
-    statistics whose ids fall in [block x 8**level, (block + 1) x 8**level), merged: their
-    count, rows and pooled row sample."""
+    """A block of a table's pre-merged statistics (metastore.statistics.rollups): the
+    partitions with statistics whose ids fall in [block x 8**level, (block + 1) x 8**level),
+    merged: their count, rows and pooled row sample."""
 
     __tablename__ = "rollup_blocks"
 

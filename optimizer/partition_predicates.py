@@ -1,5 +1,5 @@
 """A scan's partition-key conjuncts as the metastore's partition selection: those the
-metastore's partition filter expresses (metastore.where, as typed filters) select
+metastore's partition filter expresses (metastore.partitions.where, as typed filters) select
 partitions by lookup, the rest are left to estimates (docs/design.md#partition-lookup).
 Shared by the estimator (a scan reads the statistics of exactly the partitions it selects:
 docs/design.md#estimates) and the pruner (the partitions a query's own filters keep:
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from metastore.catalog import TableInfo
+from metastore.catalog.lookup import PartitionQuery
+from metastore.catalog.tables import TableInfo
 from metastore.errors import StatlasError
-from metastore.lookup import PartitionQuery
-from metastore.partition_filter import PartitionFilter, all_of
-from metastore.where import expression_filter
+from metastore.partitions.filters import PartitionFilter, all_of
+from metastore.partitions.where import expression_filter
 from optimizer.plan import Scan
 
 

@@ -43,7 +43,7 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError, ParseError
 from sqlglot.expressions.core import POSITION_META_KEYS
 
-from metastore.catalog import TableInfo
+from metastore.catalog.tables import TableInfo
 from metastore.errors import StatlasError, UnknownColumn
 from optimizer.origins import ScalarOrigin, SemiOrigin
 from optimizer.plan import (

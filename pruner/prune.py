@@ -31,10 +31,10 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from metastore.catalog import TableInfo
-from metastore.lookup import Partition, PartitionQuery, TupleList, lookup_partitions
-from metastore.partition_filter import Compare, all_of
-from metastore.statistics import json_scalar
+from metastore.catalog.lookup import Partition, PartitionQuery, TupleList, lookup_partitions
+from metastore.catalog.tables import TableInfo
+from metastore.partitions.filters import Compare, all_of
+from metastore.statistics.summaries import json_scalar
 from optimizer.estimate.sources import MetastoreSource, StatisticsSource, consistently
 from optimizer.partition_predicates import static_selection
 from optimizer.physical.api import PhysicalPlan, plan_query

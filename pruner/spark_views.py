@@ -17,7 +17,7 @@ from typing import Any
 from sqlglot import exp
 
 from collectors.file_schemas import case_sensitive, read_layout, spark_ddl
-from metastore.catalog import TableInfo
+from metastore.catalog.tables import TableInfo
 from optimizer.sql_to_plan import parse, referenced_tables
 
 INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"

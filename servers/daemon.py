@@ -22,7 +22,7 @@ from pathlib import Path
 
 from metastore import Metastore
 from metastore.errors import StatlasError
-from metastore.stats_cache import reserve_for_process, when_entries_dropped
+from metastore.statistics.cache import reserve_for_process, when_entries_dropped
 from pruner.daemon.leader import LeaderElector, leader_lock
 from pruner.daemon.scheduler import (
     CANCEL_WAIT_SECONDS,

@@ -12,7 +12,7 @@ import importlib
 REQUEST_MODULES = (
     "optimizer.estimate.api",
     "optimizer.physical.api",
-    "metastore.where",  # partition predicates evaluated by the metastore
+    "metastore.partitions.where",  # partition predicates evaluated by the metastore
     "sqlglot.optimizer.qualify",  # sql_to_plan qualifies every statement
     "sqlglot.dialects.spark",  # the default dialect of requests
     "pyarrow.acero",  # Arrow's group_by and join on a sample's columns

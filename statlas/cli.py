@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from metastore import Metastore, TupleList
-from metastore.catalog import (
+from metastore.catalog.lookup import PartitionQuery, read_tuple_file, read_value_file
+from metastore.catalog.tables import (
     BucketSpec,
     RegistrationReport,
     TableInfo,
@@ -18,7 +19,6 @@ from metastore.catalog import (
     parse_partition_types,
 )
 from metastore.errors import InvalidLookup, InvalidValue, StatlasError
-from metastore.lookup import PartitionQuery, read_tuple_file, read_value_file
 from statlas.daemon_commands import add_daemon_commands
 from statlas.exit_codes import exit_code
 from statlas.options import add_spark_options, key_value_pair, print_json, spark_conf
@@ -548,8 +548,8 @@ def _collected_line(report: CollectionReport) -> str:
 
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
-    from metastore.hive_catalog import served_statistics_source
-    from metastore.statistics import table_statistics
+    from metastore.hive.catalog import served_statistics_source
+    from metastore.statistics.summaries import table_statistics
     from statlas.charts import bar_chart, plot_histograms
 
     if args.buckets < 1:

@@ -38,3 +38,44 @@ def test_imports_run_one_way() -> None:
         for package in sorted(imported_packages(path) - allowed)
     ]
     assert wrong == []
+
+
+# inside metastore: each part may import the parts listed after it (docs/design.md#metastore);
+# the package's own __init__ (the Metastore facade) may import any
+METASTORE_PARTS = ["hive", "statistics", "catalog", "partitions", "base"]
+
+
+def metastore_part(module: str) -> str:
+    """`metastore.catalog.tables` -> catalog; a module directly in metastore/ -> base."""
+    parts = module.split(".")
+    if len(parts) >= 2 and parts[1] in METASTORE_PARTS:
+        return parts[1]
+    return "base"
+
+
+def imported_metastore_modules(path: Path) -> set[str]:
+    modules: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "metastore":
+                modules.update(f"metastore.{alias.name}" for alias in node.names)
+            elif node.module.startswith("metastore."):
+                modules.add(node.module)
+        elif isinstance(node, ast.Import):
+            modules.update(a.name for a in node.names if a.name.startswith("metastore."))
+    return modules
+
+
+def test_metastore_parts_import_downwards() -> None:
+    wrong = []
+    for path in sorted((REPOSITORY / "metastore").rglob("*.py")):
+        if path == REPOSITORY / "metastore" / "__init__.py":
+            continue
+        module = ".".join(path.relative_to(REPOSITORY).with_suffix("").parts)
+        own = METASTORE_PARTS.index(metastore_part(module))
+        for imported in sorted(imported_metastore_modules(path)):
+            if imported == "metastore" or imported.split(".")[1] in ("Metastore",):
+                wrong.append(f"{module} imports the metastore facade")
+            elif METASTORE_PARTS.index(metastore_part(imported)) < own:
+                wrong.append(f"{module} imports {imported}")
+    assert wrong == []

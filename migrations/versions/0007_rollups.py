@@ -1,4 +1,4 @@
-"""pre-merged statistics: blocks of 8**level partition ids, merged (metastore.rollups)
+"""pre-merged statistics: blocks of 8**level partition ids, merged (metastore.statistics.rollups)
 
 A table's statistics of any partition selection are then merged from O(log n) stored
 blocks per run of adjacent partitions instead of from every partition. Tables collected

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from typing import Any
 
-from metastore.samples import as_number
+from metastore.statistics.samples import as_number
 from optimizer.estimate.values import DEFAULT, Estimate
 
 EPOCH = dt.datetime(1970, 1, 1)

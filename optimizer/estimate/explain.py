@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from metastore.statistics import json_scalar
+from metastore.statistics.summaries import json_scalar
 from optimizer.estimate.column import ColumnEstimate
 from optimizer.estimate.stats_query import StatsQuery
 from optimizer.plan import (

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from metastore.samples import NUMBER, Sample, as_number, from_number, sample_kind
+from metastore.statistics.samples import NUMBER, Sample, as_number, from_number, sample_kind
 from optimizer.estimate.scan_sample import ScanSample, value_codes
 
 MCV_LIMIT = 100

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metastore.samples import Sample, as_number
+from metastore.statistics.samples import Sample, as_number
 from optimizer.estimate.scan_sample import ScanSample, value_codes
 
 MIN_SAMPLED_ROWS = 5  # sampled rows of a heavy value before its own survival is trusted

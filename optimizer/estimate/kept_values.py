@@ -6,7 +6,7 @@ the kept rows per value, counted once per request (one pass over the kept rows),
 is looked up rather than the whole column compared with it.
 
 >>> import numpy as np
->>> from metastore.samples import Sample
+>>> from metastore.statistics.samples import Sample
 >>> sample = Sample({"k": np.array([1.0, 1.0, 2.0, 3.0])}, np.ones(4), 1)
 >>> shares = KeptShares(sample, np.array([True, False, True, True]), "k")
 >>> [shares(v) for v in (1.0, 2.0, 9.0)]
@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metastore.samples import Sample
+from metastore.statistics.samples import Sample
 from optimizer.estimate.scan_sample import value_codes
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from metastore.samples import as_number
+from metastore.statistics.samples import as_number
 from optimizer.estimate.scan_sample import ScanSample
 
 

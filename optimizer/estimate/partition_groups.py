@@ -4,7 +4,7 @@ of the table's partition key or of one of its columns C (the column itself, or a
 a table joined on the key's or C's values by that table's unique key), the groups are
 filled not by the rows but by the distinct (partition, C) pairs the rows carry: at most the
 sum over the selected partitions of each one's distinct count of C, which the metastore
-keeps (metastore.column_pieces). A ticket's lines share their customer and their day, so
+keeps (metastore.statistics.column_pieces). A ticket's lines share their customer and their day, so
 the groups of customer and year are filled by 240,000 such pairs, not by 2.7 million
 independent rows (TPC-DS q4's store sales: 214,739 groups estimated so, 610,408 from the
 rows, 190,581 true)."""

@@ -12,7 +12,7 @@ from functools import partial
 
 import numpy as np
 
-from metastore.samples import Sample
+from metastore.statistics.samples import Sample
 from optimizer.estimate.scan_sample import ScanSample, sample_table, string_codes, value_codes
 
 

@@ -4,7 +4,7 @@ Per-column statistics multiply conjuncts as if columns were independent; on TPC-
 turns `l_returnflag = 'R' AND l_linestatus = 'O'` (no such row) into 740,000 rows. At
 level `sketch` a scan's filter that reads two or more columns, or holds a predicate
 without statistics behind it (LIKE '%x%'), is evaluated on the table's row sample
-(metastore.samples) of exactly the scan's partitions, in SQL's three-valued logic:
+(metastore.statistics.samples) of exactly the scan's partitions, in SQL's three-valued logic:
 
   enough matches (>= SAMPLE_MIN_MATCHES)  the sample's estimate (a ratio estimator over the
                                           partitions' samples)
@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from metastore.samples import NUMBER, STRING, Sample, as_number, sample_kind
+from metastore.statistics.samples import NUMBER, STRING, Sample, as_number, sample_kind
 from optimizer.estimate.predicates import FUNCTION_OF_COLUMN, NotEstimable, literal_value
 from optimizer.estimate.scan_sample import string_codes
 from optimizer.estimate.values import ESTIMATED, Estimate, clamp_fraction

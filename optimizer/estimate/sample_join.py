@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metastore.samples import Sample
+from metastore.statistics.samples import Sample
 from optimizer.estimate.scan_sample import ScanSample, sample_table, string_codes, value_codes
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metastore.samples import Sample
+from metastore.statistics.samples import Sample
 
 
 @dataclass(frozen=True, eq=False)

@@ -10,20 +10,20 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, TypeVar
 
-from metastore.catalog import TableInfo, describe_table
+from metastore.catalog.lookup import PartitionQuery, build_predicate
+from metastore.catalog.tables import TableInfo, describe_table
 from metastore.engine import Snapshot, current_snapshot, one_snapshot, run_read
 from metastore.errors import ConcurrentModification
-from metastore.lookup import PartitionQuery, build_predicate
-from metastore.rollups import Selection, sample_pieces, select_partitions
-from metastore.samples import Sample, pool
-from metastore.statistics import (
+from metastore.statistics.cache import TableStamp, cache_for, table_stamps
+from metastore.statistics.rollups import Selection, sample_pieces, select_partitions
+from metastore.statistics.samples import Sample, pool
+from metastore.statistics.summaries import (
     PartitionRows,
     TableSummary,
     rows_of_selection,
     summarise_selection,
     table_statistics,
 )
-from metastore.stats_cache import TableStamp, cache_for, table_stamps
 from optimizer.estimate.column import ColumnEstimate, encode
 from optimizer.estimate.values import EXACT, Estimate
 
@@ -95,7 +95,7 @@ class MetastoreSource(StatisticsSource):
     selections of more rows than that (cheaper, for coarse decisions such as map joins).
 
     What is read is also kept in the process-wide cache of the engine's database
-    (metastore.stats_cache), under each table's stamp, read once per source: a source is
+    (metastore.statistics.cache), under each table's stamp, read once per source: a source is
     made per request, so a collection committed by any process is seen by the next one.
     A table's partition selection is read once (its partitions, rows, keys and stored
     blocks in one statement) and shared by its summary (then one statement of column

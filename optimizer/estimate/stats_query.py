@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from metastore.catalog import TableInfo
-from metastore.lookup import PartitionQuery
+from metastore.catalog.lookup import PartitionQuery
+from metastore.catalog.tables import TableInfo
 from optimizer.estimate.node_shape import Shape, Shapes
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators import aggregate, join, limit_sort, project, scan, union, window

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from metastore.catalog import BucketSpec
+from metastore.catalog.tables import BucketSpec
 from optimizer.cost import formulas as f
 from optimizer.cost.params import CostParams
 from optimizer.physical.plan import Algorithm

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from metastore.catalog import TableInfo
+from metastore.catalog.tables import TableInfo
 from optimizer.cost.params import CostParams
 from optimizer.estimate.stats_query import StatsQuery
 from optimizer.physical.algorithms import Side

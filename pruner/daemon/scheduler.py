@@ -28,7 +28,7 @@ from apscheduler.schedulers.background import (  # type: ignore[import-untyped]
 from sqlalchemy import Connection, Engine
 
 from metastore import Metastore, runs
-from metastore.catalog import get_table
+from metastore.catalog.tables import get_table
 from metastore.engine import run_write
 from metastore.errors import StatlasError
 from metastore.models import utcnow

@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import Engine
 
 from metastore import Metastore
-from metastore.catalog import normalise_table_name
+from metastore.catalog.tables import normalise_table_name
 from metastore.engine import make_engine, with_reconnect
 from metastore.errors import InvalidValue, StatlasError
 from metastore.times import utc_text

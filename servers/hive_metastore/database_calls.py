@@ -11,9 +11,9 @@ from typing import Any
 from hive_metastore import ttypes as hms
 from sqlalchemy import Connection
 
-from metastore import hive_catalog as hc
-from metastore import hive_functions as functions
-from metastore.hive_catalog import StoredTable
+from metastore.hive import catalog as hc
+from metastore.hive import functions as functions
+from metastore.hive.catalog import StoredTable
 from servers.hive_metastore import managed_data, objects
 from servers.hive_metastore import notification_calls as events
 from servers.hive_metastore.thrift_errors import thrift_errors

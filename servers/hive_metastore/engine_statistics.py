@@ -23,12 +23,12 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, func, select
 
-from metastore.catalog import get_table
-from metastore.column_names import fold
+from metastore.catalog.column_names import fold
+from metastore.catalog.lookup import PartitionQuery, build_predicate
+from metastore.catalog.tables import get_table
 from metastore.engine import run_read
-from metastore.lookup import PartitionQuery, build_predicate
 from metastore.models import PartitionStats
-from metastore.statistics import table_statistics
+from metastore.statistics.summaries import table_statistics
 from servers.hive_metastore.hive_statistics import (
     BASIC_STATS_ACCURATE,
     boolean_counts,

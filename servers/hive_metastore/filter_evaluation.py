@@ -20,7 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 from metastore.errors import InvalidValue
-from metastore.partition_filter import ANY_CHARACTER, ANY_SEQUENCE, Wildcard
+from metastore.partitions.filters import ANY_CHARACTER, ANY_SEQUENCE, Wildcard
 from metastore.types import KeyType, KeyValue, format_value
 
 Test = Callable[[Any], bool]

@@ -5,7 +5,7 @@ apply to each partition the predicate selects. Together they answer exactly, as 
 metastore does: raw clients (hmsclient, pymetastore) do not filter again.
 
     >>> import datetime
-    >>> from metastore.partition_store import partition_store
+    >>> from metastore.partitions.store import partition_store
     >>> store = partition_store(1, ["dt", "region"], [KeyType("date"), KeyType("string")])
     >>> compiled = compile_filter('(dt) in ("2024-01-01") and region = "eu"', store, "sqlite")
     >>> compiled.exact, compiled.reason, compiled.matches
@@ -96,8 +96,14 @@ from dataclasses import dataclass
 from sqlalchemy import ColumnElement
 
 from metastore.errors import StatlasError
-from metastore.filter_sql import MAX_DEPTH, MAX_SQLITE_DEPTH, FilterSql, filter_sql, max_depth
-from metastore.partition_filter import (
+from metastore.partitions.filter_sql import (
+    MAX_DEPTH,
+    MAX_SQLITE_DEPTH,
+    FilterSql,
+    filter_sql,
+    max_depth,
+)
+from metastore.partitions.filters import (
     FLIPPED,
     And,
     Compare,
@@ -109,7 +115,7 @@ from metastore.partition_filter import (
     any_of,
     negation,
 )
-from metastore.partition_store import PartitionStore
+from metastore.partitions.store import PartitionStore
 from metastore.types import KeyType, KeyValue
 from servers.hive_metastore import filter_evaluation as ev
 
@@ -463,8 +469,8 @@ class _Compiler:
         return program
 
     def filter(self, node: _Node, depth: int = 0) -> PartitionFilter:
-        """The tree as a partition filter (metastore.filter_sql compiles it); a part nested
-        deeper than the index takes is unknown, so that neither recurses further."""
+        """The tree as a partition filter (metastore.partitions.filter_sql compiles it); a part
+        nested deeper than the index takes is unknown, so that neither recurses further."""
         if depth > self.max_depth:
             return Unknown(f"nested deeper than {self.max_depth}")
         if isinstance(node, _Junction):

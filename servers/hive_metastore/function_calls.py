@@ -1,5 +1,5 @@
 """The Hive Metastore's function calls (CREATE FUNCTION and friends) over statlas's stored
-functions (metastore.hive_functions; docs/hive-metastore.md#functions)."""
+functions (metastore.hive.functions; docs/hive-metastore.md#functions)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 from hive_metastore import ttypes as hms
 from sqlalchemy import Connection, Engine
 
-from metastore import hive_functions as functions
 from metastore.engine import run_read, run_write
+from metastore.hive import functions as functions
 from servers.hive_metastore.thrift_errors import thrift_errors
 
 T = TypeVar("T")

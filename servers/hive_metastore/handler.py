@@ -18,10 +18,10 @@ from typing import Any
 from hive_metastore import ttypes as hms
 from sqlalchemy import Connection, Engine, create_engine
 
-from metastore import hive_catalog as hc
 from metastore.engine import run_write, with_reconnect
-from metastore.hive_catalog import StoredPartition, StoredTable
-from metastore.hive_locks import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
+from metastore.hive import catalog as hc
+from metastore.hive.catalog import StoredPartition, StoredTable
+from metastore.hive.locks import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 from servers.hive_metastore import managed_data, objects
 from servers.hive_metastore.database_calls import DatabaseCalls
 from servers.hive_metastore.encoding import PartitionEncoder

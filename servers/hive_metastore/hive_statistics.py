@@ -14,9 +14,9 @@ from typing import Any
 
 from hive_metastore import ttypes
 
-from metastore.column_names import fold
+from metastore.catalog.column_names import fold
 from metastore.column_type import ColumnType
-from metastore.statistics import ColumnSummary, TableSummary
+from metastore.statistics.summaries import ColumnSummary, TableSummary
 from servers.hive_metastore.statistics_values import (
     EPOCH,
     EPOCH_DATE,

@@ -11,9 +11,9 @@ from typing import Any
 from hive_metastore import ttypes as hms
 from sqlalchemy import Connection
 
-from metastore import hive_catalog as hc
 from metastore.errors import StatlasError
-from metastore.hive_catalog import StoredPartition, StoredTable
+from metastore.hive import catalog as hc
+from metastore.hive.catalog import StoredPartition, StoredTable
 from servers.hive_metastore.thrift_errors import thrift_errors
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"

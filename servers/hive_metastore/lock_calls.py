@@ -1,5 +1,5 @@
 """The Hive Metastore's lock calls (lock, check_lock, unlock, heartbeat, show_locks) over
-statlas's lock manager (metastore.hive_locks; docs/hive-metastore.md#locks): what Iceberg's
+statlas's lock manager (metastore.hive.locks; docs/hive-metastore.md#locks): what Iceberg's
 Hive catalog takes around every commit.
 
 statlas keeps no Hive transactions: a lock request or heartbeat naming a transaction answers
@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 from hive_metastore import ttypes as hms
 from sqlalchemy import Connection, Engine
 
-from metastore import hive_locks as locks
 from metastore.engine import run_read, run_write, with_reconnect
+from metastore.hive import locks as locks
 from servers.hive_metastore.thrift_errors import thrift_errors
 
 T = TypeVar("T")

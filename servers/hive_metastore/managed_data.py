@@ -15,7 +15,7 @@ import os
 import shutil
 from collections.abc import Iterable
 
-from metastore.hive_catalog import InvalidOperation
+from metastore.hive.catalog import InvalidOperation
 
 log = logging.getLogger("statlas.hms")
 

@@ -1,6 +1,6 @@
 """The Hive Metastore's notification calls (get_next_notification,
 get_current_notificationEventId, get_notification_events_count) over statlas's notification
-log (metastore.hive_notifications), and the events the handler writes with each change
+log (metastore.hive.notifications), and the events the handler writes with each change
 (docs/hive-metastore.md#notifications).
 
 Messages are JSON as Hive 2.3's JSON message factory writes them ("json-0.2"): the database
@@ -20,8 +20,8 @@ from sqlalchemy import Connection, Engine
 from thrift.protocol.TJSONProtocol import TJSONProtocolFactory
 from thrift.TSerialization import serialize
 
-from metastore import hive_notifications as notes
 from metastore.engine import run_read
+from metastore.hive import notifications as notes
 from servers.hive_metastore.thrift_errors import thrift_errors
 
 CREATE_DATABASE, ALTER_DATABASE, DROP_DATABASE = (

@@ -1,4 +1,4 @@
-"""Hive Metastore Thrift objects <-> statlas's catalog records (metastore.hive_catalog).
+"""Hive Metastore Thrift objects <-> statlas's catalog records (metastore.hive.catalog).
 
 Thrift structs come from the generated bindings pyiceberg[hive] ships (`hive_metastore`:
 Hive 4's IDL, which Hive 2.3 and 3 clients read too: Thrift matches fields by id and skips
@@ -12,7 +12,7 @@ from typing import Any
 
 from hive_metastore import ttypes as hms
 
-from metastore.hive_catalog import (
+from metastore.hive.catalog import (
     DEFAULT_DATABASE,
     EXTERNAL_TABLE,
     Database,

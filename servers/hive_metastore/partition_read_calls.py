@@ -11,8 +11,8 @@ from typing import Any
 from hive_metastore import ttypes as hms
 from sqlalchemy import Connection
 
-from metastore import hive_catalog as hc
-from metastore.hive_catalog import StoredPartition, StoredTable
+from metastore.hive import catalog as hc
+from metastore.hive.catalog import StoredPartition, StoredTable
 from servers.hive_metastore import objects
 from servers.hive_metastore.encoding import PartitionEncoder, chunks, encode_struct
 from servers.hive_metastore.served_statistics import ServedStatistics

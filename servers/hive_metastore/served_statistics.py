@@ -5,7 +5,7 @@ partition parameters, Trino's and Hive's column-statistics calls); statlas colle
 own. For each table, partition and column the fresher of the two is served: statlas's
 figures when its last successful collection finished after the engine last wrote, else
 the engine's, kept as given. `statlas stats` says which
-(metastore.hive_catalog.statistics_source).
+(metastore.hive.catalog.statistics_source).
 """
 
 from __future__ import annotations
@@ -21,15 +21,15 @@ from datasketches import kll_doubles_sketch
 from hive_metastore import ttypes as hms
 from sqlalchemy import Engine, func, select
 
-from metastore import hive_catalog as hc
-from metastore.column_names import fold
+from metastore.catalog.column_names import fold
+from metastore.catalog.lookup import PartitionQuery, TupleList
 from metastore.engine import run_read
 from metastore.errors import StatlasError
-from metastore.histograms import KLL_K
-from metastore.hive_catalog import StoredPartition, StoredTable, statlas_is_fresher
-from metastore.lookup import PartitionQuery, TupleList
+from metastore.hive import catalog as hc
+from metastore.hive.catalog import StoredPartition, StoredTable, statlas_is_fresher
 from metastore.models import PartitionStats
-from metastore.statistics import (
+from metastore.statistics.histograms import KLL_K
+from metastore.statistics.summaries import (
     ColumnSummary,
     PartitionRows,
     TableSummary,

@@ -18,7 +18,7 @@ from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport import TSocket, TTransport
 
 from metastore.errors import StatlasError
-from metastore.hive_locks import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
+from metastore.hive.locks import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 from servers.authorization import Roles
 from servers.hive_metastore.authorizing_handler import AuthorizingHandler
 from servers.hive_metastore.encoding import list_header

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from metastore.column_type import ColumnType
-from metastore.statistics import ColumnSummary, decimal_scale
+from metastore.statistics.summaries import ColumnSummary, decimal_scale
 from servers.hive_metastore.lz4_java_stream import lz4_block_stream, read_lz4_block_stream
 from servers.hive_metastore.statistics_values import distinct_count, spark_type
 

@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from metastore.column_type import ColumnType
-from metastore.statistics import ColumnSummary, TableSummary, decimal_scale
+from metastore.statistics.summaries import ColumnSummary, TableSummary, decimal_scale
 from servers.hive_metastore.spark_histogram import (
     DEFAULT_NUM_BINS,
     serialize_histogram,
@@ -42,7 +42,7 @@ def spark_statistics_parameters(
     statsFromProperties reads (sql/hive/.../HiveExternalCatalog.scala): totalSize, numRows
     and, per column Spark can describe, CatalogColumnStat.toMap under `colStats.`.
 
-    >>> from metastore.statistics import TableSummary
+    >>> from metastore.statistics.summaries import TableSummary
     >>> spark_statistics_parameters(TableSummary("t", 1, 10, {}), 2048)
     {'spark.sql.statistics.totalSize': '2048', 'spark.sql.statistics.numRows': '10'}
     """

@@ -1,6 +1,6 @@
 """The Hive Metastore's column-statistics calls: what Trino and Hive read (statlas's own
 statistics where fresher, servers.hive_metastore.served_statistics) and what engines write (kept as
-given, metastore.hive_catalog)."""
+given, metastore.hive.catalog)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 from hive_metastore import ttypes as hms
 from sqlalchemy import Connection
 
-from metastore import hive_catalog as hc
-from metastore.hive_catalog import StoredPartition, StoredTable
+from metastore.hive import catalog as hc
+from metastore.hive.catalog import StoredPartition, StoredTable
 from servers.hive_metastore.served_statistics import ServedStatistics
 from servers.hive_metastore.thrift_errors import thrift_errors
 

@@ -14,9 +14,9 @@ from typing import Any
 from hive_metastore import ttypes as hms
 from sqlalchemy import Connection, Engine
 
-from metastore import hive_catalog as hc
 from metastore.engine import with_reconnect
-from metastore.hive_catalog import StoredTable
+from metastore.hive import catalog as hc
+from metastore.hive.catalog import StoredTable
 from servers.hive_metastore import managed_data, objects
 from servers.hive_metastore import notification_calls as events
 from servers.hive_metastore.database_calls import pattern_matcher

@@ -10,9 +10,9 @@ from typing import Any, TypeVar, cast
 from hive_metastore import ThriftHiveMetastore as thrift_api
 from hive_metastore import ttypes as hms
 
-from metastore import hive_catalog as hc
 from metastore.errors import InvalidValue, StatlasError, UnknownTable
-from metastore.hive_locks import NoSuchLock
+from metastore.hive import catalog as hc
+from metastore.hive.locks import NoSuchLock
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")

@@ -9,7 +9,7 @@ SQLAlchemy calls belong. The lookup path is kept lean: one engine per app, no Sp
 optimizer import; well-formed lookups are answered by an ASGI fast path (LookupFastPath)
 before FastAPI's routing; they run in a few threads of their own, at most as many as the
 engine's pool holds connections (more would only open and close connections beyond the
-pool), on the metastore's fast path (metastore.lookup: a cached catalog entry, one
+pool), on the metastore's fast path (metastore.catalog.lookup: a cached catalog entry, one
 statement); and answers are serialised straight to bytes by orjson, not through pydantic.
 
 >>> app = create_app("sqlite:///statlas.db", token="s3cret")     # doctest: +SKIP

@@ -16,7 +16,7 @@ from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException
 
 from metastore import Metastore
-from metastore.column_names import AmbiguousColumn
+from metastore.catalog.column_names import AmbiguousColumn
 from metastore.engine import translate
 from metastore.errors import (
     AlreadyExists,

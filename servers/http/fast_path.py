@@ -14,8 +14,8 @@ from pydantic import ValidationError
 from starlette.datastructures import QueryParams
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from metastore.catalog.lookup import PartitionQuery
 from metastore.errors import InvalidValue
-from metastore.lookup import PartitionQuery
 from servers.http.errors import ErrorHandler
 from servers.http.formats import has_nul
 from servers.http.lookup import in_lists_of, run_lookup

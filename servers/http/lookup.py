@@ -14,8 +14,8 @@ from typing import Any
 import orjson
 from fastapi.responses import Response
 
+from metastore.catalog.lookup import PartitionList, PartitionQuery, lookup_partitions
 from metastore.errors import InvalidValue
-from metastore.lookup import PartitionList, PartitionQuery, lookup_partitions
 from metastore.types import json_value
 from servers.http import metrics
 from servers.http.state import Service

@@ -10,7 +10,7 @@ from typing import Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from metastore.lookup import PartitionQuery, TupleList
+from metastore.catalog.lookup import PartitionQuery, TupleList
 from optimizer.cost.params import CostParams
 from optimizer.estimate.predicates import Level
 from pruner.prune import PruneReport

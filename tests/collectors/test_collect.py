@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 
 from metastore import Metastore, PartitionQuery
-from metastore.hive_paths import partition_name
-from metastore.statistics import table_statistics
+from metastore.partitions.names import partition_name
+from metastore.statistics.summaries import table_statistics
 from tests.support.partitions import corrupt_pages, write_partition
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]

@@ -24,8 +24,8 @@ import pyarrow.parquet as pq
 import pytest
 from sqlalchemy import Engine, create_engine, select
 
-from metastore.hive_paths import partition_name
 from metastore.models import CollectionRun, ColumnStats, PartitionStats
+from metastore.partitions.names import partition_name
 from tests.support.partitions import write_partition
 from tests.support.processes import free_ports, log_tail, statlas_env, stop_group
 

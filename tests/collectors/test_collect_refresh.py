@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from metastore import Metastore
 from metastore.models import CollectionRun
-from metastore.statistics import table_statistics
+from metastore.statistics.summaries import table_statistics
 from statlas.cli import main
 from tests.support.partitions import corrupt_pages, write_partitions
 

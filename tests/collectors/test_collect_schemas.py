@@ -18,9 +18,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from metastore import Metastore, PartitionQuery
-from metastore.column_names import AmbiguousColumn
+from metastore.catalog.column_names import AmbiguousColumn
 from metastore.errors import UnknownColumn
-from metastore.statistics import table_statistics
+from metastore.statistics.summaries import table_statistics
 from tests.support.partitions import corrupt_pages
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from metastore import Metastore, PartitionQuery
 from metastore.errors import InvalidValue, UnknownColumn, UnknownTable
 from metastore.models import CollectionRun, ColumnStats
-from metastore.statistics import table_statistics
+from metastore.statistics.summaries import table_statistics
 from tests.support.partitions import write_partition, write_partitions
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
@@ -199,7 +199,7 @@ def test_row_samples_are_drawn_in_the_scan_and_pooled_per_partition_set(
     metastore: Metastore, spark: Any, tmp_path: Path
 ) -> None:
     from collectors.collect import collect
-    from metastore.rollups import table_sample
+    from metastore.statistics.rollups import table_sample
 
     root = tmp_path / "sales"
     written = {

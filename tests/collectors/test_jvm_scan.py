@@ -31,15 +31,15 @@ from collectors.driver_rows import arrow_records, driver_rows
 from collectors.jvm_scan import ScanUnavailable, scan, scan_method, spec, top_k_map_size
 from collectors.spark_session import session_settings, spark_session
 from metastore.errors import StatlasError
-from metastore.histograms import (
+from metastore.partitions.names import partition_name
+from metastore.statistics.histograms import (
     merge_frequent_items,
     merge_hll,
     merge_kll,
     merge_theta,
     most_common,
 )
-from metastore.hive_paths import partition_name
-from metastore.samples import sample_table
+from metastore.statistics.samples import sample_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 SEED = 11

@@ -17,7 +17,7 @@ from sqlalchemy import Connection, select
 
 from metastore import Metastore
 from metastore.models import ColumnStats, PartitionStats
-from metastore.statistics import table_statistics
+from metastore.statistics.summaries import table_statistics
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 

@@ -1,4 +1,4 @@
-"""The statistics cache's accounting (metastore.stats_cache.approximate_size) bounds what its
+"""The statistics cache's accounting (metastore.statistics.cache.approximate_size) bounds what its
 entries really cost (issue 22): for each kind of entry the cache holds, built by the code
 that builds them from real sketches, samples and partitions, the bytes it counts are at
 least the live bytes one entry holds (glibc's and pymalloc's, tests.support.memory) and at
@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from datasketches import frequent_strings_sketch, kll_doubles_sketch, update_theta_sketch
 
-from metastore.column_pieces import ColumnPiece
-from metastore.histograms import merge_kll, merge_theta
-from metastore.statistics import PartitionRows, TableSummary, _column
-from metastore.stats_cache import ACCOUNTING_FACTOR, approximate_size
+from metastore.statistics.cache import ACCOUNTING_FACTOR, approximate_size
+from metastore.statistics.column_pieces import ColumnPiece
+from metastore.statistics.histograms import merge_kll, merge_theta
+from metastore.statistics.summaries import PartitionRows, TableSummary, _column
 from optimizer.estimate.sources import listed_key_column
 from tests.support.memory import cost_of, measurable
 

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import inspect
 
 from metastore import BucketSpec, Metastore
-from metastore.catalog import parse_partition_types
+from metastore.catalog.tables import parse_partition_types
 from metastore.errors import InvalidValue, RegistrationError, UnknownTable
 from tests.support.partitions import write_partitions
 

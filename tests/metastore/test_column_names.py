@@ -9,12 +9,13 @@ import pytest
 
 from collectors import file_schemas
 from collectors.file_schemas import PartitionSchema, read_layout, spark_ddl, spark_readable
-from metastore import column_names, schema_merge
-from metastore.catalog import BucketSpec, TableInfo
-from metastore.column_names import AmbiguousColumn, leaf_columns, resolve
-from metastore.discovery import Column
+from metastore.catalog import column_names as column_names
+from metastore.catalog import schema_merge as schema_merge
+from metastore.catalog.column_names import AmbiguousColumn, leaf_columns, resolve
+from metastore.catalog.discovery import Column
+from metastore.catalog.schema_merge import merge_columns, widened
+from metastore.catalog.tables import BucketSpec, TableInfo
 from metastore.errors import UnknownColumn
-from metastore.schema_merge import merge_columns, widened
 
 
 def test_docstring_examples() -> None:

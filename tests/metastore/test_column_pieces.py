@@ -1,11 +1,11 @@
-"""One column-statistics record: the dataclass's figures (metastore.column_pieces) are the
-columns column_stats and rollup_columns share (metastore.models.ColumnFigures), in the
+"""One column-statistics record: the dataclass's figures (metastore.statistics.column_pieces) are
+the columns column_stats and rollup_columns share (metastore.models.ColumnFigures), in the
 tables' order."""
 
 from __future__ import annotations
 
 from metastore import models
-from metastore.column_pieces import FIGURES, ColumnPiece, figures_of, piece_of_partition
+from metastore.statistics.column_pieces import FIGURES, ColumnPiece, figures_of, piece_of_partition
 
 
 def test_the_tables_share_the_figures_in_order() -> None:
@@ -28,7 +28,7 @@ def test_the_tables_share_the_figures_in_order() -> None:
 
 
 def test_a_piece_is_a_rollup_columns_record() -> None:
-    """What a merged piece stores (metastore.rollups) names rollup_columns' columns."""
+    """What a merged piece stores (metastore.statistics.rollups) names rollup_columns' columns."""
     keys = {"table_id", "level", "block", "column_name"}
     stored = set(models.RollupColumn.__table__.c.keys()) - keys
     assert stored == {f for f in ColumnPiece.__dataclass_fields__ if f != "top_k_text"}

@@ -22,9 +22,9 @@ from datasketches import hll_sketch, kll_doubles_sketch
 from sqlalchemy import insert, select
 
 from metastore import Metastore
-from metastore.catalog import get_table
+from metastore.catalog.tables import get_table
 from metastore.models import CollectionRun, ColumnStats, PartitionStats
-from metastore.statistics import table_statistics
+from metastore.statistics.summaries import table_statistics
 from metastore.types import format_value
 from statlas.charts import bar_chart
 

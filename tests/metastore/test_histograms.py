@@ -21,7 +21,7 @@ from datasketches import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metastore.histograms import (
+from metastore.statistics.histograms import (
     Histogram,
     equi_depth,
     equi_width,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metastore.hive_paths import (
+from metastore.partitions.names import (
     DEFAULT_PARTITION_NAME,
     escape_path_name,
     partition_name,

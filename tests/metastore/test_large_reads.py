@@ -10,11 +10,11 @@ from pathlib import Path
 from sqlalchemy import Engine, func, insert, literal, select
 
 from metastore import Metastore
-from metastore.catalog import get_table
+from metastore.catalog.tables import get_table
 from metastore.engine import LARGE_READ_BYTES, make_engine, note_read
 from metastore.models import CollectionRun, PartitionStats
-from metastore.rollups import table_sample
-from metastore.samples import encode_sample
+from metastore.statistics.rollups import table_sample
+from metastore.statistics.samples import encode_sample
 from tests.support.partitions import write_partitions
 
 

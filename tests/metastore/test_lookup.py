@@ -141,7 +141,7 @@ def test_where_combines_with_lists(sales: Metastore) -> None:
 
 def test_values_are_coerced_to_the_key_type(metastore: Metastore, tmp_path: Path) -> None:
     write_partitions(tmp_path / "t", ["n", "flag"], [["1", "true"], ["2", "false"]])
-    from metastore.catalog import parse_partition_types
+    from metastore.catalog.tables import parse_partition_types
 
     metastore.register_table(
         "t", str(tmp_path / "t"), partition_types=parse_partition_types("flag:boolean")

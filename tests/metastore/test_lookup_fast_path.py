@@ -16,9 +16,9 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from metastore import Metastore
+from metastore.catalog.lookup import _iso_dates_literal, _state
 from metastore.errors import InvalidValue, UnknownColumn, UnknownTable
-from metastore.lookup import _iso_dates_literal, _state
-from metastore.partition_store import _pg_array_literal
+from metastore.partitions.store import _pg_array_literal
 from metastore.types import KeyType
 from tests.support.databases import PG_URL
 from tests.support.partitions import write_partitions

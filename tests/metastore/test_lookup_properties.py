@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from metastore import Metastore, TupleList
-from metastore.discovery import Column, DiscoveredDataset, DiscoveredPartition
-from metastore.hive_paths import partition_name
+from metastore.catalog.discovery import Column, DiscoveredDataset, DiscoveredPartition
+from metastore.partitions.names import partition_name
 from metastore.types import KeyType, KeyValue, format_value, parse_key_type
 
 TYPES = ["int", "bigint", "decimal(6,2)", "date", "timestamp", "string", "boolean"]
@@ -51,7 +51,7 @@ def tables(draw: st.DrawFn) -> tuple[list[KeyType], list[tuple[KeyValue, ...]]]:
 def register(
     ms: Metastore, name: str, types: list[KeyType], rows: list[tuple[KeyValue, ...]]
 ) -> None:
-    from metastore.catalog import register_listing
+    from metastore.catalog.tables import register_listing
 
     keys = [f"k{i}x" for i in range(len(types))]
     partitions = []

@@ -1,8 +1,8 @@
-"""One partition filter from three front ends (metastore.partition_filter): a `--where`
-text (metastore.where), the optimizer's partition-key conjuncts
+"""One partition filter from three front ends (metastore.partitions.filters): a `--where`
+text (metastore.partitions.where), the optimizer's partition-key conjuncts
 (optimizer.partition_predicates) and a Hive Metastore filter string
 (servers.hive_metastore.filters) give the same typed filter for the same predicate, and
-the partitions its one compilation (metastore.filter_sql) selects are those a brute-force
+the partitions its one compilation (metastore.partitions.filter_sql) selects are those a brute-force
 three-valued evaluation of the predicate keeps, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 
 from metastore import Metastore
-from metastore.catalog import TableInfo, get_table, register_listing
-from metastore.discovery import Column, DiscoveredDataset, DiscoveredPartition
-from metastore.hive_paths import partition_name
-from metastore.lookup import PartitionQuery, query_filter
-from metastore.partition_filter import InList, all_of
+from metastore.catalog.discovery import Column, DiscoveredDataset, DiscoveredPartition
+from metastore.catalog.lookup import PartitionQuery, query_filter
+from metastore.catalog.tables import TableInfo, get_table, register_listing
+from metastore.partitions.filters import InList, all_of
+from metastore.partitions.names import partition_name
 from metastore.types import KeyValue, format_value, parse_key_type
 from optimizer.partition_predicates import selection_of
 from servers.hive_metastore.filters import compile_filter

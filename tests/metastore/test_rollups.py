@@ -1,5 +1,5 @@
-"""Pre-merged statistics (metastore.rollups): the cover of a selection by stored blocks, and,
-on a table collected with a real Spark into SQLite and PostgreSQL, statistics and samples
+"""Pre-merged statistics (metastore.statistics.rollups): the cover of a selection by stored blocks,
+and, on a table collected with a real Spark into SQLite and PostgreSQL, statistics and samples
 of any selection equal to those merged partition by partition (counts, min/max, NDV and
 heavy hitters exactly; quantiles within KLL's error), after a full collection and after
 incremental ones that add, change and remove partitions."""
@@ -21,14 +21,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import delete, event, func, select
 
-from metastore import Metastore, PartitionQuery, rollups
+from metastore import Metastore, PartitionQuery
 from metastore.engine import run_write
 from metastore.models import RollupBlock, RollupColumn
-from metastore.rollup_tree import FANOUT, cover, levels_for
-from metastore.rollups import refresh_blocks, table_sample
-from metastore.samples import Sample
-from metastore.statistics import TableSummary, partition_rows, table_statistics
-from metastore.stats_cache import cache_for
+from metastore.partitions.block_tree import FANOUT, cover, levels_for
+from metastore.statistics import rollups as rollups
+from metastore.statistics.cache import cache_for
+from metastore.statistics.rollups import refresh_blocks, table_sample
+from metastore.statistics.samples import Sample
+from metastore.statistics.summaries import TableSummary, partition_rows, table_statistics
 from optimizer.estimate.sources import MetastoreSource
 
 # ---- the cover of a selection (no database) -------------------------------------------
@@ -124,7 +125,7 @@ def write_day(root: Path, day: int, rows: int = 4) -> None:
 def without_blocks(ms: Metastore, work: Any) -> Any:
     """`work()` with the table's blocks gone (every partition read one by one), then the
     blocks built again."""
-    from metastore.catalog import get_table
+    from metastore.catalog.tables import get_table
 
     def drop(conn: Any) -> None:
         for model in (RollupColumn, RollupBlock):

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metastore.rollups import partition_sample
-from metastore.samples import (
+from metastore.statistics.rollups import partition_sample
+from metastore.statistics.samples import (
     NUMBER,
     SampleColumns,
     as_number,

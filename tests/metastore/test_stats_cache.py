@@ -1,4 +1,4 @@
-"""The statistics cache (metastore.stats_cache): entries taken only under the table's current
+"""The statistics cache (metastore.statistics.cache): entries taken only under the table's current
 stamp, a newer stamp (a collection or registration committed by any process) dropping the
 older entries, a reader with an older stamp never caching, the byte bound, and on SQLite and
 PostgreSQL a MetastoreSource that sees what another engine (another process) committed."""
@@ -15,11 +15,11 @@ import pytest
 from sqlalchemy import insert, select
 
 from metastore import Metastore, PartitionQuery
-from metastore.catalog import TableInfo
+from metastore.catalog.tables import TableInfo
 from metastore.engine import make_engine, run_write
 from metastore.errors import InvalidValue
 from metastore.models import CatalogTable, CollectionRun
-from metastore.stats_cache import (
+from metastore.statistics.cache import (
     StatisticsCache,
     TableStamp,
     approximate_size,
@@ -230,7 +230,7 @@ def test_a_request_reads_one_committed_state_of_a_table(
 def test_one_snapshot_reads_one_state(metastore: Metastore, db_url: str, tmp_path: Path) -> None:
     """Reads in one `one_snapshot` block see the database as its first read did, on SQLite
     (WAL read transaction) and PostgreSQL (REPEATABLE READ); outside, the newest state."""
-    from metastore.catalog import describe_table
+    from metastore.catalog.tables import describe_table
     from metastore.engine import one_snapshot
 
     root = tmp_path / "t"

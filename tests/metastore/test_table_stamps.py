@@ -1,4 +1,4 @@
-"""Tables' stamps (metastore.table_stamps): one stamp for the statistics cache and the Hive
+"""Tables' stamps (metastore.catalog.stamps): one stamp for the statistics cache and the Hive
 Metastore API, read by names or by one name alike; a table dropped and registered again has
 another, later stamp, also where SQLite gives it its old id."""
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from metastore import Metastore
+from metastore.catalog.stamps import TableStamp, stamp_of, table_stamps
 from metastore.errors import NoSuchObject
-from metastore.hive_tables import table_stamp
-from metastore.table_stamps import TableStamp, stamp_of, table_stamps
+from metastore.hive.tables import table_stamp
 from tests.support.partitions import write_partitions
 
 

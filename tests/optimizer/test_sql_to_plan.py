@@ -7,7 +7,7 @@ import pytest
 from sqlglot import exp
 from sqlglot.expressions.core import POSITION_META_KEYS
 
-from metastore.catalog import TableInfo
+from metastore.catalog.tables import TableInfo
 from metastore.errors import UnknownColumn, UnknownTable
 from optimizer.plan import Aggregate, Filter, Join, Limit, Project, Scan, Sort, Union, walk
 from optimizer.sql_to_plan import InvalidQuery, build_plan, build_qualified_plan

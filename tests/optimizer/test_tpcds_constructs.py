@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 import sqlglot
 
-from metastore.lookup import PartitionQuery
-from metastore.samples import Sample
-from metastore.statistics import TableSummary
+from metastore.catalog.lookup import PartitionQuery
+from metastore.statistics.samples import Sample
+from metastore.statistics.summaries import TableSummary
 from optimizer.estimate.column import ColumnEstimate
 from optimizer.estimate.listed_join import listed_key_join
 from optimizer.estimate.sample_distinct import determines, distinct_tuple_share, key_in_sample

@@ -13,10 +13,10 @@ import pytest
 from sqlglot import exp
 
 from benchmarks.tpch_queries import QUERIES
-from metastore.catalog import TableInfo
+from metastore.catalog.lookup import PartitionQuery
+from metastore.catalog.tables import TableInfo
 from metastore.errors import UnknownTable
-from metastore.lookup import PartitionQuery
-from metastore.statistics import ColumnSummary, PartitionRows, TableSummary
+from metastore.statistics.summaries import ColumnSummary, PartitionRows, TableSummary
 from optimizer.estimate.predicates import LEVELS
 from optimizer.estimate.sources import StatisticsSource
 from optimizer.estimate.stats_query import StatsQuery

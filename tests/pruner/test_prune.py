@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from metastore import Metastore
-from metastore.hive_paths import partition_name
+from metastore.partitions.names import partition_name
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
@@ -78,7 +78,7 @@ def registered(metastore: Metastore, star: Path, spark: Any) -> Metastore:
 
 
 def unpruned_rows(spark: Any, metastore: Metastore, sql: str) -> int:
-    from metastore.catalog import describe_table
+    from metastore.catalog.tables import describe_table
     from optimizer.sql_to_plan import parse, referenced_tables
     from pruner.spark_views import register_views, rewrite_onto_views
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from collectors.collect import CollectionFailed
-from metastore.column_names import AmbiguousColumn
+from metastore.catalog.column_names import AmbiguousColumn
 from metastore.errors import (
     AlreadyExists,
     ConcurrentModification,

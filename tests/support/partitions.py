@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from metastore import Metastore
-from metastore.hive_paths import partition_name
+from metastore.partitions.names import partition_name
 
 
 def write_partition(

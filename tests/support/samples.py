@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from metastore.catalog import PartitionKey, TableInfo
-from metastore.rollups import partition_sample
-from metastore.samples import encode_sample, pool
+from metastore.catalog.tables import PartitionKey, TableInfo
+from metastore.statistics.rollups import partition_sample
+from metastore.statistics.samples import encode_sample, pool
 from metastore.types import parse_key_type
 
 COLUMNS = [("id", "bigint"), ("price", "decimal(10,2)"), ("day", "date"), ("name", "string")]

@@ -9,11 +9,11 @@ from __future__ import annotations
 from functools import cache
 
 from benchmarks.tpcds_queries import PARTITION_KEYS, duckdb_connection
-from metastore.catalog import PartitionKey, TableInfo
-from metastore.discovery import Column
+from metastore.catalog.discovery import Column
+from metastore.catalog.lookup import PartitionQuery
+from metastore.catalog.tables import PartitionKey, TableInfo
 from metastore.errors import UnknownTable
-from metastore.lookup import PartitionQuery
-from metastore.statistics import ColumnSummary, PartitionRows, TableSummary
+from metastore.statistics.summaries import ColumnSummary, PartitionRows, TableSummary
 from metastore.types import parse_key_type
 from optimizer.estimate.sources import StatisticsSource
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sqlglot import exp
 
-from metastore.samples import Sample
+from metastore.statistics.samples import Sample
 from optimizer.estimate.column import (
     ColumnEstimate,
     SampledColumn,

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from metastore.lookup import PartitionQuery
-from metastore.samples import as_number
+from metastore.catalog.lookup import PartitionQuery
+from metastore.statistics.samples import as_number
 from optimizer.estimate.column import ColumnEstimate, changed
 from optimizer.estimate.listed_join import ListedJoin
 from optimizer.estimate.node_stats import NodeStats

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from metastore.samples import Sample
+from metastore.statistics.samples import Sample
 from optimizer.estimate.column import ColumnEstimate, changed, encode
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.predicates import KLL_RANK_ERROR, equality_fraction, narrow_range

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
+from metastore.catalog.lookup import PartitionQuery
 from metastore.column_type import ColumnType
-from metastore.lookup import PartitionQuery
 from optimizer.estimate.column import ColumnEstimate, changed, unknown_column
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.key_sets import conjuncts_of, unqualified, with_key_sets

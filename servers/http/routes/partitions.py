@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from metastore.lookup import PartitionQuery
+from metastore.catalog.lookup import PartitionQuery
 from servers.http.errors import error_responses
 from servers.http.lookup import LOOKUP_PATH, in_lists_of, run_lookup
 from servers.http.models import PartitionsOut, Selection

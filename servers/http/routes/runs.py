@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 from sqlalchemy import Connection, Engine, select
 
-from metastore.catalog import get_table, normalise_table_name
+from metastore.catalog.tables import get_table, normalise_table_name
 from metastore.engine import run_read
 from metastore.models import CatalogTable, CollectionRun
 from servers.http.errors import error_responses

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from metastore.catalog import describe_table, list_tables
+from metastore.catalog.tables import describe_table, list_tables
 from servers.http.errors import error_responses
 from servers.http.formats import json_response
 from servers.http.models import TableOut, TablesOut

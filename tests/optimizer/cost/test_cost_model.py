@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from metastore.catalog import BucketSpec
+from metastore.catalog.tables import BucketSpec
 from metastore.errors import InvalidValue
 from optimizer.cost import formulas as f
 from optimizer.cost.params import CostParams, cost_params, parse_settings

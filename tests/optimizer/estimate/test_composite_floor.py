@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metastore.lookup import PartitionQuery
-from metastore.samples import Sample
+from metastore.catalog.lookup import PartitionQuery
+from metastore.statistics.samples import Sample
 from optimizer.estimate.sample_join import _joined_pairs, sampled_join
 from optimizer.estimate.scan_sample import ScanSample
 from optimizer.estimate.selectivity import composite_floor_refuted

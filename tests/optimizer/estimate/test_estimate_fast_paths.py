@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metastore.samples import Sample
+from metastore.statistics.samples import Sample
 from optimizer.estimate.column import ColumnEstimate, KeySet, changed
 from optimizer.estimate.sample_distinct import distinct_in
 from optimizer.estimate.values import EXACT, Estimate

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlglot import parse_one
 
-from metastore.samples import Sample
+from metastore.statistics.samples import Sample
 from optimizer.estimate.column import ColumnEstimate, encode_string
 from optimizer.estimate.predicates import (
     BASIC,

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metastore.samples import Sample
+from metastore.statistics.samples import Sample
 from optimizer.estimate.kept_values import KeptShares
 
 numbers = st.lists(st.one_of(st.integers(-5, 5).map(float), st.just(float("nan"))), max_size=40)

@@ -12,7 +12,7 @@ import sqlglot
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metastore.samples import Sample, decode_sample, encode_sample, sample_rate
+from metastore.statistics.samples import Sample, decode_sample, encode_sample, sample_rate
 from optimizer.estimate.sample_filter import (
     SAMPLE_MIN_MATCHES,
     SampleCount,

@@ -13,7 +13,7 @@ import sqlglot
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metastore.samples import Sample
+from metastore.statistics.samples import Sample
 from optimizer.estimate.sample_filter import count_on_sample
 
 OPERATORS: dict[str, Callable[[Any, Any], bool]] = {

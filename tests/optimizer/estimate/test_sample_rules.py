@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metastore.samples import Sample, from_number
+from metastore.statistics.samples import Sample, from_number
 from optimizer.estimate.heavy_keys_carried import carried_mcvs, key_weights, weighted_mcvs
 from optimizer.estimate.heavy_keys_surviving import surviving_mcvs
 from optimizer.estimate.scan_sample import ScanSample

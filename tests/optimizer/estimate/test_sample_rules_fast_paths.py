@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metastore.samples import Sample
+from metastore.statistics.samples import Sample
 from optimizer.estimate.heavy_keys_carried import weighted_mcvs
 from optimizer.estimate.heavy_keys_surviving import _holds, _numeric_key_matches
 from optimizer.estimate.sample_distinct import distinct_in

@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 import pytest
 from datasketches import update_theta_sketch
 
-from metastore.lookup import PartitionQuery
-from metastore.statistics import TableSummary
+from metastore.catalog.lookup import PartitionQuery
+from metastore.statistics.summaries import TableSummary
 from optimizer.estimate.predicates import SKETCH
 from optimizer.estimate.stats_query import StatsQuery
 from optimizer.plan import Union, walk

@@ -203,7 +203,7 @@ def registered(
 
 
 def spark_rows(spark: Any, metastore: Metastore, sql: str) -> list[tuple[Any, ...]]:
-    from metastore.catalog import describe_table
+    from metastore.catalog.tables import describe_table
     from optimizer.sql_to_plan import parse, referenced_tables
     from pruner.spark_views import register_views, rewrite_onto_views
 

@@ -13,7 +13,7 @@ import pytest
 from sqlglot import exp
 
 from benchmarks.planner_cpu import QUERIES, SyntheticStatistics, plan
-from metastore.samples import Sample
+from metastore.statistics.samples import Sample
 from optimizer.estimate.column import ColumnEstimate, SampledColumn
 from optimizer.estimate.kept_values import KeptShares
 from optimizer.estimate.operators import join_rows

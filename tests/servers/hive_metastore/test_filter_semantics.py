@@ -22,9 +22,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, create_engine, select
 
-from metastore import partition_store as ps
 from metastore.errors import InvalidValue, StatlasError
-from metastore.partition_store import PartitionRow, PartitionStore
+from metastore.partitions import store as ps
+from metastore.partitions.store import PartitionRow, PartitionStore
 from metastore.types import KeyType, KeyValue
 from servers.hive_metastore.filters import MAX_DEPTH, CompiledFilter, InvalidFilter, compile_filter
 from tests.support.filter_strategies import Expr, Row, Truth, conjoin, filters, negate

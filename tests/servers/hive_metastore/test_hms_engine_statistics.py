@@ -28,9 +28,9 @@ from thrift.Thrift import TType
 from thrift.transport.TTransport import TMemoryBuffer
 
 from metastore import Metastore
-from metastore.catalog import get_table
-from metastore.hive_paths import partition_name
-from metastore.statistics import table_statistics
+from metastore.catalog.tables import get_table
+from metastore.partitions.names import partition_name
+from metastore.statistics.summaries import table_statistics
 from servers.hive_metastore import engine_statistics as es
 from servers.hive_metastore import (
     hive_statistics,

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, create_engine, select
 
-from metastore import partition_store as ps
-from metastore.partition_store import PartitionRow, PartitionStore
+from metastore.partitions import store as ps
+from metastore.partitions.store import PartitionRow, PartitionStore
 from metastore.types import KeyType, KeyValue
 from servers.hive_metastore.filters import (
     MAX_SQLITE_DEPTH,

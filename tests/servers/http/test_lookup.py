@@ -22,7 +22,7 @@ def test_lookup_answer_is_byte_for_byte_json_dumps(keys: int) -> None:
     that need escaping, no key at all and no partition at all."""
     import decimal
 
-    from metastore.lookup import PartitionList
+    from metastore.catalog.lookup import PartitionList
     from servers.http.lookup import partitions_json
 
     strange = ['q"uote\\', "tab\tnew\nline\x01\x7f", "é€😀\u2028", "", "__x__"]

@@ -84,7 +84,7 @@ def test_lookup_json_of_every_key_type_is_the_cli_json(
 ) -> None:
     """Integers as numbers, booleans as booleans, decimals, dates and timestamps as text,
     NULL as null: the API assembles the answer itself, byte for byte the CLI's JSON."""
-    from metastore.catalog import parse_partition_types
+    from metastore.catalog.tables import parse_partition_types
 
     keys = ["n", "big", "amount", "ts", "flag", "s"]
     rows: list[list[str | None]] = [

@@ -30,14 +30,14 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, Engine, event, select
 from sqlalchemy import exc as sa_exc
 
-from metastore.catalog import TableInfo, get_table, normalise_table_name
+from metastore.catalog.tables import TableInfo, get_table, normalise_table_name
 from metastore.engine import run_read, translate, with_reconnect
 from metastore.errors import InvalidLookup, InvalidValue, StatlasError, UnknownColumn
-from metastore.filter_sql import filter_sql
-from metastore.hive_paths import DEFAULT_PARTITION_NAME
 from metastore.models import CatalogTable
-from metastore.partition_filter import EVERY_PARTITION, InList, PartitionFilter, TupleIn, all_of
-from metastore.partition_store import _pg_array, _pg_array_literal, raw_column, raw_decoder
+from metastore.partitions.filter_sql import filter_sql
+from metastore.partitions.filters import EVERY_PARTITION, InList, PartitionFilter, TupleIn, all_of
+from metastore.partitions.names import DEFAULT_PARTITION_NAME
+from metastore.partitions.store import _pg_array, _pg_array_literal, raw_column, raw_decoder
 from metastore.types import KeyType, KeyValue, json_value
 
 
@@ -418,7 +418,7 @@ def query_filter(info: TableInfo, query: PartitionQuery) -> PartitionFilter:
     if query.filter is not None:
         parts.append(query.filter)
     if query.where is not None:
-        from metastore.where import where_filter  # sqlglot loads only when needed
+        from metastore.partitions.where import where_filter  # sqlglot loads only when needed
 
         parts.append(where_filter(query.where, store, frozenset(c.name for c in info.columns)))
     return all_of(parts)

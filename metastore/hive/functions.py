@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, insert, select, update
 
 from metastore.errors import AlreadyExists, InvalidObject, NoSuchObject
-from metastore.hive_databases import get_database
+from metastore.hive.databases import get_database
 from metastore.models import HiveFunction
 
 _NAME = re.compile(r"[\w.$]+")

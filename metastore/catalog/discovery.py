@@ -14,9 +14,9 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from metastore.column_names import fold
+from metastore.catalog.column_names import fold
 from metastore.errors import InvalidValue, RegistrationError
-from metastore.hive_paths import split_partition_component
+from metastore.partitions.names import split_partition_component
 from metastore.types import KeyType, KeyValue, infer_key_type
 
 FORMATS = ("parquet", "orc")

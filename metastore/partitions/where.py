@@ -1,6 +1,6 @@
 """`--where` expressions over partition keys: SQL text (or a parsed sqlglot expression, as
 the optimizer's partition-key conjuncts are) -> a partition filter
-(metastore.partition_filter), compiled by metastore.filter_sql.
+(metastore.partitions.filters), compiled by metastore.partitions.filter_sql.
 
 Parsed with sqlglot (Spark dialect). Supported: =, <>, !=, <, <=, >, >=, BETWEEN, IN,
 IS [NOT] NULL, AND, OR, NOT and parentheses, comparing a partition key with a literal
@@ -17,7 +17,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from metastore.errors import InvalidLookup, StatlasError, UnknownColumn
-from metastore.partition_filter import (
+from metastore.partitions.filters import (
     FLIPPED,
     Compare,
     InList,
@@ -29,7 +29,7 @@ from metastore.partition_filter import (
     any_of,
     negation,
 )
-from metastore.partition_store import PartitionStore
+from metastore.partitions.store import PartitionStore
 from metastore.types import KeyType, KeyValue
 
 _OPERATORS: dict[type[exp.Expr], Operator] = {

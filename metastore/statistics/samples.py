@@ -1,6 +1,6 @@
 """Row samples: a uniform random sample of every partition's rows, drawn in the collection
 scan itself (Bernoulli, one rate per run: `sample_rate`), stored with the partition's
-statistics and pooled for any set of partitions (`metastore.rollups.table_sample`).
+statistics and pooled for any set of partitions (`metastore.statistics.rollups.table_sample`).
 
 Sketches describe one column at a time; a sample keeps the rows together, so a conjunction
 over correlated columns (l_returnflag = 'R' AND l_linestatus = 'O' never holds in TPC-H) can
@@ -30,10 +30,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyarrow import ipc
 
-from metastore.catalog import TableInfo
+from metastore.catalog.tables import TableInfo
 from metastore.column_type import ColumnType
 from metastore.errors import InvalidValue
-from metastore.stats_cache import approximate_size
+from metastore.statistics.cache import approximate_size
 
 T = TypeVar("T")
 

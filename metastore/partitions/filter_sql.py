@@ -1,4 +1,4 @@
-"""A partition filter (metastore.partition_filter) compiled to a predicate on the typed
+"""A partition filter (metastore.partitions.filters) compiled to a predicate on the typed
 partition index: the one compiler of every front end's filters
 (docs/design.md#partition-filters).
 
@@ -8,7 +8,7 @@ inexact part are unknown, as is anything nested deeper than MAX_DEPTH (MAX_SQLIT
 SQLite). The predicate is then a superset of the filter (`exact` False, `reasons` says
 why), and the front end that made the filter keeps, of the partitions it selects, those
 the whole filter holds for (Hive's filters: servers/hive_metastore/filters.py), or
-refuses the filter (a lookup: metastore.lookup).
+refuses the filter (a lookup: metastore.catalog.lookup).
 
 Equalities on one key joined by OR become one IN over one bound parameter, as an IN list
 does (partition_store.value_in).
@@ -36,7 +36,7 @@ from sqlalchemy import (
     true,
 )
 
-from metastore.partition_filter import (
+from metastore.partitions.filters import (
     And,
     Compare,
     InList,
@@ -50,7 +50,7 @@ from metastore.partition_filter import (
     Unknown,
     Wildcard,
 )
-from metastore.partition_store import PartitionStore, tuples_in, value_in
+from metastore.partitions.store import PartitionStore, tuples_in, value_in
 from metastore.types import KeyType, KeyValue
 
 MAX_DEPTH = 100

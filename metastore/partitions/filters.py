@@ -1,7 +1,7 @@
 """A partition filter: one typed value for every way a selection of partitions is asked
 for (docs/design.md#partition-filters). The CLI's `--in`/`--tuples`/`--where`, the HTTP
 API, the optimizer's partition-key conjuncts and Hive's `get_partitions_by_filter` strings
-each produce one; metastore.filter_sql compiles it, once, to the typed partition index.
+each produce one; metastore.partitions.filter_sql compiles it, once, to the typed partition index.
 
 Keys are partition-key names as the table spells them (lower case); values are of the
 key's type (metastore.types.KeyType), never NULL except where a node says so. Truth is

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from metastore.column_names import fold, struct_fields
-from metastore.discovery import Column
+from metastore.catalog.column_names import fold, struct_fields
+from metastore.catalog.discovery import Column
 
 _INTEGERS = ("tinyint", "smallint", "int", "bigint")
 MAX_DECIMAL_PRECISION = 38

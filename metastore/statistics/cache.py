@@ -2,7 +2,7 @@
 and partition row counts of a table's partition selections, so that a daemon (or a Python
 caller) planning many queries merges each selection's sketches once.
 
-Entries are keyed by the table's *stamp* (metastore.table_stamps: its id, its version, its
+Entries are keyed by the table's *stamp* (metastore.catalog.stamps: its id, its version, its
 newest collection run and its creation time) and by the selection. A reader asks for the
 stamps of the tables it reads in one indexed query (`table_stamps`) and takes an entry only
 under the same stamp, so a collection or registration committed by any process (another
@@ -28,9 +28,9 @@ import numpy as np
 import pyarrow as pa
 from sqlalchemy import Engine
 
+from metastore.catalog.stamps import TableStamp as TableStamp
+from metastore.catalog.stamps import table_stamps as table_stamps
 from metastore.errors import InvalidValue
-from metastore.table_stamps import TableStamp as TableStamp
-from metastore.table_stamps import table_stamps as table_stamps
 
 _DROP_CALLBACKS: list[Callable[[], None]] = []
 

@@ -12,17 +12,18 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Text, func, insert, literal, select, update
 from sqlalchemy.orm import Session
 
-from metastore import catalog, partition_store
-from metastore.catalog import TableInfo
-from metastore.discovery import DirectoryStats, is_hidden
+from metastore.catalog import tables as catalog
+from metastore.catalog.discovery import DirectoryStats, is_hidden
+from metastore.catalog.tables import TableInfo
 from metastore.engine import run_read, run_write
 from metastore.errors import AlreadyExists, InvalidObject, InvalidOperation, NoSuchObject
-from metastore.hive_definitions import PartitionDefinition, local_location
-from metastore.hive_partition_reads import names_in, partition_name_of, typed_values
-from metastore.hive_paths import DEFAULT_PARTITION_NAME, partition_name
-from metastore.hive_statistics import has_statistics, statistics_of
+from metastore.hive.definitions import PartitionDefinition, local_location
+from metastore.hive.partition_reads import names_in, partition_name_of, typed_values
+from metastore.hive.statistics import has_statistics, statistics_of
 from metastore.models import CatalogTable, HivePartition, utcnow
-from metastore.partition_store import PartitionRow
+from metastore.partitions import store as partition_store
+from metastore.partitions.names import DEFAULT_PARTITION_NAME, partition_name
+from metastore.partitions.store import PartitionRow
 from metastore.types import KeyValue
 
 

@@ -1,5 +1,5 @@
 """The records Hive clients give and get back of databases, tables and partitions (what
-metastore.hive_catalog's functions take and return), and how Hive's names, types, locations
+metastore.hive.catalog's functions take and return), and how Hive's names, types, locations
 and storage descriptors map to statlas's."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from metastore.catalog import TableInfo
+from metastore.catalog.tables import TableInfo
 from metastore.errors import InvalidObject
-from metastore.hive_paths import DEFAULT_PARTITION_NAME, split_partition_component
+from metastore.partitions.names import DEFAULT_PARTITION_NAME, split_partition_component
 from metastore.types import KeyType
 
 DEFAULT_DATABASE = "default"

@@ -1,6 +1,6 @@
 """Hive's databases: those Hive clients created (metastore.models.HiveDatabase) and those
 the names of statlas tables imply (`db.t`; `default` always). Dropping one is
-metastore.hive_tables.drop_database (with `cascade`, it drops its tables)."""
+metastore.hive.tables.drop_database (with `cascade`, it drops its tables)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from sqlalchemy import Connection, select
 from sqlalchemy.orm import Session
 
 from metastore.errors import AlreadyExists, InvalidObject, NoSuchObject
-from metastore.hive_definitions import DEFAULT_DATABASE, Database, hive_name
+from metastore.hive.definitions import DEFAULT_DATABASE, Database, hive_name
 from metastore.models import CatalogTable, HiveDatabase
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]*")

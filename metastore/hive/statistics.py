@@ -2,7 +2,7 @@
 parameters are statistics (Spark's ANALYZE, Hive's numRows), and the column statistics
 engines write (one JSON document per column: metastore.models.HiveColumnStatistics).
 
-It imports nothing of the catalog: metastore.catalog drops what Hive clients kept of
+It imports nothing of the catalog: metastore.catalog.tables drops what Hive clients kept of
 vanished or dropped partitions (`forget_statistics`)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, insert, select
 
 from metastore.models import HiveColumnStatistics, utcnow
-from metastore.partition_store import id_in
+from metastore.partitions.store import id_in
 from metastore.times import aware
 
 TABLE_LEVEL = 0  # HiveColumnStatistics.partition_id of a table's own statistics

@@ -1,8 +1,8 @@
 """A column's statistics over some partitions, as stored: one partition's record
 (column_stats) or a block of partitions merged ahead of time (rollup_columns,
-metastore.rollups). Pieces merge into pieces exactly as partitions do: counts add, min/max
-compare, sketches union; how many partitions had each kind of sketch is counted, so that a
-merge of pieces decides as a merge of their partitions would (metastore.statistics: NDV
+metastore.statistics.rollups). Pieces merge into pieces exactly as partitions do: counts add,
+min/max compare, sketches union; how many partitions had each kind of sketch is counted, so that a
+merge of pieces decides as a merge of their partitions would (metastore.statistics.summaries: NDV
 from Theta only when every partition has a Theta sketch). Each piece also keeps the sum of
 its partitions' own distinct counts: the distinct (partition, value) pairs, which add."""
 
@@ -18,7 +18,7 @@ from typing import Any
 from datasketches import compact_theta_sketch, hll_sketch
 
 from metastore.column_type import ColumnType
-from metastore.histograms import (
+from metastore.statistics.histograms import (
     merge_hll,
     merge_kll,
     merge_text_items,
@@ -104,7 +104,7 @@ def piece_of_partition(row: Any) -> ColumnPiece:
 
 def partition_distinct(theta: bytes | None, hll: bytes | None) -> int | None:
     """One partition's distinct count of a column: its Theta sketch's estimate, else its
-    HLL's (as `metastore.statistics` prefers them); None without either."""
+    HLL's (as `metastore.statistics.summaries` prefers them); None without either."""
     if theta:
         estimate: float = compact_theta_sketch.deserialize(theta).get_estimate()
         return round(estimate)

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from sqlalchemy import Connection, Engine, delete, exists, func, select
 from sqlalchemy.orm import Session
 
-from metastore import catalog, partition_store
-from metastore.catalog import PartitionKey, TableInfo, get_table
+from metastore.catalog import tables as catalog
+from metastore.catalog.stamps import TableStamp, stamp_of
+from metastore.catalog.tables import PartitionKey, TableInfo, get_table
 from metastore.engine import run_read
 from metastore.errors import (
     AlreadyExists,
@@ -25,8 +26,8 @@ from metastore.errors import (
     StaleParameter,
     UnknownTable,
 )
-from metastore.hive_databases import database_tables, get_database
-from metastore.hive_definitions import (
+from metastore.hive.databases import database_tables, get_database
+from metastore.hive.definitions import (
     DEFAULT_DATABASE,
     EXTERNAL_TABLE,
     HIVE_METASTORE,
@@ -53,8 +54,8 @@ from metastore.models import (
     PartitionStats,
     utcnow,
 )
+from metastore.partitions import store as partition_store
 from metastore.runs import SUCCEEDED as SUCCEEDED_RUN
-from metastore.table_stamps import TableStamp, stamp_of
 from metastore.times import aware
 
 
@@ -73,7 +74,7 @@ def table_names(conn: Connection, database: str, table_type: str | None = None) 
 
 
 def table_stamp(conn: Connection, database: str, table: str) -> TableStamp:
-    """The stamp of a table (metastore.table_stamps: id, version, last successful collection
+    """The stamp of a table (metastore.catalog.stamps: id, version, last successful collection
     run, creation time), in one indexed query: what a cached StoredTable is checked against
     (every change a Hive client makes to a table or its partitions bumps its version; a
     collection adds a run; a table dropped and created again, which SQLite may give the same

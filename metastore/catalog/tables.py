@@ -13,15 +13,15 @@ from sqlalchemy import Connection, Engine, delete, func, select, true
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session
 
-from metastore import partition_store
-from metastore.column_names import AmbiguousColumn, case_clashes, fold, leaf_paths, resolve
-from metastore.discovery import (
+from metastore.catalog.column_names import AmbiguousColumn, case_clashes, fold, leaf_paths, resolve
+from metastore.catalog.discovery import (
     Column,
     DiscoveredDataset,
     discover,
     key_types,
     typed_values,
 )
+from metastore.catalog.schema_merge import merge_columns
 from metastore.engine import run_read, run_write
 from metastore.errors import (
     ConcurrentModification,
@@ -39,9 +39,9 @@ from metastore.models import (
     PartitionStats,
     utcnow,
 )
-from metastore.partition_store import PartitionRow, PartitionStore
-from metastore.rollup_tree import forget_blocks
-from metastore.schema_merge import merge_columns
+from metastore.partitions import store as partition_store
+from metastore.partitions.block_tree import forget_blocks
+from metastore.partitions.store import PartitionRow, PartitionStore
 from metastore.types import KeyType, KeyValue, parse_key_type
 
 _TABLE_NAME = re.compile(r"[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?")
@@ -82,7 +82,8 @@ class TableInfo:
     def described_paths(self) -> dict[str, tuple[str, tuple[str, ...]]]:
         """The columns statistics are kept of, name -> (type, field path read): each data
         column, then the leaf fields of its struct columns by path (`a.b.c`;
-        metastore.column_names), a path that is also a column's own name left to the column."""
+        metastore.catalog.column_names), a path that is also a column's own name left to the
+        column."""
         described: dict[str, tuple[str, tuple[str, ...]]] = {
             c.name: (c.type, (c.name,)) for c in self.columns
         }
@@ -97,7 +98,7 @@ class TableInfo:
 
     def folded_names(self) -> dict[str, str]:
         """Each described column's name as an engine matching names ignoring case (a
-        planner that normalises identifiers) names it (metastore.column_names.fold); the
+        planner that normalises identifiers) names it (metastore.catalog.column_names.fold); the
         names that differ from another only by case left out (no such engine can name them)."""
         names = self.described_columns()
         clashes = case_clashes(names)
@@ -121,7 +122,7 @@ class TableInfo:
 
     def resolve_column(self, name: str) -> str:
         """The described column `name` names, as Spark and Hive match names
-        (metastore.column_names.resolve)."""
+        (metastore.catalog.column_names.resolve)."""
         return resolve(self.described_columns(), name, self.name)
 
     def store(self) -> PartitionStore:
@@ -353,7 +354,7 @@ def _register(
         partition_store.analyze(conn, store)
 
     # a sample file's columns are merged into the table's, never replace them: partitions
-    # written at other times may have other columns (metastore.schema_merge)
+    # written at other times may have other columns (metastore.catalog.schema_merge)
     merged = (
         merge_columns(info.columns, dataset.columns)[0]
         if row.format == dataset.format
@@ -396,9 +397,9 @@ def replace_columns(conn: Connection, info: TableInfo, columns: Sequence[Column]
 
 def forget_statistics(conn: Connection, table_id: int, partition_ids: list[int]) -> None:
     """Drop the statistics of these partitions (vanished, or about to be replaced), and the
-    pre-merged blocks over them (metastore.rollups: rebuilt by the next collection)."""
+    pre-merged blocks over them (metastore.statistics.rollups: rebuilt by the next collection)."""
     forget_blocks(conn, table_id, partition_ids)
-    # and what Hive clients kept of them (metastore.hive_statistics)
+    # and what Hive clients kept of them (metastore.hive.statistics)
     for model in (PartitionStats, ColumnStats, HivePartition, HiveColumnStatistics):
         for start in range(0, len(partition_ids), 10_000):
             chunk = partition_ids[start : start + 10_000]

@@ -1,5 +1,5 @@
-"""The tree of pre-merged blocks over partition ids (metastore.rollups): which block covers
-which ids, which stored blocks cover a selection, and dropping the blocks over partitions
+"""The tree of pre-merged blocks over partition ids (metastore.statistics.rollups): which block
+covers which ids, which stored blocks cover a selection, and dropping the blocks over partitions
 whose statistics go (in the same transaction, so blocks stay exact). A block at level
 L >= 1, number b, covers partition ids [b x 8**L, (b + 1) x 8**L)."""
 

@@ -15,12 +15,14 @@ from typing import Any
 from datasketches import frequent_items_error_type
 from sqlalchemy import Connection, Engine, func, select
 
-from metastore.catalog import TableInfo, get_table
-from metastore.column_names import resolve_all
-from metastore.column_pieces import ColumnPiece, distinct_sum, value_parser
+from metastore.catalog.column_names import resolve_all
+from metastore.catalog.lookup import PartitionQuery, build_predicate
+from metastore.catalog.tables import TableInfo, get_table
 from metastore.column_type import ColumnType
 from metastore.engine import run_read
-from metastore.histograms import (
+from metastore.models import ColumnStats, PartitionStats
+from metastore.statistics.column_pieces import ColumnPiece, distinct_sum, value_parser
+from metastore.statistics.histograms import (
     Histogram,
     equi_depth,
     equi_width,
@@ -31,9 +33,7 @@ from metastore.histograms import (
     most_common,
     seed_uniform,
 )
-from metastore.lookup import PartitionQuery, build_predicate
-from metastore.models import ColumnStats, PartitionStats
-from metastore.rollups import Selection, column_pieces, select_partitions
+from metastore.statistics.rollups import Selection, column_pieces, select_partitions
 
 DEFAULT_BUCKETS = 64
 MCV_LIMIT = 10

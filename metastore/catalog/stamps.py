@@ -1,7 +1,7 @@
 """A table's *stamp*: what changes whenever the table, its partitions or its statistics do,
-read in one indexed query. The statistics cache (metastore.stats_cache) takes an entry only
+read in one indexed query. The statistics cache (metastore.statistics.cache) takes an entry only
 under its table's current stamp; the Hive Metastore API serves a cached table
-(metastore.hive_tables.table_stamp) only under it."""
+(metastore.hive.tables.table_stamp) only under it."""
 
 from __future__ import annotations
 

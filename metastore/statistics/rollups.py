@@ -47,15 +47,27 @@ from sqlalchemy import (
 )
 
 from metastore.bulk_insert import bulk_insert
-from metastore.catalog import get_table
-from metastore.column_pieces import ColumnPiece, merge_pieces, piece_of_block, piece_of_partition
+from metastore.catalog.lookup import PartitionQuery, build_predicate
+from metastore.catalog.tables import get_table
 from metastore.engine import note_read, run_read
-from metastore.histograms import text_forms
-from metastore.lookup import PartitionQuery, build_predicate
 from metastore.models import ColumnStats, PartitionStats, RollupBlock, RollupColumn
-from metastore.partition_store import PartitionStore
-from metastore.rollup_tree import FANOUT, cover, levels_for, stored_blocks
-from metastore.samples import PARTITION_ID, WEIGHT, Sample, encode_table, pool, sample_table
+from metastore.partitions.block_tree import FANOUT, cover, levels_for, stored_blocks
+from metastore.partitions.store import PartitionStore
+from metastore.statistics.column_pieces import (
+    ColumnPiece,
+    merge_pieces,
+    piece_of_block,
+    piece_of_partition,
+)
+from metastore.statistics.histograms import text_forms
+from metastore.statistics.samples import (
+    PARTITION_ID,
+    WEIGHT,
+    Sample,
+    encode_table,
+    pool,
+    sample_table,
+)
 
 CHILD_RANGE_IDS = 256  # partition ids whose records one read of a rebuild fetches at most
 
@@ -594,7 +606,7 @@ def _read_union(
 def table_sample(engine: Engine, table: str, query: PartitionQuery | None = None) -> Sample | None:
     """The pooled sample of the partitions `query` selects (None: no partition has one),
     read from the table's pre-merged blocks where whole ones are selected
-    (metastore.rollups). Partition key columns are filled in from each partition's key
+    (metastore.statistics.rollups). Partition key columns are filled in from each partition's key
     values."""
 
     def read(conn: Connection) -> Sample | None:

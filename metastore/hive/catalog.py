@@ -10,7 +10,7 @@ statistics written by engines. Every function takes the caller's connection: one
 the Thrift API is one transaction.
 
 The work is kept by what it is about: the records and the mapping of Hive's names and types
-(metastore.hive_definitions), databases (hive_databases), tables and their stamps
+(metastore.hive.definitions), databases (hive_databases), tables and their stamps
 (hive_tables, table_stamps), partitions read (hive_partition_reads) and changed
 (hive_partition_writes), statistics engines write (hive_statistics); the errors Hive clients
 are told are metastore.errors'. This module gathers the names the Hive Metastore API
@@ -19,6 +19,7 @@ are told are metastore.errors'. This module gathers the names the Hive Metastore
 
 from __future__ import annotations
 
+from metastore.catalog.stamps import TableStamp
 from metastore.errors import (
     AlreadyExists,
     InvalidObject,
@@ -26,14 +27,14 @@ from metastore.errors import (
     NoSuchObject,
     StaleParameter,
 )
-from metastore.hive_databases import (
+from metastore.hive.databases import (
     alter_database,
     create_database,
     database_tables,
     get_database,
     list_databases,
 )
-from metastore.hive_definitions import (
+from metastore.hive.definitions import (
     DEFAULT_DATABASE,
     EXTERNAL_TABLE,
     FORMAT_STORAGE,
@@ -56,14 +57,14 @@ from metastore.hive_definitions import (
     raw_values,
     statlas_name,
 )
-from metastore.hive_partition_reads import (
+from metastore.hive.partition_reads import (
     partition_name_of,
     partition_names,
     prefix_predicate,
     read_partitions,
     typed_values,
 )
-from metastore.hive_partition_writes import (
+from metastore.hive.partition_writes import (
     add_partitions,
     alter_partitions,
     drop_partitions,
@@ -71,14 +72,14 @@ from metastore.hive_partition_writes import (
     relocate_partitions,
     rename_partition,
 )
-from metastore.hive_statistics import (
+from metastore.hive.statistics import (
     TABLE_LEVEL,
     delete_column_statistics,
     read_column_statistics,
     statistics_changed,
     write_column_statistics,
 )
-from metastore.hive_tables import (
+from metastore.hive.tables import (
     alter_table,
     create_table,
     drop_database,
@@ -91,7 +92,6 @@ from metastore.hive_tables import (
     table_names,
     table_stamp,
 )
-from metastore.table_stamps import TableStamp
 
 __all__ = [
     "DEFAULT_DATABASE",

@@ -11,12 +11,12 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, and_, null, select
 
-from metastore import partition_store
-from metastore.catalog import TableInfo
+from metastore.catalog.tables import TableInfo
 from metastore.errors import InvalidObject, InvalidValue
-from metastore.hive_definitions import StoredPartition, raw_values
-from metastore.hive_paths import DEFAULT_PARTITION_NAME, partition_name
+from metastore.hive.definitions import StoredPartition, raw_values
 from metastore.models import CollectionRun, HivePartition, PartitionStats
+from metastore.partitions import store as partition_store
+from metastore.partitions.names import DEFAULT_PARTITION_NAME, partition_name
 from metastore.times import aware
 from metastore.types import KeyType, KeyValue
 
