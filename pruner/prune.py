@@ -42,7 +42,14 @@ from optimizer.physical.plan import PhysicalNode
 from optimizer.plan import Scan, walk
 from optimizer.sql_to_plan import parse, referenced_tables
 from pruner.candidates import Analysis, Candidate, Origin, PruningKey, analyse, describe_join
-from pruner.spark_views import Read, reads
+from pruner.spark_views import (
+    Read,
+    pinned_view_name,
+    reads,
+    register_views,
+    rewrite_onto_views,
+    table_frame,
+)
 
 MAX_VALUES = 10_000
 PRUNED_TABLE = "the table the map joins' small sides prune (most partition keys, then most keys)"
@@ -343,13 +350,6 @@ def _pruned_query(
 ) -> Any:
     """The query over views: the report's scan (when the query reads it under its name only
     once) reads the report's partitions and predicates, every other read its whole table."""
-    from pruner.spark_views import (
-        pinned_view_name,
-        register_views,
-        rewrite_onto_views,
-        table_frame,
-    )
-
     scan = compiled.table
     pinned: dict[Read, str] = {}
     if scan is not None and compiled.read_once(scan):
@@ -375,8 +375,6 @@ class _Frames:
         self.made: dict[str, Any] = {}
 
     def __getitem__(self, name: str) -> Any:
-        from pruner.spark_views import table_frame
-
         if name not in self.made:
             self.made[name] = table_frame(self.session.get(), self.tables[name])
         return self.made[name]

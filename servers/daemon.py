@@ -129,6 +129,7 @@ def kerberos_acceptor(options: DaemonOptions) -> KerberosAcceptor | None:
 
 def run_daemon(db_url: str, options: DaemonOptions) -> int:
     """Serve until SIGTERM or SIGINT; 0 after a clean stop."""
+    # uvicorn and the app load only here: a refused setting is answered without them
     import uvicorn
 
     from servers.http.app import create_app
@@ -191,7 +192,7 @@ def run_daemon(db_url: str, options: DaemonOptions) -> int:
     with stop_on_signals(server, runtime.hurry):
         thrift = None
         if options.thrift_port:
-            from servers.hive_metastore.server import ThriftService
+            from servers.hive_metastore.server import ThriftService  # only when serving it
 
             thrift = ThriftService(
                 runtime.metastore.ready(),

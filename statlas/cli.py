@@ -1,5 +1,9 @@
 """The `statlas` command line. Errors are one line on stderr and exit code 2 (3 when the
-metastore cannot be reached)."""
+metastore cannot be reached).
+
+Each command imports what it runs when it runs (the optimizer, Spark's client, the
+statistics readers), so that a lookup does not load them: importing this module takes
+about 0.5 s, with all of them about 1 s."""
 
 from __future__ import annotations
 

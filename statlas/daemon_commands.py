@@ -1,4 +1,8 @@
-"""`statlas daemon` and `statlas schedule add|list|remove`: their options and commands."""
+"""`statlas daemon` and `statlas schedule add|list|remove`: their options and commands.
+
+Commands import what they run when they run (as statlas.cli's); `daemon` first puts
+Arrow on the system allocator, which must happen before anything loads pyarrow
+(servers.process_memory.arrow_on_system_allocator)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from metastore.statistics.samples import as_number
-from optimizer.estimate.values import DEFAULT, Estimate
+from optimizer.estimate.values import DEFAULT, ESTIMATED, Estimate
 
 EPOCH = dt.datetime(1970, 1, 1)
 STRING_PREFIX_BYTES = 8
@@ -90,8 +90,6 @@ class SampledColumn:
         share = self.kept_share(probe)
         if share is None:
             return None
-        from optimizer.estimate.predicates import equality_fraction  # a cycle: it imports this
-
         return equality_fraction(self.before, value).value * self.rows_before * share
 
 
@@ -234,3 +232,27 @@ def distinct_after_sampling(ndv: float, rows_before: float, rows_after: float) -
     keep = min(1.0, max(0.0, rows_after / rows_before))
     copies = rows_before / ndv
     return min(ndv, rows_after, ndv * (1.0 - math.pow(1.0 - keep, copies)))
+
+
+def equality_fraction(column: ColumnEstimate, value: Any) -> Estimate:
+    """Fraction of rows equal to `value`: its MCV frequency, zero outside [min, max], else
+    the rows outside the MCVs spread over the other distinct values (on a skewed column, a
+    typical value of that tail: optimizer.estimate.tail)."""
+    for item, frequency in column.mcv:
+        if item == value:
+            return Estimate(frequency, ESTIMATED, "mcv")
+    code, lo, hi = encode(value), encode(column.low), encode(column.high)
+    if code is not None and lo is not None and hi is not None and not lo <= code <= hi:
+        return Estimate(0.0, ESTIMATED, "outside min/max")
+    restricted_lo, restricted_hi = column.restrict
+    if code is not None and (
+        (restricted_lo is not None and code < restricted_lo)
+        or (restricted_hi is not None and code > restricted_hi)
+    ):
+        return Estimate(0.0, ESTIMATED, "outside range")
+    rest = max(0.0, 1.0 - column.null_fraction - column.mcv_total())
+    others = max(column.ndv.value - len(column.mcv), 1.0)
+    source = "ndv" if not column.mcv else "mcv+ndv"
+    if column.tail < 1.0:  # a skewed column: a typical value of its tail, not the average
+        return Estimate(rest / others * column.tail, ESTIMATED, f"{source}+zipf tail")
+    return Estimate(rest / others, column.ndv.precision, f"{source}:{column.ndv.source}")

@@ -23,7 +23,13 @@ from typing import Any, Final, Literal, get_args
 from sqlglot import exp
 
 from metastore.column_type import ColumnType
-from optimizer.estimate.column import ColumnEstimate, changed, encode, encode_string
+from optimizer.estimate.column import (
+    ColumnEstimate,
+    changed,
+    encode,
+    encode_string,
+    equality_fraction,
+)
 from optimizer.estimate.selectivity import (
     SEED_INEQUALITY,
     function_in_list_fraction,
@@ -258,30 +264,6 @@ def _equality(
         values=(value,),
     )
     return estimate
-
-
-def equality_fraction(column: ColumnEstimate, value: Any) -> Estimate:
-    """Fraction of rows equal to `value`: its MCV frequency, zero outside [min, max], else
-    the rows outside the MCVs spread over the other distinct values (on a skewed column, a
-    typical value of that tail: optimizer.estimate.tail)."""
-    for item, frequency in column.mcv:
-        if item == value:
-            return Estimate(frequency, ESTIMATED, "mcv")
-    code, lo, hi = encode(value), encode(column.low), encode(column.high)
-    if code is not None and lo is not None and hi is not None and not lo <= code <= hi:
-        return Estimate(0.0, ESTIMATED, "outside min/max")
-    restricted_lo, restricted_hi = column.restrict
-    if code is not None and (
-        (restricted_lo is not None and code < restricted_lo)
-        or (restricted_hi is not None and code > restricted_hi)
-    ):
-        return Estimate(0.0, ESTIMATED, "outside range")
-    rest = max(0.0, 1.0 - column.null_fraction - column.mcv_total())
-    others = max(column.ndv.value - len(column.mcv), 1.0)
-    source = "ndv" if not column.mcv else "mcv+ndv"
-    if column.tail < 1.0:  # a skewed column: a typical value of its tail, not the average
-        return Estimate(rest / others * column.tail, ESTIMATED, f"{source}+zipf tail")
-    return Estimate(rest / others, column.ndv.precision, f"{source}:{column.ndv.source}")
 
 
 def _in_list(predicate: exp.In, state: dict[ColumnRef, ColumnEstimate], level: Level) -> Estimate:

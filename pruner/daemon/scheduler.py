@@ -27,6 +27,7 @@ from apscheduler.schedulers.background import (  # type: ignore[import-untyped]
 )
 from sqlalchemy import Connection, Engine
 
+from collectors.collect import collect
 from metastore import Metastore, runs
 from metastore.catalog.tables import get_table
 from metastore.engine import run_write
@@ -72,8 +73,6 @@ class JobRuntime:
     def refresh(self, table: str) -> str:
         """Discover partitions of `table` again and refresh stale statistics; returns the
         run's status: succeeded, skipped (a collection of it is running) or failed."""
-        from collectors.collect import collect
-
         tag = f"statlas-refresh-{table}-{time.monotonic_ns()}"
         if not self._begin(table, tag):
             log.info("refresh %s: not started, the scheduler is stopping", table)

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from metastore.statistics.samples import Sample
-from optimizer.estimate.column import ColumnEstimate, changed, encode
+from optimizer.estimate.column import ColumnEstimate, changed, encode, equality_fraction
 from optimizer.estimate.node_stats import NodeStats
-from optimizer.estimate.predicates import KLL_RANK_ERROR, equality_fraction, narrow_range
+from optimizer.estimate.predicates import KLL_RANK_ERROR, narrow_range
 from optimizer.estimate.sample_distinct import distinct_in
 from optimizer.estimate.scan_sample import ScanSample
 from optimizer.estimate.values import ESTIMATED, Estimate, clamp_fraction

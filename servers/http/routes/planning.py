@@ -1,4 +1,6 @@
-"""POST /estimate and /explain: a query's estimates and its cost-based physical plan."""
+"""POST /estimate and /explain: a query's estimates and its cost-based physical plan. The
+optimizer is imported by the first request (servers.preload imports it when the daemon
+starts), so that an app made without serving plans does not load it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""POST /prune: map-join partition pruning (pruner.prune) on the daemon's Spark."""
+"""POST /prune: map-join partition pruning (pruner.prune) on the daemon's Spark. The
+pruner, and the optimizer it plans with, are imported by the first /prune (as /estimate's
+optimizer: servers.http.routes.planning)."""
 
 from __future__ import annotations
 

@@ -8,6 +8,8 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from metastore.catalog.lookup import PartitionQuery
+from metastore.hive.catalog import served_statistics_source
+from metastore.statistics.summaries import table_statistics
 from servers.http.errors import error_responses
 from servers.http.formats import json_response
 from servers.http.lookup import in_lists_of
@@ -48,8 +50,6 @@ def router(service: Service) -> APIRouter:
 def summarise(
     service: Service, name: str, query: PartitionQuery, columns: list[str] | None, buckets: int
 ) -> Response:
-    from metastore.hive.catalog import served_statistics_source
-    from metastore.statistics.summaries import table_statistics
 
     summary = table_statistics(service.engine(), name, query, columns or None, buckets)
     served = served_statistics_source(service.engine(), name)
