@@ -127,6 +127,9 @@ class ColumnEstimate:
     width: float = 8.0  # average bytes per value
     # typical over average frequency of a value outside the MCVs (optimizer.estimate.tail)
     tail: float = 1.0
+    # a group key after its GROUP BY: the MCVs count the input's rows, not the groups, so a
+    # join does not take them as its rows' (operators.join._joined_mcv)
+    grouped: bool = False
     source_rows: float = 0.0  # rows of the table the column was read from (0: unknown)
     # distinct (partition, value) pairs among those rows: the partitions' distinct counts
     # summed (0: unknown; optimizer.estimate.partition_groups)

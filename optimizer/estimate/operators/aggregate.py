@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from optimizer.estimate.column import ColumnEstimate, unknown_column
+from optimizer.estimate.column import ColumnEstimate, changed, unknown_column
 from optimizer.estimate.group_sizes import group_size_points
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.expressions import expression_column, value_bounds
@@ -60,7 +60,10 @@ def derive(stats: StatsQuery, node: Aggregate) -> NodeStats:
         elif expression.find(exp.AggFunc) is not None:
             columns[ref] = _aggregate_column(expression, child, rows.value, stats.level)
         else:
-            columns[ref] = expression_column(expression, child)
+            column = expression_column(expression, child)
+            if column.mcv and stats.level == SKETCH:
+                column = changed(column, grouped=True)
+            columns[ref] = column
     return NodeStats(rows, sum(c.width for c in columns.values()), columns)
 
 

@@ -30,6 +30,7 @@ NEW_VALUES: dict[str, Any] = {
     "theta_share": 0.5,
     "width": 4.0,
     "tail": 2.0,
+    "grouped": True,
     "source_rows": 10.0,
     "points": ((1.0, 2.0), (0.5, 1.0)),
     "values": (1, 2),
