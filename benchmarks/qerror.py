@@ -194,12 +194,23 @@ def group_of(joins: int) -> str:
 
 def table(rows: list[dict[str, Any]]) -> str:
     """Markdown: q-error by number of joins for one variant and system."""
+    groups = [
+        (group, [r for r in rows if group == "all" or group_of(r["joins"]) == group])
+        for group in JOIN_GROUPS
+    ]
+    return qerror_table("joins", groups)
+
+
+def qerror_table(
+    label: str, groups: list[tuple[str, list[dict[str, Any]]]], max_format: str = ".2f"
+) -> str:
+    """Markdown: per group of rows (its name under `label`), the estimates' q-error median,
+    p90, p95 and max (`max_format`)."""
     lines = [
-        "| joins | queries | median | p90 | p95 | max |",
+        f"| {label} | queries | median | p90 | p95 | max |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    for group in JOIN_GROUPS:
-        chosen = [r for r in rows if group == "all" or group_of(r["joins"]) == group]
+    for group, chosen in groups:
         errors = np.array([r["qerror"] for r in chosen if r["qerror"] is not None])
         missing = len(chosen) - len(errors)
         count = f"{len(errors)}" + (f" (+{missing} without estimate)" if missing else "")
@@ -207,9 +218,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             lines.append(f"| {group} | {count} | | | | |")
             continue
         median, p90, p95 = np.percentile(errors, [50, 90, 95])
-        lines.append(
-            f"| {group} | {count} | {median:.2f} | {p90:.2f} | {p95:.2f} | {errors.max():.2f} |"
-        )
+        highest = format(errors.max(), max_format)
+        lines.append(f"| {group} | {count} | {median:.2f} | {p90:.2f} | {p95:.2f} | {highest} |")
     return "\n".join(lines)
 
 

@@ -57,7 +57,7 @@ import pyarrow.csv as pcsv
 import pyarrow.dataset as ds
 import qerror_truth as truth_
 from correlated_queries import QUERIES, Query
-from qerror import q_error
+from qerror import q_error, qerror_table
 
 TABLE_GROUPS = ("1", "2", "3", "4", "5", "6", "all")
 CSV_FIELDS = (
@@ -252,23 +252,8 @@ def errors_of(rows: list[dict[str, Any]]) -> np.ndarray:
 def table(rows: list[dict[str, Any]]) -> str:
     """Markdown: q-error by number of tables for one variant and system, then the direction
     of the estimates of 3+ tables."""
-    lines = [
-        "| tables | queries | median | p90 | p95 | max |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    for group in TABLE_GROUPS:
-        chosen = group_rows(rows, group)
-        errors = errors_of(chosen)
-        missing = len(chosen) - len(errors)
-        count = f"{len(errors)}" + (f" (+{missing} without estimate)" if missing else "")
-        if len(errors) == 0:
-            lines.append(f"| {group} | {count} | | | | |")
-            continue
-        median, p90, p95 = np.percentile(errors, [50, 90, 95])
-        lines.append(
-            f"| {group} | {count} | {median:.2f} | {p90:.2f} | {p95:.2f} | {errors.max():.3g} |"
-        )
-    return "\n".join(lines) + "\n\n" + direction(rows)
+    groups = [(group, group_rows(rows, group)) for group in TABLE_GROUPS]
+    return qerror_table("tables", groups, ".3g") + "\n\n" + direction(rows)
 
 
 def direction(rows: list[dict[str, Any]]) -> str:

@@ -27,7 +27,7 @@ from metastore.partitions.filters import InList, all_of
 from metastore.partitions.names import partition_name
 from metastore.types import KeyValue, format_value, parse_key_type
 from optimizer.partition_predicates import selection_of
-from servers.hive_metastore.filters import compile_filter
+from servers.hive_metastore.filters import _Compiler, _Parser, _tokens, compile_filter
 
 KEYS = ("dt", "region", "h")
 TYPES = {"dt": "date", "region": "string", "h": "int"}
@@ -237,8 +237,6 @@ def test_hive_filters_give_the_same_filter_and_answer(
 
 
 def _hive_filter(info: TableInfo, text: str) -> Any:
-    from servers.hive_metastore.filters import _Compiler, _Parser, _tokens
-
     compiler = _Compiler(info.store(), "postgresql")
     return compiler.filter(_Parser(_tokens(text)).parse())
 

@@ -155,10 +155,6 @@ def _joined_mcv(
     value), over the join's rows."""
     if left_key is None or right_key is None or rows <= 0:
         return None
-    left_mcv = () if left_key.grouped else left_key.mcv
-    right_mcv = () if right_key.grouped else right_key.mcv
-    if not left_mcv and not right_mcv:
-        return None
 
     def counts(key: ColumnEstimate, side_rows: float) -> tuple[dict[Any, float], float]:
         mcv = () if key.grouped else key.mcv
@@ -168,6 +164,8 @@ def _joined_mcv(
 
     left_counts, left_rest = counts(left_key, left.rows.value)
     right_counts, right_rest = counts(right_key, right.rows.value)
+    if not left_counts and not right_counts:
+        return None
     # a value listed on one side only is on the other with the chance its distinct values
     # give (containment: the fewer values are among the more)
     left_has = min(1.0, left_key.ndv.value / max(right_key.ndv.value, 1.0))
