@@ -210,10 +210,11 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("--dialect", choices=["spark", "hive"], default="spark")
     estimate.add_argument(
         "--level",
-        choices=["basic", "histogram", "sketch"],
+        choices=["basic", "histogram", "sketch", "sketch-independent"],
         default="sketch",
         help="basic: the Hive CBO proposal's formulas; histogram: + MCVs and histograms; "
-        "sketch (default): + Theta key overlap and heavy hitters",
+        "sketch (default): + Theta key overlap, heavy hitters, row samples and join keys' "
+        "degrees; sketch-independent: sketch with join fan-outs taken as independent",
     )
     estimate.add_argument("--json", action="store_true", help="print JSON")
     estimate.set_defaults(handler=cmd_estimate)

@@ -145,6 +145,9 @@ class ColumnEstimate:
     # (ScanSample, column name): the row sample of the scan the values come from, and which
     # sampled rows its filter kept; kept through joins (group counts of correlated columns)
     origin: Any = field(default=None, compare=False, repr=False)
+    # a join key's rows per value (optimizer.estimate.key_degrees): a KeyDegrees its join
+    # carried, NOT_KNOWN, or None (its scan's, through `origin`)
+    degrees: Any = field(default=None, compare=False, repr=False)
 
     def containers(self) -> tuple[KeySet, ...]:
         """The key sets holding every value of the column: its own, and those semi joins

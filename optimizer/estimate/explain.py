@@ -31,7 +31,11 @@ from optimizer.sql_text import sql_text
 
 def estimate_json(plan: Node, stats: StatsQuery) -> dict[str, Any]:
     root = stats.of(plan)
-    return {"rows": round(root.rows.value, 3), "level": stats.level, "plan": _node(plan, stats)}
+    return {
+        "rows": round(root.rows.value, 3),
+        "level": stats.named_level,
+        "plan": _node(plan, stats),
+    }
 
 
 def _node(node: Node, stats: StatsQuery) -> dict[str, Any]:
@@ -113,7 +117,7 @@ def _json(value: Any) -> Any:
 
 def estimate_text(plan: Node, stats: StatsQuery) -> str:
     """An indented tree: one line per node with its rows, source and precision."""
-    lines = [f"estimated rows: {stats.of(plan).rows.value:,.0f} (level {stats.level})"]
+    lines = [f"estimated rows: {stats.of(plan).rows.value:,.0f} (level {stats.named_level})"]
 
     def visit(node: Node, depth: int) -> None:
         figures = stats.of(node)

@@ -40,11 +40,15 @@ from optimizer.estimate.selectivity import (
 from optimizer.estimate.values import DEFAULT, ESTIMATED, Estimate, clamp_fraction, weakest
 from optimizer.plan import ColumnRef, column_of
 
-Level = Literal["basic", "histogram", "sketch"]  # what the estimates use (docs/estimator.md)
+# what the estimates use (docs/estimator.md#levels); `sketch-independent` is `sketch` with
+# the fan-outs of joins on one key multiplied as if independent (the rules before the key
+# degrees of optimizer.estimate.key_degrees)
+Level = Literal["basic", "histogram", "sketch", "sketch-independent"]
 LEVELS: tuple[Level, ...] = get_args(Level)
 BASIC: Final = "basic"
 HISTOGRAM: Final = "histogram"
 SKETCH: Final = "sketch"
+SKETCH_INDEPENDENT: Final = "sketch-independent"
 
 DEFAULT_SELECTIVITY = 1.0 / 3.0  # a predicate nothing is known about (the proposal's 1/3)
 DEFAULT_IS_NULL = 0.01  # IS NULL on a column without statistics

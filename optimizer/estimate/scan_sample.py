@@ -26,6 +26,7 @@ class ScanSample:
     load: Callable[[], Sample | None]
     passed: Any = None  # numpy bool array or None
     every_partition: bool = False  # the scan reads all of the table's partitions
+    table: str = ""  # the table sampled (two scans of one table share its sampled rows)
     # what the request derived of this scan's sample: the sample itself, loaded once, and
     # what the joins weighed for each join order ask of it again (carried_mcvs)
     memo: dict[Hashable, Any] = field(default_factory=dict, init=False, compare=False, repr=False)

@@ -27,7 +27,7 @@ from optimizer.estimate.node_shape import Shape, Shapes
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators import aggregate, join, limit_sort, project, scan, union, window
 from optimizer.estimate.operators import filter as filter_
-from optimizer.estimate.predicates import LEVELS, SKETCH, Level
+from optimizer.estimate.predicates import LEVELS, SKETCH, SKETCH_INDEPENDENT, Level
 from optimizer.estimate.sample_join import SampledJoin
 from optimizer.estimate.sources import StatisticsSource
 from optimizer.plan import (
@@ -62,7 +62,13 @@ class StatsQuery:
     def __init__(self, source: StatisticsSource, level: Level = SKETCH) -> None:
         if level not in LEVELS:
             raise ValueError(f"unknown level {level!r}")
-        self.source, self.level = source, level
+        # the level as asked for, and the family of rules its estimates follow: a named
+        # variant of `sketch` follows sketch's (`joint_fanouts` says which joins differ)
+        self.named_level: Level = level
+        self.level: Level = SKETCH if level == SKETCH_INDEPENDENT else level
+        self.source = source
+        # joins on one key read the keys' degrees (optimizer.estimate.key_degrees)
+        self.joint_fanouts = level == SKETCH
         # per node (nodes hash by identity: frozen, eq=False)
         self._cache: dict[Node, NodeStats] = {}
         self._shapes = Shapes()

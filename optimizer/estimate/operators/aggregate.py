@@ -14,6 +14,7 @@ from sqlglot import exp
 
 from optimizer.estimate.column import ColumnEstimate, changed, unknown_column
 from optimizer.estimate.group_sizes import group_size_points
+from optimizer.estimate.key_degrees import NOT_KNOWN
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators.expressions import expression_column, value_bounds
 from optimizer.estimate.partition_groups import partition_pairs
@@ -63,6 +64,8 @@ def derive(stats: StatsQuery, node: Aggregate) -> NodeStats:
             column = expression_column(expression, child)
             if column.mcv and stats.level == SKETCH:
                 column = changed(column, grouped=True)
+            if stats.level == SKETCH:  # one row per group: not its input's rows per value
+                column = changed(column, degrees=NOT_KNOWN)
             columns[ref] = column
     return NodeStats(rows, sum(c.width for c in columns.values()), columns)
 

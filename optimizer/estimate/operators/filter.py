@@ -46,9 +46,9 @@ def derive(stats: StatsQuery, node: Filter) -> NodeStats:
     child = stats.of(node.child)
     known = in_subquery_selectivities(stats, node.condition, child.columns)
     estimate, columns = selectivity(node.condition, child.columns, stats.level, known)
-    count, sample, alias = None, None, ""
+    count, sample, alias, table = None, None, "", ""
     if stats.level == SKETCH and isinstance(node.child, Scan):
-        alias = node.child.alias
+        alias, table = node.child.alias, node.child.table
         count, sample = _on_sample(stats, node.child, node.condition)
         if count is not None and sample is not None and holds_every_row(sample):
             # the sample is the table: its count is the filter's
@@ -64,7 +64,7 @@ def derive(stats: StatsQuery, node: Filter) -> NodeStats:
     if count is not None and sample is not None:  # after: it compares columns by identity
         columns = _with_sampled_keys(alias, columns, child, sample, count)
         every = child.sample is not None and child.sample.every_partition
-        scan_sample = ScanSample(alias, lambda: sample, count.passed, every)
+        scan_sample = ScanSample(alias, lambda: sample, count.passed, every, table)
         complete = holds_every_row(sample) and count.passed is not None
         distinct = partial(_distinct_kept, sample, count, [])
         columns = {

@@ -12,6 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 from optimizer.estimate.column import ColumnEstimate, KeySet, changed, distinct_after_sampling
 from optimizer.estimate.in_subquery import in_subquery_selectivities
+from optimizer.estimate.key_degrees import (
+    NOT_KNOWN,
+    JoinedDegrees,
+    KeyDegrees,
+    NotKnown,
+    Reweighted,
+    degrees_of,
+    joined,
+)
 from optimizer.estimate.listed_join import ListedJoin
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.operators import join_rows
@@ -46,6 +55,9 @@ def derive(stats: StatsQuery, node: Join) -> NodeStats:
     if stats.level != BASIC and node.kind in ("inner", "semi"):
         left, right = transfer_ranges(node, left, right)
     inner, source = join_rows.inner_join_rows(stats, node, left, right, listed)
+    degrees = _key_degrees(stats, node, sides, listed)
+    if degrees is not None and not degrees.weak and _degrees_decide(node, sides, degrees):
+        inner, source = degrees.rows, "key degrees"
     precision = weakest(left.rows.precision, right.rows.precision, ESTIMATED)
     if node.residual is not None:
         combined = {**left.columns, **right.columns}
@@ -64,7 +76,9 @@ def derive(stats: StatsQuery, node: Join) -> NodeStats:
         fraction = matched if node.kind == "semi" else 1.0 - matched
         rows = left.rows.value * fraction
         source = f"{node.kind}:{source}"
-    columns = _join_columns(stats, node, left, right, rows)
+    columns = _join_columns(stats, node, left, right, rows, degrees)
+    if degrees is not None:
+        columns = _reweighted(node, sides, columns)
     if node.kind in ("left", "right", "full") and stats.level != BASIC:
         columns = _outer_nulls(node, left, right, columns, inner, rows)
     if node.kind == "inner":
@@ -78,8 +92,78 @@ def derive(stats: StatsQuery, node: Join) -> NodeStats:
     return NodeStats(Estimate(max(rows, 0.0), precision, source), size, columns)
 
 
+def _key_degrees(
+    stats: StatsQuery,
+    node: Join,
+    sides: tuple[NodeStats, NodeStats],
+    listed: dict[tuple[ColumnRef, ColumnRef], tuple[NodeStats, ListedJoin] | None],
+) -> JoinedDegrees | None:
+    """An inner join's rows and its key's degrees from the two sides' (level sketch, one key
+    pair, not through a partition listing: optimizer.estimate.key_degrees)."""
+    if not stats.joint_fanouts or node.kind != "inner" or len(node.keys) != 1:
+        return None
+    if any(found is not None for found in listed.values()):
+        return None
+    ((a, b),) = node.keys
+    left, right = sides
+    found_left = degrees_of(left.columns.get(a), left.rows.value)
+    found_right = degrees_of(right.columns.get(b), right.rows.value)
+    if found_left is None or found_right is None:
+        return None
+    return joined(found_left, found_right)
+
+
+def _reweighted(
+    node: Join, sides: tuple[NodeStats, NodeStats], columns: dict[ColumnRef, ColumnEstimate]
+) -> dict[ColumnRef, ColumnEstimate]:
+    """After an inner join on one key, the columns of the scan each key was read from weigh
+    each sampled row by the other side's rows holding its key (key_degrees.Reweighted)."""
+    ((a, b),) = node.keys
+    result = dict(columns)
+    for side, key, other, other_key in ((sides[0], a, sides[1], b), (sides[1], b, sides[0], a)):
+        key_column = side.columns.get(key)
+        if key_column is None or key_column.origin is None:
+            continue
+        other_column = other.columns.get(other_key)
+        other_degrees = degrees_of(other_column, other.rows.value)
+        if other_column is None or other_degrees is None:
+            continue
+        scan, key_name = key_column.origin
+        for ref, column in side.columns.items():
+            if ref == key or column.origin is None or column.origin[0] is not scan:
+                continue
+            if ref not in result or isinstance(column.degrees, KeyDegrees | NotKnown):
+                continue  # a key of an earlier join keeps the degrees it carried
+            before = column.degrees
+            if not isinstance(before, Reweighted):
+                before = Reweighted(scan, column.origin[1], ())
+            result[ref] = changed(
+                result[ref],
+                degrees=before.then(key_name, other_degrees, other_column.ndv.value),
+            )
+    return result
+
+
+def _degrees_decide(node: Join, sides: tuple[NodeStats, NodeStats], degrees: JoinedDegrees) -> bool:
+    """Whether a join's rows are its key's degrees' product: where both sides' samples hold
+    every row (the product is exact), or a side's key was a key of an earlier join (its
+    degrees carried), whose fan-outs the sketches cannot see."""
+    if degrees.degrees.exact:
+        return True
+    ((a, b),) = node.keys
+    return any(
+        isinstance(getattr(side.columns.get(ref), "degrees", None), KeyDegrees | Reweighted)
+        for side, ref in zip(sides, (a, b), strict=True)
+    )
+
+
 def _join_columns(
-    stats: StatsQuery, node: Join, left: NodeStats, right: NodeStats, rows: float
+    stats: StatsQuery,
+    node: Join,
+    left: NodeStats,
+    right: NodeStats,
+    rows: float,
+    degrees: JoinedDegrees | None = None,
 ) -> dict[ColumnRef, ColumnEstimate]:
     sides = [left] if node.kind in ("semi", "anti") else [left, right]
     columns: dict[ColumnRef, ColumnEstimate] = {}
@@ -118,12 +202,21 @@ def _join_columns(
             within = _merged(columns[a].within, columns[b].within)
             joined = (
                 _joined_mcv(left.columns.get(a), right.columns.get(b), left, right, rows)
-                if stats.level == SKETCH and len(node.keys) == 1  # a key pair of several
+                if stats.joint_fanouts and len(node.keys) == 1  # a key pair of several
                 else None  # matches only with the others: its own product overcounts
             )
+            carried: Any = None
+            if degrees is not None and degrees.rows > 0:
+                carried = degrees.degrees
+                joined = carried.most_common(degrees.rows, columns[a].type)
+            elif stats.level == SKETCH:
+                carried = NOT_KNOWN
             for ref in (a, b):
                 columns[ref] = changed(
-                    columns[ref], ndv=Estimate(ndv, ESTIMATED, "join key"), within=within
+                    columns[ref],
+                    ndv=Estimate(ndv, ESTIMATED, "join key"),
+                    within=within,
+                    degrees=carried,
                 )
                 if joined is not None:
                     columns[ref] = changed(columns[ref], mcv=joined, tail=1.0, grouped=False)
@@ -265,7 +358,7 @@ def _matched_by_listing(
     else scaled by the share of the sample's distinct values they keep."""
     assert other.sample is not None
     scan = other.sample
-    narrowed = ScanSample(scan.alias, scan.load, found.matched, scan.every_partition)
+    narrowed = ScanSample(scan.alias, scan.load, found.matched, scan.every_partition, scan.table)
     loaded = scan.loaded()
     complete = loaded is not None and holds_every_row(loaded)
     result = dict(columns)

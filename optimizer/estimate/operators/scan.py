@@ -59,6 +59,7 @@ def derive(stats: StatsQuery, node: Scan) -> NodeStats:
             node.alias,
             partial(stats.source.sample, node.table, selected),
             every_partition=not usable and not rest,
+            table=node.table,
         )
     if sample is not None:
         columns = {ref: changed(c, origin=(sample, ref[1])) for ref, c in columns.items()}

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from optimizer.estimate.column import ColumnEstimate, encode, is_number, unknown_column
+from optimizer.estimate.key_degrees import NOT_KNOWN
 from optimizer.estimate.node_stats import NodeStats
 from optimizer.estimate.sources import MCV_LIMIT
 from optimizer.estimate.values import ESTIMATED, Estimate, weakest
@@ -60,6 +61,7 @@ def derive(stats: StatsQuery, node: Union) -> NodeStats:
             # sample stands for them in counts of correlated grouping columns
             origin=base.origin if _same_origin_name(known, len(sides)) else None,
             sampled=None,
+            degrees=NOT_KNOWN,  # the first input's sample does not weigh the others' rows
         )
         if values is not None:
             codes = [c for c in (encode(v) for v in values) if c is not None]

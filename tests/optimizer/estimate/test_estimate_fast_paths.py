@@ -39,6 +39,7 @@ NEW_VALUES: dict[str, Any] = {
     "within": (KeySet("u", "d", frozenset()),),
     "origin": (object(), "c"),
     "partition_distinct": 7.0,
+    "degrees": object(),
 }
 
 

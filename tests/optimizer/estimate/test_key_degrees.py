@@ -1,0 +1,166 @@
+"""A join key's degrees (issue 47; optimizer.estimate.key_degrees): read off a scan's row
+sample, multiplied at a join, and carried to the other columns of the joined scan, so a
+second join through a shared key meets the keys heavy in both earlier tables."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from metastore.statistics.samples import Sample
+from optimizer.estimate.key_degrees import (
+    JoinedDegrees,
+    KeyDegrees,
+    Reweighted,
+    joined,
+    scan_degrees,
+)
+from optimizer.estimate.scan_sample import ScanSample
+
+
+def scan(
+    table: str, weights: float = 1.0, passed: list[bool] | None = None, **columns: list[Any]
+) -> ScanSample:
+    """A scan of `table` over a sample of the columns, each row standing for `weights`."""
+    arrays = {
+        name: np.array(values, dtype=np.float64 if isinstance(values[0], float) else object)
+        for name, values in columns.items()
+    }
+    size = len(next(iter(arrays.values())))
+    sample = Sample(arrays, np.full(size, weights), 1)
+    mask = None if passed is None else np.array(passed)
+    return ScanSample(table[0], lambda: sample, mask, table=table)
+
+
+def as_dict(degrees: KeyDegrees) -> dict[object, float]:
+    pairs = zip(degrees.values.tolist(), degrees.rows.tolist(), strict=True)
+    return dict(pairs)
+
+
+def degrees(side: ScanSample, name: str = "k") -> KeyDegrees:
+    found = scan_degrees(side, name)
+    assert found is not None
+    return found
+
+
+def join(left: KeyDegrees, right: KeyDegrees) -> JoinedDegrees:
+    found = joined(left, right)
+    assert found is not None
+    return found
+
+
+def test_a_scans_degrees_are_its_kept_sampled_rows_weighted() -> None:
+    # a sample of one row in three: each sampled row stands for three; the filter drops one
+    posts = scan("posts", 3.0, [True, True, True, False], owner=[1.0, 1.0, 2.0, 2.0])
+    found = degrees(posts, "owner")
+    assert as_dict(found) == {1.0: 6.0, 2.0: 3.0}
+    assert not found.exact
+
+
+def test_a_join_of_whole_samples_is_the_sum_over_keys_of_the_products() -> None:
+    rng = np.random.default_rng(7)
+    left_keys = rng.zipf(1.5, 2_000).clip(max=50).astype(float).tolist()
+    right_keys = rng.zipf(1.3, 3_000).clip(max=50).astype(float).tolist()
+    found = join(degrees(scan("comments", k=left_keys)), degrees(scan("votes", k=right_keys)))
+    a, b = Counter(left_keys), Counter(right_keys)
+    assert found.rows == pytest.approx(sum(a[k] * b[k] for k in a))
+    # the joined rows' degrees: a key's product, its heaviest first among the MCVs
+    assert as_dict(found.degrees)[1.0] == pytest.approx(a[1.0] * b[1.0])
+    assert found.degrees.most_common(found.rows, "bigint")[0][0] == 1
+
+
+def test_three_tables_through_one_key_multiply_the_three_degrees() -> None:
+    # the owners heavy in posts are heavy in comments and badges too: the star's rows are
+    # the sum over owners of the product of the three degrees, far above the average's
+    posts = degrees(scan("posts", k=[1.0] * 50 + [2.0] * 5 + [3.0]))
+    comments = degrees(scan("comments", k=[1.0] * 40 + [2.0] * 4 + [3.0] * 2))
+    badges = degrees(scan("badges", k=[1.0] * 10 + [2.0] + [3.0]))
+    star = join(join(posts, comments).degrees, badges)
+    assert star.rows == pytest.approx(50 * 40 * 10 + 5 * 4 * 1 + 1 * 2 * 1)
+
+
+def test_strings_join_as_strings_and_never_with_numbers() -> None:
+    left = degrees(scan("a", k=["x", "x", "y"]))
+    found = join(left, degrees(scan("b", k=["x", "z"])))
+    assert found.rows == pytest.approx(2.0)
+    assert found.degrees.most_common(found.rows, "string") == (("x", 1.0),)
+    assert joined(left, degrees(scan("c", k=[1.0, 2.0]))) is None
+
+
+def test_samples_that_meet_nowhere_give_weak_rows() -> None:
+    # no sampled row of one side met one of the other: zero rows is not to be believed
+    found = join(degrees(scan("a", 4.0, k=[1.0, 2.0])), degrees(scan("b", 4.0, k=[3.0])))
+    assert found.rows == 0.0
+    assert found.weak
+    assert not join(degrees(scan("a", k=[1.0])), degrees(scan("b", k=[3.0]))).weak
+
+
+def test_a_self_join_of_whole_samples_multiplies_the_degrees_as_they_are() -> None:
+    first = degrees(scan("posts", k=[1.0, 1.0, 2.0]))
+    second = degrees(scan("posts", k=[1.0, 1.0, 2.0]))
+    assert join(first, second).rows == pytest.approx(2 * 2 + 1 * 1)
+
+
+def test_a_sampled_self_join_meets_each_half_of_the_rows_with_the_other() -> None:
+    # 20,000 rows, 4 per key: the self-join has 80,000 rows. A sample of one row in four,
+    # multiplied with itself, counts each sampled row's pair with itself 4 x 4 times where
+    # it stands for 4: 80,000 + 20,000 x 3 on average. Halves of the rows do not share one.
+    rng = np.random.default_rng(11)
+    keys = np.repeat(np.arange(5_000.0), 4)
+    ids = np.arange(20_000.0)
+    drawn = rng.random(20_000) < 0.25
+    sample = Sample({"k": keys[drawn], "id": ids[drawn]}, np.full(int(drawn.sum()), 4.0), 1)
+    first = degrees(ScanSample("a", lambda: sample, table="t"))
+    second = degrees(ScanSample("b", lambda: sample, table="t"))
+    assert join(first, second).rows == pytest.approx(80_000, rel=0.1)
+    assert float((first.rows * second.rows).sum()) == pytest.approx(140_000, rel=0.1)
+
+
+def test_a_table_read_again_after_a_join_meets_the_halves_the_join_carried() -> None:
+    posts = degrees(scan("posts", 2.0, k=[1.0, 2.0], id=[1.0, 2.0]))
+    again = degrees(scan("posts", 2.0, k=[1.0, 2.0], id=[1.0, 2.0]))
+    first = join(posts, degrees(scan("owners", k=[1.0, 2.0])))
+    # the product carries the posts' halves: a second scan of posts can still be met
+    assert first.degrees.half_table == "posts"
+    assert joined(first.degrees, again) is not None
+    without = replace(first.degrees, halves=None, half_table="")
+    assert joined(without, again) is None
+
+
+def test_a_column_of_the_joined_scan_weighs_its_rows_by_the_other_sides_degrees() -> None:
+    # votes JOIN posts ON v_post = p_id: a post's owner counts once per vote of the post
+    posts = scan("posts", id=[1.0, 2.0, 3.0, 4.0], owner=[10.0, 10.0, 20.0, 30.0])
+    votes = degrees(scan("votes", post=[1.0, 1.0, 1.0, 3.0, 4.0, 4.0]), "post")
+    owners = Reweighted(posts, "owner", ()).then("id", votes, 3.0).resolved()
+    assert owners is not None
+    assert as_dict(owners) == {10.0: 3.0, 20.0: 1.0, 30.0: 2.0}
+
+
+def test_an_even_key_sampled_sparsely_weighs_rows_by_its_average() -> None:
+    # every post has one comment, but a sample of one comment in six shows a sixth of the
+    # posts with six comments each: as degrees, that is noise (its spread is what sampling
+    # alone gives), so each post weighs the average, and each owner's 200 posts 200 comments
+    rng = np.random.default_rng(5)
+    posts = scan(
+        "posts", id=[float(i) for i in range(600)], owner=[float(i % 3) for i in range(600)]
+    )
+    drawn = rng.choice(600, size=100, replace=False).astype(float).tolist()
+    comments = degrees(scan("comments", 6.0, post=drawn), "post")
+    trust, mean = comments.shrinkage(600.0)
+    assert trust == pytest.approx(0.0, abs=0.05)
+    assert mean == pytest.approx(1.0)
+    owners = Reweighted(posts, "owner", ()).then("id", comments, 600.0).resolved()
+    assert owners is not None
+    assert owners.rows == pytest.approx([200.0, 200.0, 200.0], rel=0.05)
+
+
+def test_a_skewed_key_keeps_its_sampled_degrees() -> None:
+    # one post has 600 comments, the others one each: the spread is far beyond sampling's
+    keys = [0.0] * 100 + [float(i) for i in range(1, 100)]
+    comments = degrees(scan("comments", 6.0, post=keys), "post")
+    trust, _ = comments.shrinkage(600.0)
+    assert trust > 0.9
