@@ -20,8 +20,8 @@ the other half (a self-join, `joined`).
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 from typing import Any, Final
 
@@ -29,6 +29,9 @@ import numpy as np
 
 from metastore.statistics.samples import Sample, from_number
 from optimizer.estimate.scan_sample import ScanSample, string_codes, value_codes
+
+# per sampled table, degrees from each half of its sampled rows (KeyDegrees.halves)
+Halves = Mapping[str, tuple[np.ndarray, np.ndarray]]
 
 DEGREE_MCV_LIMIT: Final = 100  # the most common values a join key is given from its degrees
 HALF_COLUMNS: Final = 6  # numeric columns a sampled row's half is hashed from
@@ -39,17 +42,21 @@ class KeyDegrees:
     """Per value of a join key that the samples show (`values`, sorted: doubles, or
     strings), the rows holding it; `support`, the sampled row combinations each figure
     rests on; `exact` when every sample behind it held every row of its scan; `tables`, the
-    tables whose samples it comes from; `halves`, the same degrees from each half of the
-    sampled rows of `half_table` (each row weighing twice), for a later join with that table
-    again."""
+    tables whose samples it comes from; `halves`, per sampled table of `half_tables`, the
+    same degrees from each half of its sampled rows (each row weighing twice), for a later
+    join with that table again: computed (`halves_of`) only when one asks."""
 
     values: np.ndarray
     rows: np.ndarray
     support: np.ndarray
     exact: bool
     tables: frozenset[str]
-    halves: tuple[np.ndarray, np.ndarray] | None = None
-    half_table: str = ""
+    half_tables: frozenset[str] = frozenset()
+    halves_of: Callable[[], Halves] | None = field(default=None, repr=False)
+
+    @cached_property
+    def halves(self) -> Halves:
+        return {} if self.halves_of is None else self.halves_of()
 
     @property
     def total(self) -> float:
@@ -57,10 +64,10 @@ class KeyDegrees:
 
     @cached_property
     def fingerprint(self) -> int:
-        """A hash of the degrees' content (equal degrees of two requests, equal hashes)."""
-        halves = b"" if self.halves is None else self.halves[0].tobytes() + self.halves[1].tobytes()
-        content = (self.values.tobytes(), self.rows.tobytes(), halves)
-        return hash((content, self.exact, self.tables, self.half_table))
+        """A hash of the degrees' content (equal degrees of two requests, equal hashes; the
+        halves follow from what the rows do)."""
+        content = (self.values.tobytes(), self.rows.tobytes())
+        return hash((content, self.exact, self.tables, self.half_tables))
 
     def scaled(self, total: float) -> KeyDegrees:
         """The same shape over `total` rows."""
@@ -68,8 +75,13 @@ class KeyDegrees:
         if own <= 0 or total == own:
             return self
         factor = total / own
-        halves = None if self.halves is None else (self.halves[0] * factor, self.halves[1] * factor)
-        return replace(self, rows=self.rows * factor, halves=halves)
+
+        def halves() -> Halves:
+            return {t: (a * factor, b * factor) for t, (a, b) in self.halves.items()}
+
+        return replace(
+            self, rows=self.rows * factor, halves_of=halves if self.half_tables else None
+        )
 
     def shrinkage(self, ndv: float) -> tuple[float, float]:
         """How far each value's figure is to be trusted over the average, (lambda, m): the
@@ -177,22 +189,25 @@ def _counted(sample: Sample, passed: np.ndarray, name: str, table: str) -> KeyDe
     def counted(rows_weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
         return np.bincount(rows, weights=rows_weights, minlength=len(values))[present][order]
 
-    exact = bool(np.all(weights == 1.0))
-    halves = None
-    if not exact:  # a whole sample needs no halves: its rows are the table's, each once
+    def halves() -> Halves:
         second = row_halves(sample)[chosen]
-        halves = (
-            counted(2.0 * weights[~second], kept[~second]),
-            counted(2.0 * weights[second], kept[second]),
-        )
+        return {
+            table: (
+                counted(2.0 * weights[~second], kept[~second]),
+                counted(2.0 * weights[second], kept[second]),
+            )
+        }
+
+    exact = bool(np.all(weights == 1.0))
     return KeyDegrees(
         values[present][order],
         counted(weights, kept),
         support[present][order],
         exact,
         frozenset({table}),
-        halves,
-        "" if exact else table,
+        # a whole sample needs no halves: its rows are the table's, each once
+        frozenset() if exact else frozenset({table}),
+        None if exact else halves,
     )
 
 
@@ -239,28 +254,41 @@ def joined(left: KeyDegrees, right: KeyDegrees) -> JoinedDegrees | None:
     left_rows, right_rows = left.rows[at_left], right.rows[at_right]
     shared = left.tables & right.tables
     exact = left.exact and right.exact
-    halves: tuple[np.ndarray, np.ndarray] | None = None
-    half_table = ""
     if shared and not exact:
-        if len(shared) != 1 or not (left.half_table == right.half_table in shared):
+        if len(shared) != 1:
             return None
-        if left.halves is None or right.halves is None:
+        (table,) = shared
+        if table not in left.half_tables or table not in right.half_tables:
             return None
-        first = left.halves[0][at_left] * right.halves[1][at_right]
-        second = left.halves[1][at_left] * right.halves[0][at_right]
+        mine, theirs = left.halves[table], right.halves[table]
+        first = mine[0][at_left] * theirs[1][at_right]
+        second = mine[1][at_left] * theirs[0][at_right]
         rows = (first + second) / 2.0 + np.minimum(left_rows, right_rows)
     else:
         rows = left_rows * right_rows
-        # the halves of a table one side read, carried for a later join with it again
-        if left.halves is not None:
-            halves = (left.halves[0][at_left] * right_rows, left.halves[1][at_left] * right_rows)
-            half_table = left.half_table
-        elif right.halves is not None:
-            halves = (right.halves[0][at_right] * left_rows, right.halves[1][at_right] * left_rows)
-            half_table = right.half_table
+    # the halves of the other tables each side read, carried for a later join with one again
+    # (as the product's share of each value's rows)
+    product = left_rows * right_rows
+    share = np.divide(rows, product, out=np.zeros_like(rows), where=product > 0)
+
+    def halves() -> Halves:
+        carried = {}
+        for own, at, other_rows in ((left, at_left, right_rows), (right, at_right, left_rows)):
+            for table, (a, b) in own.halves.items():
+                if table not in shared:
+                    carried[table] = (a[at] * other_rows * share, b[at] * other_rows * share)
+        return carried
+
     support = left.support[at_left] * right.support[at_right]
+    half_tables = (left.half_tables | right.half_tables) - shared
     degrees = KeyDegrees(
-        values, rows, support, exact, left.tables | right.tables, halves, half_table
+        values,
+        rows,
+        support,
+        exact,
+        left.tables | right.tables,
+        half_tables,
+        halves if half_tables else None,
     )
     weak = not exact and not len(values)
     return JoinedDegrees(degrees.total, degrees, weak)
@@ -320,47 +348,97 @@ class Reweighted:
         return result
 
     def _computed(self) -> KeyDegrees | None:
+        weighed = self._weighed(track_halves=False)
+        if weighed is None:
+            return None
+        weights, support, _, exact, tables, half_tables = weighed
+        loaded = self.scan.rows()
+        coded = None if loaded is None else _codes(loaded[0], self.name)
+        if coded is None:
+            return None
+        values, codes = coded
+        chosen = (codes >= 0) & (weights > 0)
+        present = np.bincount(codes[chosen], minlength=len(values)) > 0
+        order = np.argsort(values[present], kind="stable")
+
+        def counted(row_weights: np.ndarray) -> np.ndarray:
+            found = np.bincount(codes[chosen], weights=row_weights[chosen], minlength=len(values))
+            return found[present][order]
+
+        def halves() -> Halves:
+            tracked = self._weighed(track_halves=True)
+            assert tracked is not None  # as above: the same sample and factors
+            return {key: (counted(a), counted(b)) for key, (a, b) in tracked[2].items()}
+
+        return KeyDegrees(
+            values[present][order],
+            counted(weights),
+            counted(support),
+            exact,
+            frozenset(tables),
+            frozenset(half_tables),
+            halves if half_tables else None,
+        )
+
+    def _weighed(self, track_halves: bool) -> _Weighed | None:
+        """Per sampled row, its weight times the other sides' rows holding its keys, and the
+        figures' support; with `track_halves`, per sampled table, the same from each half of
+        that table's sampled rows (this scan's own, and those the other sides' halves give,
+        for a later join with one again)."""
         base = scan_degrees(self.scan, self.name)
         loaded = self.scan.rows()
         if base is None or loaded is None:
             return None
         sample, passed = loaded
+        table = self.scan.table
         weights = np.where(passed, sample.weights, 0.0)
         support = passed.astype(np.float64)
         exact, tables = base.exact, set(base.tables)
+        half_tables = set() if exact else {table}
+        halves: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        if track_halves and not exact:
+            second = row_halves(sample)
+            halves[table] = (
+                np.where(second, 0.0, 2.0 * weights),
+                np.where(second, 2.0 * weights, 0.0),
+            )
         for name, other, ndv in self.factors:
             coded = _codes(sample, name)
             if coded is None or coded[0].dtype.kind != other.values.dtype.kind:
                 return None
             values, codes = coded
-            if self.scan.table in other.tables and not (exact and other.exact):
+            trust, mean = other.shrinkage(ndv)
+            if table in other.tables and not (exact and other.exact):
                 # the other side read this table too: this scan's second half of the rows
                 # meets the other's first (disjoint rows), as in a self-join
-                if other.halves is None or other.half_table != self.scan.table:
+                if table not in other.half_tables:
                     return None
-                second = row_halves(sample)
-                weights = np.where(second, 2.0 * weights, 0.0)
-                other = replace(other, rows=other.halves[0], halves=None)
-            rows_per_code, support_per_code = _looked_up(values, other, *other.shrinkage(ndv))
-            weights = weights * np.append(rows_per_code, 0.0)[codes]
-            support = support * np.append(support_per_code, 0.0)[codes]
+                weights = np.where(row_halves(sample), 2.0 * weights, 0.0)
+                other = replace(
+                    other, rows=other.halves[table][0], half_tables=frozenset(), halves_of=None
+                )
+                half_tables.discard(table)
+                halves.pop(table, None)
+            factor, factor_support = _per_row(values, codes, other, trust, mean)
+            for key, (a, b) in list(halves.items()):
+                halves[key] = (a * factor, b * factor)
+            for key in other.half_tables - half_tables - {table}:
+                half_tables.add(key)
+                if track_halves:
+                    a, b = other.halves[key]
+                    first, _ = _per_row(values, codes, replace(other, rows=a), trust, mean)
+                    second_half, _ = _per_row(values, codes, replace(other, rows=b), trust, mean)
+                    halves[key] = (weights * first, weights * second_half)
+            weights = weights * factor
+            support = support * factor_support
             exact, tables = exact and other.exact, tables | other.tables
-        coded = _codes(sample, self.name)
-        if coded is None:
-            return None
-        values, codes = coded
-        chosen = (codes >= 0) & (weights > 0)
-        rows = np.bincount(codes[chosen], weights=weights[chosen], minlength=len(values))
-        counted = np.bincount(codes[chosen], weights=support[chosen], minlength=len(values))
-        present = rows > 0
-        order = np.argsort(values[present], kind="stable")
-        return KeyDegrees(
-            values[present][order],
-            rows[present][order],
-            counted[present][order],
-            exact,
-            frozenset(tables),
-        )
+        return weights, support, halves, exact, tables, half_tables
+
+
+# a reweighed scan's rows: weights, support, halves per table, exact, tables, half tables
+_Weighed = tuple[
+    np.ndarray, np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]], bool, set[str], set[str]
+]
 
 
 def _codes(sample: Sample, name: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -391,6 +469,15 @@ def _shared(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray
     match[inside] = right[at[inside]] == left[inside]
     at_left = np.flatnonzero(match)
     return left[at_left], at_left, at[at_left]
+
+
+def _per_row(
+    values: np.ndarray, codes: np.ndarray, degrees: KeyDegrees, trust: float, mean: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """`_looked_up` per sampled row (`codes`: each row's index among `values`, -1: NULL,
+    which meets nothing)."""
+    rows, support = _looked_up(values, degrees, trust, mean)
+    return np.append(rows, 0.0)[codes], np.append(support, 0.0)[codes]
 
 
 def _looked_up(

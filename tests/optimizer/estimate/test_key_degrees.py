@@ -125,9 +125,9 @@ def test_a_table_read_again_after_a_join_meets_the_halves_the_join_carried() -> 
     again = degrees(scan("posts", 2.0, k=[1.0, 2.0], id=[1.0, 2.0]))
     first = join(posts, degrees(scan("owners", k=[1.0, 2.0])))
     # the product carries the posts' halves: a second scan of posts can still be met
-    assert first.degrees.half_table == "posts"
+    assert set(first.degrees.halves) == {"posts"}
     assert joined(first.degrees, again) is not None
-    without = replace(first.degrees, halves=None, half_table="")
+    without = replace(first.degrees, half_tables=frozenset(), halves_of=None)
     assert joined(without, again) is None
 
 
@@ -164,3 +164,16 @@ def test_a_skewed_key_keeps_its_sampled_degrees() -> None:
     comments = degrees(scan("comments", 6.0, post=keys), "post")
     trust, _ = comments.shrinkage(600.0)
     assert trust > 0.9
+
+
+def test_a_weighed_column_carries_the_halves_of_the_table_that_weighed_it() -> None:
+    # votes JOIN posts on the post, then the owner: a later second read of votes meets the
+    # owner's degrees through the votes' halves
+    posts = scan("posts", id=[1.0, 2.0, 3.0, 4.0], owner=[10.0, 10.0, 20.0, 30.0])
+    votes = degrees(scan("votes", 2.0, post=[1.0, 1.0, 3.0, 4.0], id=[1.0, 2.0, 3.0, 4.0]), "post")
+    owners = Reweighted(posts, "owner", ()).then("id", votes, 4.0).resolved()
+    assert owners is not None
+    assert set(owners.halves) == {"votes"}
+    first, second = owners.halves["votes"]
+    # each half of the votes' rows weighs twice: the halves add up to twice the degrees
+    assert first + second == pytest.approx(2 * owners.rows)
