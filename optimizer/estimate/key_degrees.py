@@ -20,6 +20,7 @@ the other half (a self-join, `joined`).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
@@ -189,8 +190,14 @@ def _counted(sample: Sample, passed: np.ndarray, name: str, table: str) -> KeyDe
     def counted(rows_weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
         return np.bincount(rows, weights=rows_weights, minlength=len(values))[present][order]
 
+    # the sample keeps these degrees (Sample.derived): a weak reference back, no cycle
+    sample_ref = weakref.ref(sample)
+
     def halves() -> Halves:
-        second = row_halves(sample)[chosen]
+        held = sample_ref()
+        if held is None:
+            return {}
+        second = row_halves(held)[chosen]
         return {
             table: (
                 counted(2.0 * weights[~second], kept[~second]),
@@ -365,9 +372,18 @@ class Reweighted:
             found = np.bincount(codes[chosen], weights=row_weights[chosen], minlength=len(values))
             return found[present][order]
 
+        # the sample keeps these degrees (Sample.derived): the halves read it again through a
+        # weak reference, so that it holds no cycle back to itself
+        scan, sample_ref = self.scan, weakref.ref(loaded[0])  # type: ignore[index]
+        factors, name = self.factors, self.name
+
         def halves() -> Halves:
-            tracked = self._weighed(track_halves=True)
-            assert tracked is not None  # as above: the same sample and factors
+            again = ScanSample(
+                scan.alias, sample_ref, scan.passed, scan.every_partition, scan.table
+            )
+            tracked = Reweighted(again, name, factors)._weighed(track_halves=True)
+            if tracked is None:
+                return {}
             return {key: (counted(a), counted(b)) for key, (a, b) in tracked[2].items()}
 
         return KeyDegrees(

@@ -121,8 +121,10 @@ def test_a_sampled_self_join_meets_each_half_of_the_rows_with_the_other() -> Non
 
 
 def test_a_table_read_again_after_a_join_meets_the_halves_the_join_carried() -> None:
-    posts = degrees(scan("posts", 2.0, k=[1.0, 2.0], id=[1.0, 2.0]))
-    again = degrees(scan("posts", 2.0, k=[1.0, 2.0], id=[1.0, 2.0]))
+    # (the scans held, as a request's plan holds them: degrees read their halves again
+    # from the sample, which they do not keep alive)
+    scans = [scan("posts", 2.0, k=[1.0, 2.0], id=[1.0, 2.0]) for _ in range(2)]
+    posts, again = degrees(scans[0]), degrees(scans[1])
     first = join(posts, degrees(scan("owners", k=[1.0, 2.0])))
     # the product carries the posts' halves: a second scan of posts can still be met
     assert set(first.degrees.halves) == {"posts"}
@@ -170,7 +172,8 @@ def test_a_weighed_column_carries_the_halves_of_the_table_that_weighed_it() -> N
     # votes JOIN posts on the post, then the owner: a later second read of votes meets the
     # owner's degrees through the votes' halves
     posts = scan("posts", id=[1.0, 2.0, 3.0, 4.0], owner=[10.0, 10.0, 20.0, 30.0])
-    votes = degrees(scan("votes", 2.0, post=[1.0, 1.0, 3.0, 4.0], id=[1.0, 2.0, 3.0, 4.0]), "post")
+    votes_scan = scan("votes", 2.0, post=[1.0, 1.0, 3.0, 4.0], id=[1.0, 2.0, 3.0, 4.0])
+    votes = degrees(votes_scan, "post")
     owners = Reweighted(posts, "owner", ()).then("id", votes, 4.0).resolved()
     assert owners is not None
     assert set(owners.halves) == {"votes"}
