@@ -20,7 +20,6 @@ the other half (a self-join, `joined`).
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
@@ -36,6 +35,7 @@ Halves = Mapping[str, tuple[np.ndarray, np.ndarray]]
 
 DEGREE_MCV_LIMIT: Final = 100  # the most common values a join key is given from its degrees
 HALF_COLUMNS: Final = 6  # numeric columns a sampled row's half is hashed from
+FINGERPRINT_STRIDE: Final = 61  # a degrees' values and rows hashed one in this many
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,9 +66,12 @@ class KeyDegrees:
     @cached_property
     def fingerprint(self) -> int:
         """A hash of the degrees' content (equal degrees of two requests, equal hashes; the
-        halves follow from what the rows do)."""
-        content = (self.values.tobytes(), self.rows.tobytes())
-        return hash((content, self.exact, self.tables, self.half_tables))
+        halves follow from what the rows do): their size and total, and every
+        FINGERPRINT_STRIDE-th value and row (each request hashes the degrees it weighs with)."""
+        stride = slice(None, None, FINGERPRINT_STRIDE)
+        content = (self.values[stride].tobytes(), self.rows[stride].tobytes())
+        shape = (len(self.values), self.total, float(self.support.sum()))
+        return hash((content, shape, self.exact, self.tables, self.half_tables))
 
     def scaled(self, total: float) -> KeyDegrees:
         """The same shape over `total` rows."""
@@ -140,20 +143,23 @@ def scan_degrees(scan: ScanSample, name: str) -> KeyDegrees | None:
     """The degrees of column `name` among the sampled rows the scan's filter kept, each
     weighted by the rows it stands for; None when the sample lacks the column or is not
     sampled as numbers or strings. Kept with the scan (each join order asks again) and with
-    the sample under the kept rows' fingerprint (each request with the same filter)."""
+    the sample under the kept rows' fingerprint (each request with the same filter); what
+    the sample keeps holds no function, so no request's objects outlive it there."""
     key = ("key degrees", name)
     if key not in scan.memo:
         loaded = scan.rows()
         table = scan.table or scan.alias
-        scan.memo[key] = (
-            None
-            if loaded is None
-            else loaded[0].derived(
+        kept: KeyDegrees | None = None
+        if loaded is not None:
+            kept = loaded[0].derived(
                 ("key degrees", name, table, kept_rows_key(scan)),
                 partial(_counted, loaded[0], loaded[1], name, table),
             )
-        )
+        scan.memo[key] = kept
     found: KeyDegrees | None = scan.memo[key]
+    if found is not None and found.half_tables:  # attached here: the memo holds no cycle
+        table = scan.table or scan.alias
+        return replace(found, halves_of=partial(_scan_halves, scan, name, table))
     return found
 
 
@@ -172,6 +178,42 @@ def kept_rows_key(scan: ScanSample) -> Hashable:
 
 
 def _counted(sample: Sample, passed: np.ndarray, name: str, table: str) -> KeyDegrees | None:
+    counting = _scan_counting(sample, passed, name)
+    if counting is None:
+        return None
+    values, kept, weights, support, counted = counting
+    exact = bool(np.all(weights == 1.0))
+    return KeyDegrees(
+        values,
+        counted(weights, kept),
+        support,
+        exact,
+        frozenset({table}),
+        # a whole sample needs no halves: its rows are the table's, each once
+        frozenset() if exact else frozenset({table}),
+    )
+
+
+def _scan_halves(scan: ScanSample, name: str, table: str) -> Halves:
+    """The scan's degrees from each half of its sampled rows (KeyDegrees.halves)."""
+    loaded = scan.rows()
+    counting = None if loaded is None else _scan_counting(loaded[0], loaded[1], name)
+    if loaded is None or counting is None:
+        return {}
+    _, kept, weights, _, counted = counting
+    codes = _codes(loaded[0], name)
+    assert codes is not None  # as counting found
+    second = row_halves(loaded[0])[loaded[1] & (codes[1] >= 0)]
+    first_half = counted(2.0 * weights[~second], kept[~second])
+    return {table: (first_half, counted(2.0 * weights[second], kept[second]))}
+
+
+def _scan_counting(
+    sample: Sample, passed: np.ndarray, name: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Callable[..., np.ndarray]] | None:
+    """The values the scan's kept sampled rows show (sorted), each kept row's index among
+    the column's codes and its weight, each value's sampled rows, and a bincount of kept
+    rows' weights by value in that order."""
     coded = _codes(sample, name)
     if coded is None:
         return None
@@ -190,32 +232,7 @@ def _counted(sample: Sample, passed: np.ndarray, name: str, table: str) -> KeyDe
     def counted(rows_weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
         return np.bincount(rows, weights=rows_weights, minlength=len(values))[present][order]
 
-    # the sample keeps these degrees (Sample.derived): a weak reference back, no cycle
-    sample_ref = weakref.ref(sample)
-
-    def halves() -> Halves:
-        held = sample_ref()
-        if held is None:
-            return {}
-        second = row_halves(held)[chosen]
-        return {
-            table: (
-                counted(2.0 * weights[~second], kept[~second]),
-                counted(2.0 * weights[second], kept[second]),
-            )
-        }
-
-    exact = bool(np.all(weights == 1.0))
-    return KeyDegrees(
-        values[present][order],
-        counted(weights, kept),
-        support[present][order],
-        exact,
-        frozenset({table}),
-        # a whole sample needs no halves: its rows are the table's, each once
-        frozenset() if exact else frozenset({table}),
-        None if exact else halves,
-    )
+    return values[present][order], kept, weights, support[present][order], counted
 
 
 def row_halves(sample: Sample) -> np.ndarray:
@@ -338,7 +355,8 @@ class Reweighted:
 
     def resolved(self) -> KeyDegrees | None:
         """The degrees, kept with the scan per factors (each join order asks again) and with
-        the sample per kept rows and factors' content (each request of the same query)."""
+        the sample per kept rows and factors' content (each request of the same query); what
+        the sample keeps holds no function, so no request's objects outlive it there."""
         memo = self.scan.memo
         key = ("reweighted", self.name, tuple(id(other) for _, other, _ in self.factors))
         if key not in memo:
@@ -352,13 +370,40 @@ class Reweighted:
                 found = loaded[0].derived((*lasting, content), self._computed)
             memo[key] = (found, self.factors)  # the factors kept: ids stay theirs
         result: KeyDegrees | None = memo[key][0]
+        if result is not None and result.half_tables:  # attached here: the memo holds no cycle
+            return replace(result, halves_of=self._halves)
         return result
 
     def _computed(self) -> KeyDegrees | None:
         weighed = self._weighed(track_halves=False)
-        if weighed is None:
+        counting = None if weighed is None else self._counting(weighed[0])
+        if weighed is None or counting is None:
             return None
         weights, support, _, exact, tables, half_tables = weighed
+        values, counted = counting
+        return KeyDegrees(
+            values,
+            counted(weights),
+            counted(support),
+            exact,
+            frozenset(tables),
+            frozenset(half_tables),
+        )
+
+    def _halves(self) -> Halves:
+        """KeyDegrees.halves of the degrees: the weighing again, with each table's halves."""
+        weighed = self._weighed(track_halves=True)
+        counting = None if weighed is None else self._counting(weighed[0])
+        if weighed is None or counting is None:
+            return {}
+        _, counted = counting
+        return {key: (counted(a), counted(b)) for key, (a, b) in weighed[2].items()}
+
+    def _counting(
+        self, weights: np.ndarray
+    ) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]] | None:
+        """The values of the column the weighed sampled rows show (sorted), and a sum of
+        per-row figures by value in that order."""
         loaded = self.scan.rows()
         coded = None if loaded is None else _codes(loaded[0], self.name)
         if coded is None:
@@ -372,29 +417,7 @@ class Reweighted:
             found = np.bincount(codes[chosen], weights=row_weights[chosen], minlength=len(values))
             return found[present][order]
 
-        # the sample keeps these degrees (Sample.derived): the halves read it again through a
-        # weak reference, so that it holds no cycle back to itself
-        scan, sample_ref = self.scan, weakref.ref(loaded[0])  # type: ignore[index]
-        factors, name = self.factors, self.name
-
-        def halves() -> Halves:
-            again = ScanSample(
-                scan.alias, sample_ref, scan.passed, scan.every_partition, scan.table
-            )
-            tracked = Reweighted(again, name, factors)._weighed(track_halves=True)
-            if tracked is None:
-                return {}
-            return {key: (counted(a), counted(b)) for key, (a, b) in tracked[2].items()}
-
-        return KeyDegrees(
-            values[present][order],
-            counted(weights),
-            counted(support),
-            exact,
-            frozenset(tables),
-            frozenset(half_tables),
-            halves if half_tables else None,
-        )
+        return values[present][order], counted
 
     def _weighed(self, track_halves: bool) -> _Weighed | None:
         """Per sampled row, its weight times the other sides' rows holding its keys, and the

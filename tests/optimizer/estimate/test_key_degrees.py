@@ -121,8 +121,8 @@ def test_a_sampled_self_join_meets_each_half_of_the_rows_with_the_other() -> Non
 
 
 def test_a_table_read_again_after_a_join_meets_the_halves_the_join_carried() -> None:
-    # (the scans held, as a request's plan holds them: degrees read their halves again
-    # from the sample, which they do not keep alive)
+    # (the scans held, as a request's plan holds them: degrees read their halves from
+    # their scan when asked)
     scans = [scan("posts", 2.0, k=[1.0, 2.0], id=[1.0, 2.0]) for _ in range(2)]
     posts, again = degrees(scans[0]), degrees(scans[1])
     first = join(posts, degrees(scan("owners", k=[1.0, 2.0])))
