@@ -223,8 +223,11 @@ def qerror_table(
     return "\n".join(lines)
 
 
-def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    """Per-query rows; rows of other (variant, system) pairs already in the file stay."""
+def write_csv(
+    path: Path, rows: list[dict[str, Any]], fields: tuple[str, ...] | list[str] = CSV_FIELDS
+) -> None:
+    """Per-query rows (their `fields`); rows of other (variant, system) pairs already in the
+    file stay."""
     replaced = {(r["variant"], r["system"]) for r in rows}
     kept: list[dict[str, Any]] = []
     if path.exists():
@@ -234,7 +237,7 @@ def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
             ]
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS, extrasaction="ignore")
+        writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(kept)
         writer.writerows(rows)

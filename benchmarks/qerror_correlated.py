@@ -40,7 +40,6 @@ systems of this run replace earlier ones).
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
 import io
 import json
@@ -55,6 +54,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.dataset as ds
+import qerror
 import qerror_truth as truth_
 from correlated_queries import QUERIES, Query
 from qerror import q_error, qerror_table
@@ -321,14 +321,8 @@ def _number(value: float | None) -> str:
 
 
 def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    """Per-query rows; rows of other (variant, system) pairs already in the file stay."""
-    replaced = {(r["variant"], r["system"]) for r in rows}
-    kept: list[dict[str, Any]] = []
-    if path.exists():
-        with path.open(newline="") as handle:
-            kept = [
-                r for r in csv.DictReader(handle) if (r["variant"], r["system"]) not in replaced
-            ]
+    """Per-query rows, figures rounded (qerror.write_csv: rows of other (variant, system)
+    pairs already in the file stay)."""
     formatted = [
         {
             **r,
@@ -337,11 +331,7 @@ def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
         }
         for r in rows
     ]
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(kept)
-        writer.writerows(formatted)
+    qerror.write_csv(path, formatted, CSV_FIELDS)
 
 
 # ------------------------------------------------------------------------------ main

@@ -181,7 +181,7 @@ def _counted(sample: Sample, passed: np.ndarray, name: str, table: str) -> KeyDe
     counting = _scan_counting(sample, passed, name)
     if counting is None:
         return None
-    values, kept, weights, support, counted = counting
+    values, _, kept, weights, support, counted = counting
     exact = bool(np.all(weights == 1.0))
     return KeyDegrees(
         values,
@@ -200,20 +200,22 @@ def _scan_halves(scan: ScanSample, name: str, table: str) -> Halves:
     counting = None if loaded is None else _scan_counting(loaded[0], loaded[1], name)
     if loaded is None or counting is None:
         return {}
-    _, kept, weights, _, counted = counting
-    codes = _codes(loaded[0], name)
-    assert codes is not None  # as counting found
-    second = row_halves(loaded[0])[loaded[1] & (codes[1] >= 0)]
+    _, chosen, kept, weights, _, counted = counting
+    second = row_halves(loaded[0])[chosen]
     first_half = counted(2.0 * weights[~second], kept[~second])
     return {table: (first_half, counted(2.0 * weights[second], kept[second]))}
 
 
 def _scan_counting(
     sample: Sample, passed: np.ndarray, name: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Callable[..., np.ndarray]] | None:
-    """The values the scan's kept sampled rows show (sorted), each kept row's index among
-    the column's codes and its weight, each value's sampled rows, and a bincount of kept
-    rows' weights by value in that order."""
+) -> (
+    tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, Callable[..., np.ndarray]]
+    | None
+):
+    """The values the scan's kept sampled rows show (sorted), which sampled rows are kept
+    (kept by the filter, not NULL), each kept row's index among the column's codes and its
+    weight, each value's sampled rows, and a bincount of kept rows' weights by value in that
+    order."""
     coded = _codes(sample, name)
     if coded is None:
         return None
@@ -232,7 +234,7 @@ def _scan_counting(
     def counted(rows_weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
         return np.bincount(rows, weights=rows_weights, minlength=len(values))[present][order]
 
-    return values[present][order], kept, weights, support[present][order], counted
+    return values[present][order], chosen, kept, weights, support[present][order], counted
 
 
 def row_halves(sample: Sample) -> np.ndarray:
