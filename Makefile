@@ -41,13 +41,19 @@ $(KERBEROS): $(STAMP) | tools
 	touch $@
 
 .PHONY: tools
-tools: ## system tools the tests use (MIT Kerberos for a test KDC; docker-compose for compose.yaml)
+tools: ## system tools the tests use (MIT Kerberos for a test KDC, chromium for the console, docker-compose)
 	@command -v krb5kdc >/dev/null 2>&1 && command -v krb5-config >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing MIT Kerberos (Debian packages) for the Kerberos tests"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	      krb5-kdc krb5-admin-server krb5-user libkrb5-dev >/dev/null; \
 	  else echo "MIT Kerberos is not installed: install krb5-kdc krb5-admin-server krb5-user libkrb5-dev"; exit 1; fi; }
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium (Debian package) for the console's browser tests"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 || { \
+	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }; \
+	  else echo "chromium is not installed: install Debian's chromium for the console's tests"; exit 1; fi; }
 	@command -v docker-compose >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing docker-compose (Debian package) to validate compose.yaml"; \

@@ -268,7 +268,18 @@ def plan_fingerprint(name: str, config: dict[str, str] | None = None) -> str:
     """The chosen plan of a query: explain's JSON (join order, algorithms, shuffles, each
     node's rows and costs, unrounded) and the Spark SQL emitted."""
     chosen = plan(name, config)
-    return json.dumps(explain_json(chosen), indent=1, default=str) + "\n--\n" + emit(chosen)
+    explained = explain_json(chosen)
+    explained["plan"] = _without_sources(explained["plan"])
+    return json.dumps(explained, indent=1, default=str) + "\n--\n" + emit(chosen)
+
+
+def _without_sources(node: dict[str, Any]) -> dict[str, Any]:
+    """A plan node of explain's JSON without its row estimate's source and precision (which
+    say how the rows were estimated, not what plan was chosen: the fingerprints recorded
+    before explain gave them still hold)."""
+    kept = {k: v for k, v in node.items() if k not in ("source", "precision")}
+    kept["children"] = [_without_sources(child) for child in node["children"]]
+    return kept
 
 
 def measure(names: list[str], repeat: int) -> dict[str, dict[str, float]]:

@@ -131,6 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = tables.add_parser("list", parents=[common], help="list registered tables")
     listing.add_argument("--json", action="store_true")
+    listing.add_argument(
+        "--summary",
+        action="store_true",
+        help="add each table's rows, bytes, files, collected and stale partitions and runs",
+    )
     listing.set_defaults(handler=cmd_table_list)
     show = tables.add_parser("show", parents=[common], help="describe a table")
     show.add_argument("name")
@@ -151,6 +156,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     partitions.add_argument("name")
     add_partition_filters(partitions)
+    partitions.add_argument(
+        "--offset",
+        type=int,
+        metavar="N",
+        help="page the partitions ordered by key values: skip the first N (default 0)",
+    )
+    partitions.add_argument(
+        "--limit",
+        type=int,
+        metavar="M",
+        help="page the partitions ordered by key values: at most M of them (1-1000, "
+        "default 50), with each one's files, bytes, rows and staleness",
+    )
     partitions.add_argument("--json", action="store_true", help="print JSON")
     partitions.set_defaults(handler=cmd_partitions)
 
@@ -232,6 +250,12 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--sql", required=True, help="the query (a SELECT)")
     explain.add_argument("--dialect", choices=["spark", "hive"], default="spark")
     explain.add_argument("--json", action="store_true", help="print JSON")
+    explain.add_argument(
+        "--level",
+        choices=["basic", "histogram", "sketch", "sketch-independent"],
+        default="sketch",
+        help="the estimates planned with, as `statlas estimate --level` (default: sketch)",
+    )
     explain.add_argument(
         "--emit", choices=["spark"], help="print the query as Spark SQL with join hints"
     )
@@ -411,6 +435,8 @@ def _register_spark_tables(
 
 
 def cmd_table_list(args: argparse.Namespace, settings: Settings) -> int:
+    if args.summary:
+        return _table_summaries(args, settings)
     tables = _metastore(settings).tables()
     if args.json:
         print_json([t.as_json() for t in tables])
@@ -420,6 +446,25 @@ def cmd_table_list(args: argparse.Namespace, settings: Settings) -> int:
         print(
             f"{info.name}\t{info.format}\t{info.partition_count} partitions\tkeys {keys}\t"
             f"{info.location}"
+        )
+    return 0
+
+
+def _table_summaries(args: argparse.Namespace, settings: Settings) -> int:
+    from metastore.hive.summaries import summarised_tables
+
+    summarised = summarised_tables(_metastore(settings).ready())
+    if args.json:
+        print_json([{**t.as_json(), "summary": s.as_json()} for t, s in summarised])
+        return 0
+    for info, summary in summarised:
+        rows = "-" if summary.rows is None else f"{summary.rows:,}"
+        last = summary.as_json()["last_collection"] or "never"
+        print(
+            f"{info.name}\t{summary.database}\t{info.partition_count} partitions\t"
+            f"{summary.collected_partitions} collected\t{summary.stale_partitions} stale\t"
+            f"rows {rows}\t{summary.bytes:,} bytes\t{summary.files} files\t"
+            f"last collection {last} ({summary.last_run_status or 'no run'})"
         )
     return 0
 
@@ -487,7 +532,43 @@ def partition_query(args: argparse.Namespace) -> PartitionQuery:
     return PartitionQuery(tuple(in_lists), tuple(tuples), args.where)
 
 
+def _partition_page(args: argparse.Namespace, settings: Settings) -> int:
+    from metastore.catalog.pages import DEFAULT_PAGE, check_page, partition_page
+
+    offset = 0 if args.offset is None else args.offset
+    limit = DEFAULT_PAGE if args.limit is None else args.limit
+    check_page(offset, limit)  # before any query
+    query = partition_query(args)
+    page = partition_page(_metastore(settings).ready(), args.name, query, offset, limit)
+    if args.json:
+        print_json(page.as_json())
+        return 0
+    shown = f"{offset + 1}-{offset + len(page.partitions)}" if page.partitions else "none"
+    print(f"{page.table}: partitions {shown} of {page.total}")
+    header = ("partition", "files", "bytes", "rows", "modified", "collected", "stale")
+    lines = [header]
+    for p in page.partitions:
+        data = p.as_json()
+        lines.append(
+            (
+                p.name or "(unpartitioned)",
+                str(p.files),
+                f"{p.bytes:,}",
+                "-" if p.rows is None else f"{p.rows:,}",
+                data["modified"],
+                data["collected"] or "-",
+                "yes" if p.stale else "no",
+            )
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    for line in lines:
+        print("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip())
+    return 0
+
+
 def cmd_partitions(args: argparse.Namespace, settings: Settings) -> int:
+    if args.offset is not None or args.limit is not None:
+        return _partition_page(args, settings)
     result = _metastore(settings).lookup(args.name, partition_query(args))
     if args.json:
         print_json(result.as_json())
@@ -628,7 +709,9 @@ def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
     from optimizer.physical.api import emit, explain_json, explain_text, plan_query
 
     config = parse_settings(args.config)
-    plan = plan_query(_metastore(settings).ready(), args.sql, args.dialect, config)
+    plan = plan_query(
+        _metastore(settings).ready(), args.sql, args.dialect, config, level=args.level
+    )
     if args.emit:
         print(emit(plan))
     elif args.json:

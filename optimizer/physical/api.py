@@ -41,6 +41,7 @@ class PhysicalPlan:
     level: Level
     sql: str
     merged: int = 0  # groups of aggregates read once (optimizer.rewrite.merge_aggregates)
+    stats: StatsQuery | None = None  # the estimates planned with (each node's rows' source)
 
 
 def plan_query(
@@ -97,6 +98,7 @@ def _plan_qualified(
         level,
         sql,
         qualified.merged.groups,
+        stats,
     )
 
 
@@ -106,8 +108,9 @@ def explain(
     dialect: str = "spark",
     config: Mapping[str, str] | None = None,
     source: StatisticsSource | None = None,
+    level: Level = SKETCH,
 ) -> dict[str, Any]:
-    return explain_json(plan_query(engine, sql, dialect, config, source))
+    return explain_json(plan_query(engine, sql, dialect, config, source, level))
 
 
 def emit(plan: PhysicalPlan) -> str:
@@ -131,15 +134,20 @@ def explain_json(plan: PhysicalPlan) -> dict[str, Any]:
         "scans": {"before": plan.before.scans, "after": plan.after.scans},
         "cost": {"cpu": total.cpu, "io": total.io, "total": total.total, "rows": total.rows},
         "level": plan.level,
-        "plan": _node(plan.root, jobs),
+        "plan": _node(plan.root, jobs, plan.stats),
     }
 
 
-def _node(node: PhysicalNode, jobs: dict[PhysicalNode, int]) -> dict[str, Any]:
+def _node(
+    node: PhysicalNode, jobs: dict[PhysicalNode, int], stats: StatsQuery | None
+) -> dict[str, Any]:
+    rows = stats.of(node.logical).rows if stats is not None else None
     result: dict[str, Any] = {
         "op": node.op,
         "detail": node.detail,
         "rows": round(node.rows, 3),
+        "source": None if rows is None else rows.source,
+        "precision": None if rows is None else rows.precision,
         "row_size": round(node.row_size, 1),
         "size": round(node.bytes, 1),
         "cost": {"cpu": node.cost.cpu, "io": node.cost.io},
@@ -165,7 +173,7 @@ def _node(node: PhysicalNode, jobs: dict[PhysicalNode, int]) -> dict[str, Any]:
         )
     if inputs:
         result["inputs"] = inputs
-    result["children"] = [_node(child, jobs) for child in node.children]
+    result["children"] = [_node(child, jobs, stats) for child in node.children]
     return result
 
 

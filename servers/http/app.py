@@ -1,5 +1,6 @@
 """The statlas daemon's HTTP API (FastAPI): tables, partition lookups, statistics,
-estimates, map-join pruning, collection runs, health and Prometheus metrics.
+estimates, map-join pruning, collection runs, health and Prometheus metrics, and the web
+console (servers.console) at `/`.
 
 Every answer is the JSON the CLI prints with `--json` for the same request, so a client
 can move between the two. Errors are `{"error": "<one line>"}` with the status of the
@@ -28,6 +29,7 @@ from fastapi.routing import APIRoute
 
 from metastore import Metastore
 from servers.authorization import Roles
+from servers.console import routes as console
 from servers.http.auth import BearerToken, document_bearer
 from servers.http.errors import add_error_handlers
 from servers.http.fast_path import LookupFastPath
@@ -36,6 +38,7 @@ from servers.http.request_metrics import RequestMetrics
 from servers.http.routes import (
     health,
     metrics,
+    pages,
     partitions,
     planning,
     pruning,
@@ -47,7 +50,7 @@ from servers.http.spark import LazySpark
 from servers.http.state import Service
 
 # the service's own routes, in the order of the OpenAPI schema
-ROUTES = (health, metrics, runs, tables, partitions, statistics, planning, pruning)
+ROUTES = (health, metrics, runs, tables, pages, partitions, statistics, planning, pruning)
 
 
 def create_app(
@@ -83,7 +86,7 @@ def create_app(
     )
     app.state.service = service
     own = [module.router(service) for module in ROUTES]
-    for router in (*own, *routers):
+    for router in (*own, *routers, console.router()):
         app.include_router(router)
     handlers = add_error_handlers(app, service.metastore)
     lookup_routes = {

@@ -1,6 +1,7 @@
-"""The bearer token: every route but /health wants `Authorization: Bearer <token>`. With a
-roles file (servers.authorization) the token's holder, "api-token", has a role: the queries
-(GET, and the POSTs that only read) want a reader, changing schedules a writer."""
+"""The bearer token: every route but /health and the console's files wants
+`Authorization: Bearer <token>`. With a roles file (servers.authorization) the token's
+holder, "api-token", has a role: the queries (GET, and the POSTs that only read) want a
+reader, changing schedules a writer."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from servers.authorization import HTTP_TOKEN_PRINCIPAL, Role, Roles, denied_message
+from servers.console.routes import is_console_path
 from servers.http.errors import error_response
 
-OPEN_PATHS = frozenset({"/health"})  # answered without the bearer token
+OPEN_PATHS = frozenset({"/health"})  # answered without the bearer token, as the console's files
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 READING_POSTS = re.compile(r"/(estimate|explain|prune|tables/[^/]+/(partitions|statistics))")
 """POSTs that only read (their questions are too long for a URL); any other POST, PUT,
@@ -29,7 +31,8 @@ def needed_role(method: str, path: str) -> Role:
 
 
 class BearerToken:
-    """Refuses every request but /health without `Authorization: Bearer <token>` (401).
+    """Refuses every request but /health and the console's files without `Authorization:
+    Bearer <token>` (401).
     Plain ASGI: no per-request objects beyond the header lookup."""
 
     def __init__(self, app: ASGIApp, token: str, roles: Roles | None = None) -> None:
@@ -38,7 +41,7 @@ class BearerToken:
         self.roles = roles
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        open_path = scope["type"] != "http" or scope["path"] in OPEN_PATHS
+        open_path = scope["type"] != "http" or _open(scope["path"])
         if not open_path and not self._authorised(scope):
             response = error_response(
                 401, "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"}
@@ -63,6 +66,11 @@ class BearerToken:
                     credentials.strip(), self.token
                 )
         return False
+
+
+def _open(path: str) -> bool:
+    """/health, and the console's files: they hold no data (the page asks for the token)."""
+    return path in OPEN_PATHS or is_console_path(path)
 
 
 def document_bearer(app: FastAPI) -> None:

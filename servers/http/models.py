@@ -91,6 +91,7 @@ class ExplainRequest(_Strict):
     emit: Literal["spark"] | None = Field(
         default=None, description="also return the query as Spark SQL with join hints"
     )
+    level: Level = "sketch"
 
 
 class PruneRequest(_Strict):
@@ -143,6 +144,20 @@ class BucketingOut(BaseModel):
     sort_columns: list[list[str]]
 
 
+class TableSummaryOut(BaseModel):
+    database: str
+    rows: int | None = Field(description="summed over the partitions with statistics")
+    bytes: int
+    files: int
+    collected_partitions: int
+    stale_partitions: int = Field(
+        description="partitions without statistics or changed since they were collected"
+    )
+    last_collection: str | None = Field(description="end of the latest succeeded run")
+    last_run_status: str | None
+    statistics_served: str
+
+
 class TableOut(BaseModel):
     name: str
     location: str
@@ -152,6 +167,7 @@ class TableOut(BaseModel):
     bucketing: BucketingOut | None
     properties: dict[str, Any]
     partitions: int
+    summary: TableSummaryOut | None = Field(default=None, description="with `summary=true`")
 
 
 class TablesOut(BaseModel):
@@ -167,6 +183,27 @@ class PartitionsOut(BaseModel):
     table: str
     count: int
     partitions: list[PartitionOut]
+
+
+class PagedPartitionOut(BaseModel):
+    name: str
+    values: list[JsonScalar]
+    location: str
+    files: int
+    bytes: int
+    modified: str
+    rows: int | None
+    collected: str | None
+    stale: bool
+
+
+class PartitionPageOut(BaseModel):
+    table: str
+    keys: list[str]
+    total: int
+    offset: int
+    limit: int
+    partitions: list[PagedPartitionOut]
 
 
 class HistogramOut(BaseModel):

@@ -45,7 +45,9 @@ def router(service: Service) -> APIRouter:
         from optimizer.physical.api import emit, explain_json, plan_query
 
         with sql_errors():
-            plan = plan_query(service.engine(), request.sql, request.dialect, request.config)
+            plan = plan_query(
+                service.engine(), request.sql, request.dialect, request.config, level=request.level
+            )
             answer = explain_json(plan)
             if request.emit == "spark":
                 answer["spark_sql"] = emit(plan)

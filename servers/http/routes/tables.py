@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from metastore.catalog.tables import describe_table, list_tables
+from metastore.hive.summaries import summarised_tables
 from servers.http.errors import error_responses
 from servers.http.formats import json_response
 from servers.http.models import TableOut, TablesOut
@@ -19,9 +22,13 @@ def router(service: Service) -> APIRouter:
     @routes.get(
         "/tables", summary="List tables", response_model=TablesOut, responses=error_responses()
     )
-    def tables() -> Response:
-        """Registered tables (as `statlas table list --json`)."""
-        return json_response({"tables": [t.as_json() for t in list_tables(service.engine())]})
+    def tables(
+        summary: Annotated[
+            bool, Query(description="add each table's summary (rows, bytes, staleness, runs)")
+        ] = False,
+    ) -> Response:
+        """Registered tables (as `statlas table list --json`; `--summary` for `summary`)."""
+        return json_response({"tables": tables_json(service, summary)})
 
     @routes.get(
         "/tables/{name}",
@@ -34,3 +41,9 @@ def router(service: Service) -> APIRouter:
         return json_response(describe_table(service.engine(), name).as_json())
 
     return routes
+
+
+def tables_json(service: Service, summary: bool) -> list[dict[str, Any]]:
+    if not summary:
+        return [t.as_json() for t in list_tables(service.engine())]
+    return [{**t.as_json(), "summary": s.as_json()} for t, s in summarised_tables(service.engine())]
