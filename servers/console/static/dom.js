@@ -46,6 +46,7 @@ export function sortableTable(columns, rows, {sortKey, descending = false, capti
     const value = column.value ?? ((row) => row[column.key]);
     const sorted = [...rows].sort((a, b) => compare(value(a), value(b)) * (down ? -1 : 1));
     head.replaceChildren(h("tr", {}, columns.map((c) => h("th", {
+      "data-key": c.key,
       class: c.num ? "num" : null,
       scope: "col",
       "aria-sort": c.key === key ? (down ? "descending" : "ascending") : "none",
@@ -53,7 +54,8 @@ export function sortableTable(columns, rows, {sortKey, descending = false, capti
       down = c.key === key ? !down : false;
       key = c.key;
       draw();
-    }}, c.label)))));
+      head.querySelector(`th[data-key="${c.key}"] button`).focus();
+    }}, c.label, c.key === key ? h("span", {class: "arrow", "aria-hidden": "true"}, down ? " ▼" : " ▲") : null)))));
     body.replaceChildren(...sorted.map((row) => h("tr", {class: rowClass ? rowClass(row) : null},
       columns.map((c) => h("td", {class: c.num ? "num" : null, dataset: {column: c.key}},
         c.cell ? c.cell(row) : row[c.key] ?? "")))));

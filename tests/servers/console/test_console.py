@@ -42,6 +42,16 @@ def shown(value: Any) -> str:
 def open_page(page: Any, console: Console, address: str) -> None:
     page.goto(f"{console.url}/{address}")
     page.wait_for_selector("main[aria-busy=false]", timeout=TIMEOUT_MS)
+    assert_labelled(page)
+
+
+def assert_labelled(page: Any) -> None:
+    """Every form control of the page has a label a screen reader announces."""
+    unlabelled = page.locator("input, select, textarea").evaluate_all(
+        "controls => controls.filter(c => c.type !== 'hidden' && c.labels.length === 0"
+        " && !c.getAttribute('aria-label')).map(c => c.outerHTML)"
+    )
+    assert unlabelled == []
 
 
 def settled(page: Any) -> None:
@@ -94,12 +104,29 @@ def test_tables_page_lists_the_summaries_the_api_gives(page: Any, console: Conso
     assert answer["events"]["summary"]["stale_partitions"] == 1
     assert answer["notes"]["summary"]["stale_partitions"] == 0
     screenshot(page, "tables")
-    page.get_by_role("button", name="Rows").click()  # ascending: notes (ROWS) first
+    page.get_by_role("button", name="Rows", exact=True).click()  # ascending: notes (ROWS) first
     assert page.locator("tbody tr td[data-column=name]").all_inner_texts() == ["notes", "events"]
-    page.get_by_role("button", name="Rows").click()
+    page.get_by_role("button", name="Rows", exact=True).click()
     assert page.locator("tbody tr td[data-column=name]").all_inner_texts() == ["events", "notes"]
     page.get_by_label("Search tables").fill("note")
     assert page.locator("tbody tr td[data-column=name]").all_inner_texts() == ["notes"]
+
+    # from the keyboard alone: the skip link, the search field, a sort button
+    page.reload()
+    page.wait_for_selector("main[aria-busy=false]", timeout=TIMEOUT_MS)
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Skip to content"
+    for _ in range(6):  # past the brand and the three pages' links
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.id") == "table-search":
+            break
+    assert page.evaluate("document.activeElement.id") == "table-search"
+    page.keyboard.type("events")
+    assert page.locator("tbody tr td[data-column=name]").all_inner_texts() == ["events"]
+    page.get_by_role("button", name="Partitions", exact=True).focus()
+    page.keyboard.press("Enter")  # sorts, and the focus stays on the header pressed
+    assert page.evaluate("document.activeElement.textContent") == "Partitions ▲"
+    assert page.locator("th[aria-sort=ascending]").get_attribute("data-key") == "partitions"
 
 
 def column_figures(page: Any) -> dict[str, dict[str, str]]:
