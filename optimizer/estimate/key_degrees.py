@@ -112,10 +112,12 @@ class KeyDegrees:
         count = min(DEGREE_MCV_LIMIT, len(self.rows))
         top = np.argpartition(-self.rows, count - 1)[:count]
         top = top[np.argsort(-self.rows[top], kind="stable")]
+        # as Python objects at once: numpy scalars one at a time cost more than the rest
+        values, counts = self.values[top].tolist(), self.rows[top].tolist()
         return tuple(
-            (_value(self.values[i], type_), min(1.0, float(self.rows[i]) / rows))
-            for i in top
-            if self.rows[i] > 0
+            (_value(value, type_), min(1.0, count / rows))
+            for value, count in zip(values, counts, strict=True)
+            if count > 0
         )
 
 
@@ -128,15 +130,32 @@ class NotKnown:
 NOT_KNOWN: Final = NotKnown()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class JoinedDegrees:
-    """An inner join's rows from its key's degrees, and the joined rows' degrees; `weak`
-    when no sampled row met one of the other side (and the samples are not whole): its rows
-    then are not to be trusted over the sketches'."""
+    """An inner join's rows from its key's degrees (`left`'s and `right`'s), and the joined
+    rows' degrees, multiplied when first read (`joined`); `weak` when no sampled row met one
+    of the other side (and the samples are not whole): its rows then are not to be trusted
+    over the sketches'."""
 
-    rows: float
-    degrees: KeyDegrees
-    weak: bool = False
+    left: KeyDegrees
+    right: KeyDegrees
+
+    @property
+    def exact(self) -> bool:
+        """Whether both sides' samples hold every row (the product is exact)."""
+        return self.left.exact and self.right.exact
+
+    @cached_property
+    def degrees(self) -> KeyDegrees:
+        return _product(self.left, self.right)
+
+    @property
+    def rows(self) -> float:
+        return self.degrees.total
+
+    @property
+    def weak(self) -> bool:
+        return not self.exact and not len(self.degrees.values)
 
 
 def scan_degrees(scan: ScanSample, name: str) -> KeyDegrees | None:
@@ -266,7 +285,7 @@ def _mix(x: np.ndarray) -> np.ndarray:
 
 def joined(left: KeyDegrees, right: KeyDegrees) -> JoinedDegrees | None:
     """The join of two sides on one key: per value both show, the product of its rows on
-    each side.
+    each side (`_product`, when first read).
 
     Sides that read one table share its sampled rows, and a row's weight squared overcounts
     its pair with itself: whole samples multiply as they are; sampled ones join each half of
@@ -276,28 +295,36 @@ def joined(left: KeyDegrees, right: KeyDegrees) -> JoinedDegrees | None:
     they cannot split so (more than one, or a side without that table's halves)."""
     if left.values.dtype.kind != right.values.dtype.kind:
         return None
-    values, at_left, at_right = _shared(left.values, right.values)
-    left_rows, right_rows = left.rows[at_left], right.rows[at_right]
     shared = left.tables & right.tables
-    exact = left.exact and right.exact
-    if shared and not exact:
+    if shared and not (left.exact and right.exact):
         if len(shared) != 1:
             return None
         (table,) = shared
         if table not in left.half_tables or table not in right.half_tables:
             return None
+    return JoinedDegrees(left, right)
+
+
+def _product(left: KeyDegrees, right: KeyDegrees) -> KeyDegrees:
+    """The joined rows' degrees of two sides `joined` accepts."""
+    values, at_left, at_right = _intersected(left.values, right.values)
+    left_rows, right_rows = left.rows[at_left], right.rows[at_right]
+    shared = left.tables & right.tables
+    exact = left.exact and right.exact
+    if shared and not exact:
+        (table,) = shared
         mine, theirs = left.halves[table], right.halves[table]
         first = mine[0][at_left] * theirs[1][at_right]
         second = mine[1][at_left] * theirs[0][at_right]
         rows = (first + second) / 2.0 + np.minimum(left_rows, right_rows)
     else:
         rows = left_rows * right_rows
-    # the halves of the other tables each side read, carried for a later join with one again
-    # (as the product's share of each value's rows)
-    product = left_rows * right_rows
-    share = np.divide(rows, product, out=np.zeros_like(rows), where=product > 0)
 
     def halves() -> Halves:
+        # the halves of the other tables each side read, carried for a later join with one
+        # again (as the product's share of each value's rows)
+        product = left_rows * right_rows
+        share = np.divide(rows, product, out=np.zeros_like(rows), where=product > 0)
         carried = {}
         for own, at, other_rows in ((left, at_left, right_rows), (right, at_right, left_rows)):
             for table, (a, b) in own.halves.items():
@@ -307,7 +334,7 @@ def joined(left: KeyDegrees, right: KeyDegrees) -> JoinedDegrees | None:
 
     support = left.support[at_left] * right.support[at_right]
     half_tables = (left.half_tables | right.half_tables) - shared
-    degrees = KeyDegrees(
+    return KeyDegrees(
         values,
         rows,
         support,
@@ -316,8 +343,6 @@ def joined(left: KeyDegrees, right: KeyDegrees) -> JoinedDegrees | None:
         half_tables,
         halves if half_tables else None,
     )
-    weak = not exact and not len(values)
-    return JoinedDegrees(degrees.total, degrees, weak)
 
 
 def degrees_of(column: Any, rows: float) -> KeyDegrees | None:
@@ -512,6 +537,15 @@ def _shared(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return left[at_left], at_left, at[at_left]
 
 
+def _intersected(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`_shared` of two sorted arrays of distinct values, the shorter one looked up in the
+    longer (the same values, in the same order, either way)."""
+    if len(left) <= len(right):
+        return _shared(left, right)
+    _, at_right, at_left = _shared(right, left)
+    return left[at_left], at_left, at_right
+
+
 def _per_row(
     values: np.ndarray, codes: np.ndarray, degrees: KeyDegrees, trust: float, mean: float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -536,6 +570,6 @@ def _looked_up(
 def _value(value: Any, type_: str) -> Any:
     """A value of the degrees as a column of type `type_` holds it (a sampled number back as
     its date, integer or decimal)."""
-    if isinstance(value, np.str_):
+    if isinstance(value, str):  # numpy's text too
         return str(value)
     return from_number(float(value), type_)

@@ -56,7 +56,7 @@ def derive(stats: StatsQuery, node: Join) -> NodeStats:
         left, right = transfer_ranges(node, left, right)
     inner, source = join_rows.inner_join_rows(stats, node, left, right, listed)
     degrees = _key_degrees(stats, node, sides, listed)
-    if degrees is not None and not degrees.weak and _degrees_decide(node, sides, degrees):
+    if degrees is not None and _degrees_decide(node, sides, degrees) and not degrees.weak:
         inner, source = degrees.rows, "key degrees"
     precision = weakest(left.rows.precision, right.rows.precision, ESTIMATED)
     if node.residual is not None:
@@ -78,7 +78,7 @@ def derive(stats: StatsQuery, node: Join) -> NodeStats:
         source = f"{node.kind}:{source}"
     columns = _join_columns(stats, node, left, right, rows, degrees)
     if degrees is not None:
-        columns = _reweighted(node, sides, columns)
+        columns = _reweighted(node, sides, columns, degrees)
     if node.kind in ("left", "right", "full") and stats.level != BASIC:
         columns = _outer_nulls(node, left, right, columns, inner, rows)
     if node.kind == "inner":
@@ -114,20 +114,24 @@ def _key_degrees(
 
 
 def _reweighted(
-    node: Join, sides: tuple[NodeStats, NodeStats], columns: dict[ColumnRef, ColumnEstimate]
+    node: Join,
+    sides: tuple[NodeStats, NodeStats],
+    columns: dict[ColumnRef, ColumnEstimate],
+    degrees: JoinedDegrees,
 ) -> dict[ColumnRef, ColumnEstimate]:
     """After an inner join on one key, the columns of the scan each key was read from weigh
-    each sampled row by the other side's rows holding its key (key_degrees.Reweighted)."""
+    each sampled row by the other side's rows holding its key (key_degrees.Reweighted; the
+    sides' degrees those the join's were multiplied from)."""
     ((a, b),) = node.keys
     result = dict(columns)
-    for side, key, other, other_key in ((sides[0], a, sides[1], b), (sides[1], b, sides[0], a)):
+    for side, key, other, other_key, other_degrees in (
+        (sides[0], a, sides[1], b, degrees.right),
+        (sides[1], b, sides[0], a, degrees.left),
+    ):
         key_column = side.columns.get(key)
         if key_column is None or key_column.origin is None:
             continue
-        other_column = other.columns.get(other_key)
-        other_degrees = degrees_of(other_column, other.rows.value)
-        if other_column is None or other_degrees is None:
-            continue
+        other_column = other.columns[other_key]
         scan, key_name = key_column.origin
         for ref, column in side.columns.items():
             if ref == key or column.origin is None or column.origin[0] is not scan:
@@ -148,7 +152,7 @@ def _degrees_decide(node: Join, sides: tuple[NodeStats, NodeStats], degrees: Joi
     """Whether a join's rows are its key's degrees' product: where both sides' samples hold
     every row (the product is exact), or a side's key was a key of an earlier join (its
     degrees carried), whose fan-outs the sketches cannot see."""
-    if degrees.degrees.exact:
+    if degrees.exact:
         return True
     ((a, b),) = node.keys
     return any(

@@ -180,3 +180,25 @@ def test_a_weighed_column_carries_the_halves_of_the_table_that_weighed_it() -> N
     first, second = owners.halves["votes"]
     # each half of the votes' rows weighs twice: the halves add up to twice the degrees
     assert first + second == pytest.approx(2 * owners.rows)
+
+
+def test_a_joins_product_is_multiplied_only_when_read() -> None:
+    # what decides whether the degrees give a join's rows needs no product: it is
+    # multiplied when first read, and once
+    found = join(degrees(scan("a", 2.0, k=[1.0, 2.0])), degrees(scan("b", 2.0, k=[2.0])))
+    assert "degrees" not in vars(found)
+    assert not found.exact
+    assert "degrees" not in vars(found)
+    assert found.rows == pytest.approx(2.0 * 2.0)
+    assert found.degrees is found.degrees
+
+
+def test_the_shorter_side_is_looked_up_in_the_longer_with_the_same_product() -> None:
+    rng = np.random.default_rng(3)
+    many = rng.integers(0, 400, 3_000).astype(float).tolist()
+    few = rng.integers(0, 400, 40).astype(float).tolist()
+    long, short = degrees(scan("long", 3.0, k=many)), degrees(scan("short", 5.0, k=few))
+    one, other = join(long, short).degrees, join(short, long).degrees
+    for field in ("values", "rows", "support"):
+        assert np.array_equal(getattr(one, field), getattr(other, field))
+    assert set(as_dict(one)) == set(many) & set(few)
