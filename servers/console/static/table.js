@@ -17,16 +17,24 @@ const KINDS = {equi_depth: "equi-depth", equi_width: "equi-width"};
 
 export async function tablePage(main, route) {
   const name = route.rest;
-  const table = await call(`/tables/${encodeURIComponent(name)}`);
-  const state = stateOf(route.params, table);
+  const state = stateOf(route.params);
+  // the three requests at once: the statistics and the first page need only the name and
+  // the selection, not the table's description
+  const described = call(`/tables/${encodeURIComponent(name)}`);
+  const firstStatistics = askStatistics(name, state);
+  const firstPage = askPartitions(name, state);
+  for (const pending of [firstStatistics, firstPage]) pending.catch(() => null);
+  const table = await described;
   const statistics = h("section", {id: "statistics", "aria-labelledby": "statistics-title"});
   const partitions = h("section", {id: "partitions", "aria-labelledby": "partitions-title"});
   const remember = () => history.replaceState(null, "", `#/table/${encodeURIComponent(table.name)}?${paramsOf(state)}`);
-  const loadStatistics = () => showStatistics(statistics, table, state);
-  const loadPartitions = () => showPartitions(partitions, table, state, () => {
-    remember();
-    loadPartitions();
-  });
+  const loadStatistics = (answer = askStatistics(table.name, state)) =>
+    showStatistics(statistics, table, state, answer);
+  const loadPartitions = (answer = askPartitions(table.name, state)) =>
+    showPartitions(partitions, table, state, answer, () => {
+      remember();
+      loadPartitions();
+    });
   main.replaceChildren(
     h("h1", {}, table.name),
     facts(table),
@@ -39,14 +47,13 @@ export async function tablePage(main, route) {
     statistics,
     partitions,
   );
-  await Promise.all([loadStatistics(), loadPartitions()]);
+  await Promise.all([loadStatistics(firstStatistics), loadPartitions(firstPage)]);
 }
 
-function stateOf(params, table) {
+function stateOf(params) {
   const lists = {};
-  for (const key of table.partition_keys) {
-    const text = params.get(`in.${key.name}`);
-    if (text) lists[key.name] = text;
+  for (const [name, text] of params) {
+    if (name.startsWith("in.") && text) lists[name.slice(3)] = text;
   }
   const positive = (text, fallback) => {
     const n = Number.parseInt(text ?? "", 10);
@@ -60,6 +67,22 @@ function stateOf(params, table) {
     offset: Math.max(0, Number.parseInt(params.get("offset") ?? "0", 10) || 0),
     limit: positive(params.get("limit"), 50),
   };
+}
+
+function askStatistics(name, state) {
+  const body = {buckets: state.buckets};
+  if (Object.keys(state.lists).length) {
+    body.in = Object.fromEntries(Object.entries(state.lists).map(([k, t]) => [k, values(t)]));
+  }
+  if (state.where) body.where = state.where;
+  return call(`/tables/${encodeURIComponent(name)}/statistics`, {method: "POST", body});
+}
+
+function askPartitions(name, state) {
+  const params = [["offset", state.offset], ["limit", state.limit]];
+  for (const [key, text] of Object.entries(state.lists)) params.push(["in", `${key}=${values(text).join(",")}`]);
+  if (state.where) params.push(["where", state.where]);
+  return call(`/tables/${encodeURIComponent(name)}/partitions/page`, {params});
 }
 
 function paramsOf(state) {
@@ -132,17 +155,12 @@ function selectionForm(table, state, apply) {
   return form;
 }
 
-async function showStatistics(section, table, state) {
+async function showStatistics(section, table, state, answer) {
   section.setAttribute("aria-busy", "true");
   const title = h("h2", {id: "statistics-title"}, "Columns");
   section.replaceChildren(title, h("p", {class: "loading"}, "Merging statistics…"));
-  const body = {buckets: state.buckets};
-  if (Object.keys(state.lists).length) {
-    body.in = Object.fromEntries(Object.entries(state.lists).map(([k, t]) => [k, values(t)]));
-  }
-  if (state.where) body.where = state.where;
   try {
-    const stats = await call(`/tables/${encodeURIComponent(table.name)}/statistics`, {method: "POST", body});
+    const stats = await answer;
     const what = selected(state) ? "the selected partitions" : "the whole table";
     section.replaceChildren(title,
       h("p", {class: "summary-line", id: "statistics-summary"},
@@ -193,18 +211,15 @@ function columnCard(name, column, kind) {
     chart, common);
 }
 
-async function showPartitions(section, table, state, page) {
+async function showPartitions(section, table, state, asked, page) {
   const title = h("h2", {id: "partitions-title"}, "Partitions");
   if (!table.partition_keys.length) {
     section.replaceChildren(title, h("p", {class: "muted"}, "Not partitioned."));
     return;
   }
   section.setAttribute("aria-busy", "true");
-  const params = [["offset", state.offset], ["limit", state.limit]];
-  for (const [key, text] of Object.entries(state.lists)) params.push(["in", `${key}=${values(text).join(",")}`]);
-  if (state.where) params.push(["where", state.where]);
   try {
-    const answer = await call(`/tables/${encodeURIComponent(table.name)}/partitions/page`, {params});
+    const answer = await asked;
     const first = answer.partitions.length ? answer.offset + 1 : 0;
     const last = answer.offset + answer.partitions.length;
     const size = h("select", {id: "page-size", onchange: () => {
