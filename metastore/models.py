@@ -31,7 +31,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # The Alembic revision these models describe (tests check it is the head of migrations/).
-SCHEMA_REVISION = "0012"
+SCHEMA_REVISION = "0013"
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -357,3 +357,22 @@ class SchedulerJob(Base):
     id: Mapped[str] = mapped_column(Unicode(191), primary_key=True)
     next_run_time: Mapped[float | None] = mapped_column(Float(25), index=True)
     job_state: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class DaemonPresence(Base):
+    """One `statlas daemon` on this metastore as it last reported itself: where it serves,
+    when it started, its latest heartbeat, and whether it leads (metastore/daemons.py). The
+    leader lock decides who leads; this row is what the others and the console can see."""
+
+    __tablename__ = "daemons"
+
+    node: Mapped[str] = mapped_column(String(320), primary_key=True)  # "host:pid"
+    host: Mapped[str] = mapped_column(String(256))
+    pid: Mapped[int] = mapped_column(Integer)
+    http_url: Mapped[str] = mapped_column(String(512))
+    thrift_port: Mapped[int | None] = mapped_column(Integer)
+    version: Mapped[str] = mapped_column(String(64))
+    started_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    heartbeat_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), index=True)
+    leader_since: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    stopped_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))

@@ -3,11 +3,13 @@
 The main thread serves the API with uvicorn (with /schedules and /scheduler added), a
 thread serves the Hive Metastore Thrift API (servers.hive_metastore) on --thrift-port; a
 leader elector thread competes for the metastore's leader lock and, while it holds it,
-runs the APScheduler that fires the schedules. SIGTERM (or SIGINT): uvicorn stops taking
-requests and finishes those under way, then the running jobs get `grace` seconds to finish
-before their Spark jobs are cancelled (their runs are recorded as failed, the previous
-statistics kept), the lock is released, Spark stops, and the process exits 0. A second
-signal abandons the running jobs at once.
+runs the APScheduler that fires the schedules; a presence thread writes the daemon's
+heartbeat to the metastore (pruner.daemon.presence), so that every daemon is listed.
+SIGTERM (or SIGINT): uvicorn stops taking requests and finishes those under way, then the
+running jobs get `grace` seconds to finish before their Spark jobs are cancelled (their
+runs are recorded as failed, the previous statistics kept), the lock is released, the stop
+recorded, Spark stops, and the process exits 0. A second signal abandons the running jobs
+at once.
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from metastore import Metastore
+from metastore.daemons import DaemonIdentity
 from metastore.errors import StatlasError
+from metastore.models import utcnow
 from metastore.statistics.cache import reserve_for_process, when_entries_dropped
 from pruner.daemon.leader import LeaderElector, leader_lock
+from pruner.daemon.presence import Presence
 from pruner.daemon.scheduler import (
     CANCEL_WAIT_SECONDS,
     JobRuntime,
@@ -41,6 +46,7 @@ from servers.logs import configure_logging
 from servers.preload import import_request_modules
 from servers.process_memory import memory_freed, tune_allocator
 from servers.signals import stop_on_signals
+from servers.version import statlas_version
 
 log = logging.getLogger("statlas.daemon")
 
@@ -127,6 +133,26 @@ def kerberos_acceptor(options: DaemonOptions) -> KerberosAcceptor | None:
     )
 
 
+def daemon_identity(options: DaemonOptions) -> DaemonIdentity:
+    """How this daemon is listed among the metastore's daemons: host and process, and the
+    address its HTTP API answers on (the host's name when it listens on every address)."""
+    host = socket.gethostname()
+    listen = options.host
+    if listen in ("", "0.0.0.0", "::"):
+        listen = host
+    elif ":" in listen:
+        listen = f"[{listen}]"  # an IPv6 address in a URL
+    return DaemonIdentity(
+        node=f"{host}:{os.getpid()}",
+        host=host,
+        pid=os.getpid(),
+        http_url=f"http://{listen}:{options.port}",
+        thrift_port=options.thrift_port or None,
+        version=statlas_version(),
+        started_at=utcnow(),
+    )
+
+
 def run_daemon(db_url: str, options: DaemonOptions) -> int:
     """Serve until SIGTERM or SIGINT; 0 after a clean stop."""
     # uvicorn and the app load only here: a refused setting is answered without them
@@ -158,16 +184,26 @@ def run_daemon(db_url: str, options: DaemonOptions) -> int:
     when_entries_dropped(memory_freed)  # what its cache drops, too
     reserve_for_process(OUTSIDE_CACHE_BYTES)  # STATLAS_CACHE_MB bounds the daemon's growth
     import_request_modules()  # not on the first request's path, nor counted as growth
-    node = f"{socket.gethostname()}:{os.getpid()}"
+    identity = daemon_identity(options)
+    node = identity.node
     runtime = JobRuntime(
         Metastore(db_url), options.master, options.spark_conf, on_job_run=record_job_run
     )
     scheduler = LeaderScheduler(db_url, runtime)
+    presence = Presence(runtime.metastore.ready(), identity, lambda: runtime.leader_since)
+
+    def elected() -> None:
+        scheduler.start()
+        presence.wakeup()
+
+    def lost(grace: float) -> None:
+        try:
+            scheduler.stop(grace)
+        finally:
+            presence.wakeup()
+
     elector = LeaderElector(
-        leader_lock(db_url),
-        on_elected=scheduler.start,
-        on_lost=scheduler.stop,
-        on_tick=scheduler.wakeup,
+        leader_lock(db_url), on_elected=elected, on_lost=lost, on_tick=scheduler.wakeup
     )
     schedules = Schedules(db_url)
     app = create_app(
@@ -207,6 +243,7 @@ def run_daemon(db_url: str, options: DaemonOptions) -> int:
             ).start()
         install_runtime(runtime)
         log.info("statlas daemon %s on http://%s:%d", node, options.host, options.port)
+        presence.start()
         elector.start()
         try:
             server.run()
@@ -219,6 +256,7 @@ def run_daemon(db_url: str, options: DaemonOptions) -> int:
             if thrift is not None:
                 thrift.stop()
             elector.stop(options.grace, timeout=options.grace + CANCEL_WAIT_SECONDS + 15)
+            presence.stop()
             schedules.close()
             runtime.close()
             install_runtime(None)

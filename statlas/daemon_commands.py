@@ -1,4 +1,5 @@
-"""`statlas daemon` and `statlas schedule add|list|remove`: their options and commands.
+"""`statlas daemon`, `statlas daemons` and `statlas schedule add|list|remove`: their options
+and commands.
 
 Commands import what they run when they run (as statlas.cli's); `daemon` first puts
 Arrow on the system allocator, which must happen before anything loads pyarrow
@@ -16,7 +17,7 @@ from statlas.settings import Settings
 
 
 def add_daemon_commands(commands: Any, common: argparse.ArgumentParser) -> None:
-    """`statlas daemon` and `statlas schedule add|list|remove`."""
+    """`statlas daemon`, `statlas daemons` and `statlas schedule add|list|remove`."""
     daemon = commands.add_parser(
         "daemon",
         parents=[common],
@@ -110,6 +111,17 @@ def add_daemon_commands(commands: Any, common: argparse.ArgumentParser) -> None:
     add_spark_options(daemon)
     daemon.set_defaults(handler=cmd_daemon)
 
+    listing_daemons = commands.add_parser(
+        "daemons",
+        parents=[common],
+        help="list the daemons of this metastore and which one leads",
+        description="Every daemon heard from in the last day: where it serves, its latest "
+        "heartbeat, and whether it is serving, silent (no heartbeat for 15 s: it died, hangs "
+        "or cannot reach the database) or stopped. The leader runs the scheduled jobs.",
+    )
+    listing_daemons.add_argument("--json", action="store_true", help="print JSON")
+    listing_daemons.set_defaults(handler=cmd_daemons)
+
     schedule = commands.add_parser(
         "schedule", help="schedule partition discovery and statistics refresh of tables"
     )
@@ -164,6 +176,27 @@ def cmd_daemon(args: argparse.Namespace, settings: Settings) -> int:
         roles=args.roles,
     )
     return run_daemon(settings.db_url, options)
+
+
+def cmd_daemons(args: argparse.Namespace, settings: Settings) -> int:
+    from metastore import Metastore, daemons
+    from metastore.engine import run_read
+
+    seen = run_read(Metastore(settings.db_url).ready(), daemons.daemons)
+    if args.json:
+        print_json(daemons.listing_json(seen))
+        return 0
+    for daemon in seen:
+        figures = daemon.as_json()
+        role = f"leader since {figures['leader_since']}" if daemon.leading else "standby"
+        if daemon.state != daemons.SERVING:
+            role = "-"
+        print(
+            f"{figures['node']}	{figures['state']}	{role}	{figures['url']}	"
+            f"started {figures['started']}	heartbeat {figures['heartbeat']}	"
+            f"statlas {figures['version']}"
+        )
+    return 0
 
 
 def cmd_schedule_add(args: argparse.Namespace, settings: Settings) -> int:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import AsyncIterator, Sequence
-from importlib import metadata
 
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
@@ -36,6 +35,7 @@ from servers.http.fast_path import LookupFastPath
 from servers.http.lookup import LOOKUP_PATH
 from servers.http.request_metrics import RequestMetrics
 from servers.http.routes import (
+    daemons,
     health,
     metrics,
     pages,
@@ -48,9 +48,10 @@ from servers.http.routes import (
 )
 from servers.http.spark import LazySpark
 from servers.http.state import Service
+from servers.version import statlas_version
 
 # the service's own routes, in the order of the OpenAPI schema
-ROUTES = (health, metrics, runs, tables, pages, partitions, statistics, planning, pruning)
+ROUTES = (health, metrics, runs, daemons, tables, pages, partitions, statistics, planning, pruning)
 
 
 def create_app(
@@ -80,7 +81,7 @@ def create_app(
     app = FastAPI(
         title="statlas",
         lifespan=lifespan,
-        version=_version(),
+        version=statlas_version(),
         summary="Partition lookups, statistics, estimates and map-join pruning over the "
         "statlas metastore.",
     )
@@ -103,10 +104,3 @@ def create_app(
         document_bearer(app)
     app.add_middleware(RequestMetrics)
     return app
-
-
-def _version() -> str:
-    try:
-        return metadata.version("statlas")
-    except metadata.PackageNotFoundError:
-        return "0.0.0"

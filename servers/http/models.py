@@ -309,3 +309,28 @@ class RunOut(BaseModel):
 
 class RunsOut(BaseModel):
     runs: list[RunOut]
+
+
+class DaemonOut(BaseModel):
+    node: str = Field(description='"host:pid"')
+    host: str
+    pid: int
+    url: str = Field(description="where its HTTP API answers")
+    thrift_port: int | None = Field(description="its Hive Metastore port (None: not served)")
+    version: str
+    started: str
+    heartbeat: str = Field(description="its latest heartbeat")
+    state: str = Field(
+        description="serving; silent (no heartbeat for silent_after_seconds: died, hangs or "
+        "cut off from the database); stopped (cleanly)"
+    )
+    leader: bool = Field(description="it runs the schedules (only a serving daemon leads)")
+    leader_since: str | None
+    stopped: str | None
+
+
+class DaemonsOut(BaseModel):
+    heartbeat_seconds: float
+    silent_after_seconds: float
+    leader: str | None = Field(description="the node that leads, if one is serving")
+    daemons: list[DaemonOut]

@@ -13,6 +13,7 @@ import os
 import pwd
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -87,6 +88,11 @@ class Daemon:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+
+    @property
+    def node(self) -> str:
+        """How the daemon lists itself among the metastore's daemons."""
+        return f"{socket.gethostname()}:{self.process.pid}"
 
     def get(self, path: str, method: str = "GET") -> tuple[int, Any]:
         return http(self.url + path, method)
@@ -280,6 +286,13 @@ def test_one_leader_runs_each_tick_once_another_takes_over_and_sigterm_abandons(
     wait_for(lambda: first.leading() or second.leading(), 15, "a leader", first, second)
     leader, follower = (first, second) if first.leading() else (second, first)
     assert not follower.leading()
+    # each daemon lists both, the same one leading
+    for daemon in (first, second):
+        listed = daemon.get("/daemons")[1]
+        assert listed["leader"] == leader.node
+        assert {(d["node"], d["state"], d["url"]) for d in listed["daemons"]} == {
+            (d.node, "serving", d.url) for d in (first, second)
+        }
     statlas(pg_lake, tmp_path, "schedule", "add", "t", "--every", "3s")
 
     # every tick runs once, in the leader only
@@ -301,6 +314,13 @@ def test_one_leader_runs_each_tick_once_another_takes_over_and_sigterm_abandons(
     wait_for(follower.leading, TAKEOVER_LIMIT, "the follower to take over", follower)
     assert time.monotonic() - waited < TAKEOVER_LIMIT
     wait_for(lambda: succeeded_since(pg_lake, killed), JOB_TIMEOUT, "a run", follower)
+
+    def killed_is_silent() -> bool:
+        listed = follower.get("/daemons")[1]
+        states = {d["node"]: d["state"] for d in listed["daemons"]}
+        return listed["leader"] == follower.node and states[leader.node] == "silent"
+
+    wait_for(killed_is_silent, 30, "the killed leader listed silent", follower)
     assert [r for r in runs(pg_lake) if r.status == "running" and r.started < killed] == []
 
     # SIGTERM during a collection: exit 0 promptly, the run failed, no statistics written
@@ -324,6 +344,12 @@ def test_one_leader_runs_each_tick_once_another_takes_over_and_sigterm_abandons(
     assert [r for r in final.values() if r.status == "running"] == []
     assert final[running[0].id].status == "failed", follower.output()
     assert stats_partitions(pg_lake) == 2  # the large partition's statistics: none
+    listed = json.loads(statlas(pg_lake, tmp_path, "daemons", "--json"))
+    assert {d["node"]: d["state"] for d in listed["daemons"]} == {
+        leader.node: "silent",
+        follower.node: "stopped",
+    }
+    assert listed["leader"] is None
 
 
 @pytest.mark.postgres

@@ -1,6 +1,7 @@
 // Runs and schedules: collection runs with status, duration, rows, partitions scanned and
 // the error of a failed one (GET /runs); the schedules with their next run (GET
-// /schedules) and this daemon's part in running them (GET /scheduler: whether it leads).
+// /schedules); this daemon's part in running them (GET /scheduler: whether it leads) and
+// every daemon of the metastore, which one leads and which fell silent (GET /daemons).
 
 import {ApiError, call} from "./api.js";
 import {errorBox, h, sortableTable} from "./dom.js";
@@ -10,15 +11,18 @@ export async function runsPage(main, route) {
   const table = route.params.get("table");
   const params = [["limit", "200"]];
   if (table) params.push(["table", table]);
-  const [runs, schedules, scheduler] = await Promise.all([
+  const [runs, schedules, scheduler, daemons] = await Promise.all([
     call("/runs", {params}),
     optional(call("/schedules")),
     optional(call("/scheduler")),
+    optional(call("/daemons")),
   ]);
   main.replaceChildren(
     h("h1", {}, table ? `Runs of ${table}` : "Runs and schedules"),
     h("section", {"aria-labelledby": "scheduler-title"}, h("h2", {id: "scheduler-title"}, "Scheduler"),
       schedulerFacts(scheduler)),
+    h("section", {"aria-labelledby": "daemons-title"}, h("h2", {id: "daemons-title"}, "Daemons"),
+      daemonsTable(daemons, scheduler)),
     h("section", {"aria-labelledby": "schedules-title"}, h("h2", {id: "schedules-title"}, "Schedules"),
       schedulesTable(schedules)),
     h("section", {"aria-labelledby": "runs-title"}, h("h2", {id: "runs-title"}, "Collection runs"),
@@ -48,6 +52,28 @@ function schedulerFacts(scheduler) {
     h("dt", {}, "Leading since"), h("dd", {}, time(scheduler.leader_since)),
     h("dt", {}, "Running now"), h("dd", {}, scheduler.running.length ? scheduler.running.join(", ") : "nothing"));
 }
+
+function daemonsTable(daemons, scheduler) {
+  if (daemons === null) return h("p", {class: "muted"}, "This server lists no daemons.");
+  if (daemons instanceof Error) return errorBox(daemons);
+  if (!daemons.daemons.length) return h("p", {class: "muted"}, "No daemon has served this metastore in the last day.");
+  const me = scheduler && !(scheduler instanceof Error) ? scheduler.node : null;
+  return h("div", {class: "scroll", id: "daemons"}, sortableTable([
+    {key: "node", label: "Daemon", cell: (d) => (d.node === me ? `${d.node} (this one)` : d.node)},
+    {key: "state", label: "State", cell: (d) => h("span", {class: `badge ${STATE_BADGE[d.state]}`}, d.state)},
+    {key: "leader", label: "Role", value: (d) => (d.leader ? 0 : 1),
+      cell: (d) => (d.leader ? "leader" : d.state === "serving" ? "standby" : "")},
+    {key: "leader_since", label: "Leading since", cell: (d) => (d.leader ? time(d.leader_since) : "")},
+    {key: "url", label: "HTTP", cell: (d) => d.url},
+    {key: "thrift_port", label: "Thrift port", num: true, cell: (d) => d.thrift_port ?? "off"},
+    {key: "started", label: "Started", cell: (d) => time(d.started)},
+    {key: "heartbeat", label: "Last heartbeat", cell: (d) => time(d.heartbeat)},
+    {key: "version", label: "Version"},
+  ], daemons.daemons, {sortKey: "leader", rowClass: (d) => d.state,
+    caption: `heartbeats every ${daemons.heartbeat_seconds} s; silent after ${daemons.silent_after_seconds} s without one`}));
+}
+
+const STATE_BADGE = {serving: "succeeded", silent: "failed", stopped: "running"};
 
 function schedulesTable(schedules) {
   if (schedules === null) return h("p", {class: "muted"}, "No schedules are served here.");

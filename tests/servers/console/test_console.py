@@ -4,12 +4,16 @@ the figures the HTTP API answers for the same request."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 from urllib.parse import urlparse
 
 import pytest
 from playwright.sync_api import expect
 
+from metastore import Metastore, daemons
+from metastore.daemons import DaemonIdentity
+from metastore.engine import run_write
 from tests.servers.console.conftest import REGIONS, ROWS, Console, daemon, screenshot
 
 # its own group: on the other worker than the "spark" group (which is the suite's longest)
@@ -268,7 +272,48 @@ def test_runs_page_shows_a_failed_run_and_its_error(page: Any, console: Console)
     assert ("leader" in page.locator("#scheduler [data-figure=leader]").inner_text()) == (
         scheduler["leader"]
     )
+    assert_daemons_shown(page, console, scheduler["node"])
     screenshot(page, "runs")
+
+
+def assert_daemons_shown(page: Any, console: Console, this_one: str) -> None:
+    """The daemons table lists what GET /daemons gives: the daemon serving the page leads;
+    a daemon that stopped beating an hour ago is silent, and does not."""
+    crashed = dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
+    gone = DaemonIdentity(
+        "lost-host:4242",
+        "lost-host",
+        4242,
+        "http://lost-host:8080",
+        None,
+        "0.9.0",
+        crashed - dt.timedelta(days=1),
+    )
+    engine = Metastore(console.db_url).ready()
+    run_write(engine, lambda conn: daemons.beat(conn, gone, crashed, now=crashed))
+    engine.dispose()
+    page.reload()
+    page.wait_for_selector("main[aria-busy=false]", timeout=TIMEOUT_MS)
+    listed = console.api("/daemons")
+    assert listed["leader"] == this_one
+    rows = page.locator("#daemons tbody tr")
+    assert rows.count() == len(listed["daemons"])
+    shown_rows = {
+        row.locator("td[data-column=node]").inner_text().removesuffix(" (this one)"): row
+        for row in rows.all()
+    }
+    for figures in listed["daemons"]:
+        row = shown_rows[figures["node"]]
+        assert row.locator("td[data-column=state]").inner_text() == figures["state"]
+        role = row.locator("td[data-column=leader]").inner_text()
+        assert (role == "leader") == figures["leader"]
+        assert row.locator("td[data-column=url]").inner_text() == figures["url"]
+    assert rows.first.locator("td[data-column=node]").inner_text() == f"{this_one} (this one)"
+    lost = shown_rows["lost-host:4242"]
+    assert (lost.get_attribute("class"), lost.locator("td[data-column=leader]").inner_text()) == (
+        "silent",
+        "",
+    )
 
 
 JOIN = (
