@@ -16,6 +16,11 @@ In one run, one SparkSession, medians of --repeat (run `make data` first):
                  by the one-pass JVM scan (STATLAS_SCAN=jvm)
   spark aggs     the same collection by Spark's own aggregates (STATLAS_SCAN=spark)
   statlas +1     statlas collect after one new partition appears
+  bytes          what the full collection wrote: each database's growth, and each stored
+                 piece's bytes (benchmarks/metastore_bytes.py), beside lineitem's Parquet bytes
+
+--statlas-only skips the floor, ANALYZE and Spark's aggregates (the bytes and statlas's own
+times alone).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from metastore_bytes import bytes_table, database_bytes, parquet_bytes, piece_bytes
 from pyspark.sql import functions as F
 
 from collectors.collect import collect
@@ -49,6 +55,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--postgres", help="also collect into this PostgreSQL metastore")
+    parser.add_argument(
+        "--statlas-only", action="store_true", help="no floor, ANALYZE or Spark aggregates"
+    )
     args = parser.parse_args()
     source = DATA / f"tpch-sf{args.scale}" / "uniform" / "lineitem"
     if not source.exists():
@@ -81,6 +90,8 @@ def main() -> None:
         )
     }
     partitions = 0
+    written: dict[str, int] = {}
+    pieces: dict[str, int] = {}
     for attempt in range(args.repeat):
 
         def floor() -> None:
@@ -89,36 +100,43 @@ def main() -> None:
         def analyze() -> None:
             spark.sql("ANALYZE TABLE lineitem COMPUTE STATISTICS FOR ALL COLUMNS").collect()
 
-        with session_settings(spark, listing_settings(spark)):
-            results["floor"].append(timed(floor))
-        results["floor-job"].append(timed(floor))
-        results["analyze"].append(timed(analyze))
-        with session_settings(spark, listing_settings(spark)):
-            results["analyze-driver"].append(timed(analyze))
-        results["analyze-part"].append(
-            timed(
-                lambda: spark.sql(
-                    "ANALYZE TABLE lineitem PARTITION (l_shipdate) COMPUTE STATISTICS"
-                ).collect()
+        if not args.statlas_only:
+            with session_settings(spark, listing_settings(spark)):
+                results["floor"].append(timed(floor))
+            results["floor-job"].append(timed(floor))
+            results["analyze"].append(timed(analyze))
+            with session_settings(spark, listing_settings(spark)):
+                results["analyze-driver"].append(timed(analyze))
+            results["analyze-part"].append(
+                timed(
+                    lambda: spark.sql(
+                        "ANALYZE TABLE lineitem PARTITION (l_shipdate) COMPUTE STATISTICS"
+                    ).collect()
+                )
             )
-        )
         db = work / f"statlas-{attempt}.db"
         ms = Metastore(f"sqlite:///{db}")
         ms.upgrade()
         ms.register_table("lineitem", str(lineitem))
+        before = database_bytes(ms.engine)
         report = collect(ms.engine, "lineitem", full=True, spark=spark, scan="jvm")
+        written["SQLite"] = database_bytes(ms.engine) - before
+        pieces = piece_bytes(ms.engine, "lineitem")
         results["full"].append(report.seconds)
         results["write"].append(report.timings["write"])
         partitions = report.partitions_scanned
-        by_spark = collect(ms.engine, "lineitem", full=True, spark=spark, scan="spark")
-        results["spark-aggs"].append(by_spark.seconds)
+        if not args.statlas_only:
+            by_spark = collect(ms.engine, "lineitem", full=True, spark=spark, scan="spark")
+            results["spark-aggs"].append(by_spark.seconds)
         if args.postgres:
             pg = Metastore(args.postgres)
             pg.upgrade()
             if any(t.name == "lineitem" for t in pg.tables()):
                 pg.drop_table("lineitem")
             pg.register_table("lineitem", str(lineitem))
+            before = database_bytes(pg.engine)
             on_pg = collect(pg.engine, "lineitem", full=True, spark=spark, scan="jvm")
+            written["PostgreSQL"] = database_bytes(pg.engine) - before
             results["pg"].append(on_pg.seconds)
             results["pg-write"].append(on_pg.timings["write"])
             pg.drop_table("lineitem")
@@ -141,6 +159,15 @@ def main() -> None:
         f"\nlineitem SF {args.scale}, {partitions} partitions, {args.master}, "
         f"medians of {args.repeat}\n"
     )
+    print("\n".join(bytes_table(written, pieces, parquet_bytes(lineitem))) + "\n")
+    if args.statlas_only:
+        full, write = median["full"], median["write"]
+        print(f"statlas collect --full into SQLite: {full:.1f} s (writing {write:.1f})")
+        if "pg" in median:
+            print(f"... into PostgreSQL: {median['pg']:.1f} s (writing {median['pg-write']:.1f})")
+        print(f"one new partition: {median['plus1']:.2f} s")
+        shutil.rmtree(work, ignore_errors=True)
+        return
     print("| run | seconds | ratio |")
     print("|---|---:|---|")
     print(f"| floor: count, min, max per partition | {median['floor']:.1f} | 1.00 x floor |")

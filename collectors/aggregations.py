@@ -138,12 +138,18 @@ def project(frame: Any, keys: Sequence[str], plans: Sequence[ColumnPlan]) -> Any
     )
 
 
-def aggregate(frame: Any, keys: Sequence[str], plans: list[ColumnPlan], sample_rate: float) -> Any:
+def aggregate(
+    frame: Any,
+    keys: Sequence[str],
+    plans: list[ColumnPlan],
+    sample_rate: float,
+    theta_lg_k: int = THETA_LG_K,
+) -> Any:
     """Spark's aggregation of the frame's columns grouped by `keys` (the scan without the
     one-pass jar): one row per partition, shaped as `aggregate_expressions` says."""
     drawn = with_draw(project(frame, keys, plans), sample_rate)
     grouped = drawn.groupBy(*[quoted([k]) for k in keys]) if keys else drawn.groupBy()
-    return grouped.agg(*aggregate_expressions(plans, sample_rate))
+    return grouped.agg(*aggregate_expressions(plans, sample_rate, theta_lg_k))
 
 
 def sampled(plans: list[ColumnPlan]) -> list[ColumnPlan]:
@@ -161,10 +167,12 @@ def with_draw(frame: Any, sample_rate: float) -> Any:
     return frame
 
 
-def aggregate_expressions(plans: list[ColumnPlan], sample_rate: float = 0.0) -> list[Any]:
+def aggregate_expressions(
+    plans: list[ColumnPlan], sample_rate: float = 0.0, theta_lg_k: int = THETA_LG_K
+) -> list[Any]:
     """The Spark columns of the one aggregation over a projected frame (`project`),
     aliased `c<i>__<statistic>`, and with a positive `sample_rate` the partition's sampled
-    rows as `__sample`."""
+    rows as `__sample`; each partition's Theta sketches are of `theta_lg_k`."""
     from pyspark.sql import functions as F
 
     exprs = [F.count(F.lit(1)).alias("__rows")]
@@ -188,7 +196,7 @@ def aggregate_expressions(plans: list[ColumnPlan], sample_rate: float = 0.0) -> 
             continue
         hashable = _hashable(col, plan)
         if plan.has_theta:  # also the column's distinct count: no HLL of the same values
-            exprs.append(F.theta_sketch_agg(hashable, THETA_LG_K).alias(f"{a}__theta"))
+            exprs.append(F.theta_sketch_agg(hashable, theta_lg_k).alias(f"{a}__theta"))
         else:
             exprs.append(F.hll_sketch_agg(hashable, HLL_LG_K).alias(f"{a}__hll"))
         if plan.has_kll:

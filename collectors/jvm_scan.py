@@ -59,8 +59,9 @@ def top_k_map_size(items: int = TOP_K_ITEMS) -> int:
     return size
 
 
-def spec(plan: ColumnPlan) -> str:
-    """The column's plan as PartitionScan reads it (ColumnSpec.parse)."""
+def spec(plan: ColumnPlan, theta_lg_k: int = THETA_LG_K) -> str:
+    """The column's plan as PartitionScan reads it (ColumnSpec.parse), each partition's
+    Theta sketch of `theta_lg_k` (histograms.partition_theta_lg_k)."""
     items = [f"alias={plan.alias}"]
     if plan.orderable:
         items.append("minmax")
@@ -71,7 +72,7 @@ def spec(plan: ColumnPlan) -> str:
         if plan.has_kll:
             items.append("kll")
         items.append(f"topk={plan.top_k_items}")
-    items += [f"hll={HLL_LG_K}", f"theta={THETA_LG_K}", f"k={KLL_K}", f"items={top_k_map_size()}"]
+    items += [f"hll={HLL_LG_K}", f"theta={theta_lg_k}", f"k={KLL_K}", f"items={top_k_map_size()}"]
     return ",".join(items)
 
 
@@ -163,10 +164,12 @@ def scan(
     sample_rate: float,
     seed: int,
     partitions: int,
+    theta_lg_k: int = THETA_LG_K,
 ) -> Any:
     """The one-pass scan of `frame` grouped by `keys`: a DataFrame shaped like the
     aggregation of collectors.aggregations.aggregate_expressions. The scan reads the
-    frame projected (collectors.aggregations.project): each column by its alias."""
+    frame projected (collectors.aggregations.project): each column by its alias; each
+    partition's Theta sketches are of `theta_lg_k`."""
     from pyspark.sql import DataFrame
 
     frame = project(frame, keys, plans)
@@ -189,7 +192,7 @@ def scan(
         frame._jdf,
         strings(keys),
         strings([p.alias for p in plans]),
-        strings([spec(p) for p in plans]),
+        strings([spec(p, theta_lg_k) for p in plans]),
         sampled_indexes,
         float(sample_rate),
         int(seed),

@@ -19,6 +19,7 @@ from datasketches import compact_theta_sketch, hll_sketch
 
 from metastore.column_type import ColumnType
 from metastore.statistics.histograms import (
+    deflated,
     merge_hll,
     merge_kll,
     merge_text_items,
@@ -149,8 +150,8 @@ def merge_pieces(type_: str, pieces: Sequence[ColumnPiece]) -> ColumnPiece:
         total_len=sum(lengths) if lengths else None,
         max_len=max(max_lens) if max_lens else None,
         hll=merge_hll(hlls).serialize_compact() if hlls else None,
-        kll=merge_kll(klls).serialize() if klls else None,
-        theta=merge_theta(thetas).serialize() if thetas else None,
+        kll=deflated(merge_kll(klls).serialize()) if klls else None,
+        theta=merge_theta(thetas).serialize(compress=True) if thetas else None,
         top_k=merge_text_items(tops, items).sketch.serialize() if tops else None,
         top_k_items=items,
         top_k_text=True,

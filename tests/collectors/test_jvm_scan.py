@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from datasketches import compact_theta_sketch, frequent_items_error_type, frequent_strings_sketch
 
 from collectors import jvm_scan
 from collectors.aggregations import (
@@ -38,6 +39,7 @@ from metastore.statistics.histograms import (
     merge_kll,
     merge_theta,
     most_common,
+    text_form,
 )
 from metastore.statistics.samples import sample_table
 
@@ -158,7 +160,10 @@ def assert_same_column(jvm: ColumnRecord, spark: ColumnRecord, rows: int) -> Non
                     x = a.get_quantile(q)
                     low, high = b.get_rank(x, inclusive=False), b.get_rank(x, inclusive=True)
                     assert low - 0.04 <= q <= high + 0.04, (where, q, low, high)
-    assert (jvm.top_k is None) == (spark.top_k is None), where
+    if jvm.top_k is None and spark.top_k is not None:
+        # the scan keeps no heavy hitters that name no value above their own error
+        assert not names_a_value(spark.top_k, spark.top_k_items), where
+    assert spark.top_k is not None or jvm.top_k is None, where
     if jvm.top_k is not None and spark.top_k is not None:
         a = comparable(most_common(merge_frequent_items([jvm.top_k], jvm.top_k_items), 10))
         b = comparable(most_common(merge_frequent_items([spark.top_k], spark.top_k_items), 10))
@@ -166,6 +171,12 @@ def assert_same_column(jvm: ColumnRecord, spark: ColumnRecord, rows: int) -> Non
             assert a == b, where
         else:
             assert [v for v, _ in a[:3]] == [v for v, _ in b[:3]], where
+
+
+def names_a_value(top_k: bytes, items: str | None) -> bool:
+    """Whether heavy hitters name a value whose count is above the sketch's error."""
+    sketch = frequent_strings_sketch.deserialize(text_form(top_k, items))
+    return bool(sketch.get_frequent_items(frequent_items_error_type.NO_FALSE_POSITIVES))
 
 
 def compare(frame: Any, keys: list[str], rate: float = 0.0) -> dict[tuple[Any, ...], Any]:
@@ -210,6 +221,32 @@ def test_unpartitioned_table_and_empty_table(spark: Any, tmp_path: Path) -> None
     assert len(rows) <= 1
     assert [r["__rows"] for r in rows] in ([0], [])
     assert theirs[0]["__rows"] == 0
+
+
+def test_sketch_sizes_follow_what_they_carry(spark: Any, tmp_path: Path) -> None:
+    """Partition sketches sized as docs/design.md#sizes says: Theta at the lgK the driver
+    asks (1,024 entries for a 5,000-value partition, not 4,096), and heavy hitters only
+    where they name a value above their error (a key column's are dropped, a skewed
+    column's kept, its heavy value first)."""
+    for day in ("2024-01-01", "2024-01-02"):
+        ids = list(range(5_000)) if day.endswith("1") else list(range(5_000, 10_000))
+        skewed = [7 if i % 3 == 0 else 100_000 + i for i in ids]
+        directory = tmp_path / f"dt={day}"
+        directory.mkdir()
+        pq.write_table(pa.table({"id": ids, "skewed": skewed}), directory / "part.parquet")
+    frame = spark.read.parquet(str(tmp_path))
+    plans = plans_of(frame, ["dt"])
+    for row in scan(frame, ["dt"], plans, 0.0, SEED, 2, 10).collect():
+        records = {r.name: r for r in column_records(row.asDict(), plans)}
+        for name in ("id", "skewed"):
+            theta = records[name].theta
+            assert theta is not None
+            retained = compact_theta_sketch.deserialize(theta).num_retained
+            assert 1_024 <= retained < 2_048, (name, retained)
+        assert records["id"].top_k is None
+        kept = records["skewed"].top_k
+        assert kept is not None
+        assert most_common(merge_frequent_items([kept], "longs"), 1)[0] == (7, 1_667)
 
 
 def test_row_sample_keeps_every_row_at_rate_one(spark: Any, lake: Path) -> None:

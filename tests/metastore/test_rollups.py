@@ -27,6 +27,7 @@ from metastore.models import RollupBlock, RollupColumn
 from metastore.partitions.block_tree import FANOUT, cover, levels_for
 from metastore.statistics import rollups as rollups
 from metastore.statistics.cache import cache_for
+from metastore.statistics.histograms import inflated
 from metastore.statistics.rollups import refresh_blocks, table_sample
 from metastore.statistics.samples import Sample
 from metastore.statistics.summaries import TableSummary, partition_rows, table_statistics
@@ -149,7 +150,9 @@ def stored_records(ms: Metastore) -> list[tuple[Any, ...]]:
         columns = [
             (
                 *(value for key, value in row._mapping.items() if key != "kll"),
-                None if row.kll is None else kll_doubles_sketch.deserialize(bytes(row.kll)).n,
+                None
+                if row.kll is None
+                else kll_doubles_sketch.deserialize(inflated(bytes(row.kll))).n,
             )
             for row in conn.execute(select(*RollupColumn.__table__.c))
         ]

@@ -25,6 +25,8 @@ final class PartitionState implements Serializable {
   final byte[][] distinct;
   final byte[][] kll;
   final byte[][] topK;
+  /** Whether the heavy hitters name a value above their own error (kept only then). */
+  final boolean[] topKInformative;
   final ArrayList<Object[]> sample;
 
   PartitionState(int columns) {
@@ -36,6 +38,7 @@ final class PartitionState implements Serializable {
     distinct = new byte[columns][];
     kll = new byte[columns][];
     topK = new byte[columns][];
+    topKInformative = new boolean[columns];
     sample = new ArrayList<>();
   }
 
@@ -64,6 +67,7 @@ final class PartitionState implements Serializable {
       }
       if (c.topK != 0) {
         topK[j] = Sketches.mergeItems(topK[j], other.topK[j], c.topK);
+        topKInformative[j] |= other.topKInformative[j];
       }
     }
     return this;
@@ -105,10 +109,10 @@ final class PartitionState implements Serializable {
         values.add(distinct[j]);
       }
       if (c.kll) {
-        values.add(kll[j]);
+        values.add(Sketches.deflate(kll[j]));
       }
       if (c.topK != 0) {
-        values.add(topK[j]);
+        values.add(topKInformative[j] ? topK[j] : null);
       }
     }
     if (layout.sampleRate > 0) {

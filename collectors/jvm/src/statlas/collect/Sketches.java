@@ -1,5 +1,8 @@
 package statlas.collect;
 
+import java.io.ByteArrayOutputStream;
+import java.util.zip.Deflater;
+
 import org.apache.datasketches.common.ArrayOfDoublesSerDe;
 import org.apache.datasketches.common.ArrayOfItemsSerDe;
 import org.apache.datasketches.common.ArrayOfLongsSerDe;
@@ -15,7 +18,8 @@ import org.apache.datasketches.theta.SetOperation;
 
 /** Merges of serialised sketches: the same unions Spark's sketch aggregates use. */
 final class Sketches {
-  static final TgtHllType HLL_TYPE = TgtHllType.HLL_8;
+  /** Four bits a register: half HLL_8's bytes, the same estimate (and Spark reads both). */
+  static final TgtHllType HLL_TYPE = TgtHllType.HLL_4;
 
   private Sketches() {}
 
@@ -31,13 +35,36 @@ final class Sketches {
         SetOperation.builder().setNominalEntries(1 << lgK).buildUnion();
     union.union(CompactSketch.heapify(Memory.wrap(a)));
     union.union(CompactSketch.heapify(Memory.wrap(b)));
-    return union.getResult().toByteArray();
+    return union.getResult().toByteArrayCompressed();
   }
 
   static byte[] mergeKll(byte[] a, byte[] b) {
     KllDoublesSketch merged = KllDoublesSketch.heapify(Memory.wrap(a));
     merged.merge(KllDoublesSketch.heapify(Memory.wrap(b)));
     return merged.toByteArray();
+  }
+
+  /**
+   * A KLL sketch as the metastore stores it: deflated at the fastest level, a zlib stream
+   * (metastore/statistics/histograms.py inflates it; a sketch never begins with 0x78).
+   */
+  static byte[] deflate(byte[] sketch) {
+    if (sketch == null) {
+      return null;
+    }
+    Deflater deflater = new Deflater(Deflater.BEST_SPEED);
+    try {
+      deflater.setInput(sketch);
+      deflater.finish();
+      ByteArrayOutputStream out = new ByteArrayOutputStream(sketch.length / 3 + 64);
+      byte[] buffer = new byte[4096];
+      while (!deflater.finished()) {
+        out.write(buffer, 0, deflater.deflate(buffer));
+      }
+      return out.toByteArray();
+    } finally {
+      deflater.end();
+    }
   }
 
   @SuppressWarnings("unchecked")
