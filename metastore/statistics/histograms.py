@@ -228,7 +228,7 @@ def deflated(blob: bytes) -> bytes:
 def inflated(blob: bytes) -> bytes:
     """A stored KLL sketch as DataSketches reads it: inflated if it was deflated (statistics
     collected before sketches were deflated, and Spark's own aggregates, are not)."""
-    return zlib.decompress(blob) if blob[:1] == b"\x78" else blob
+    return zlib.decompress(blob) if blob[:1] == bytes([ZLIB_HEADER]) else blob
 
 
 def merge_kll(blobs: Iterable[bytes], k: int = KLL_K) -> kll_doubles_sketch:

@@ -5,6 +5,7 @@ clean stop."""
 from __future__ import annotations
 
 import datetime as dt
+import time
 
 from metastore import Metastore
 from metastore.models import utcnow
@@ -23,9 +24,11 @@ def test_presence_beats_and_records_its_stop(metastore: Metastore) -> None:
         deadline = utcnow() + dt.timedelta(seconds=10)
         while not seen(metastore, utcnow())[0].leading:
             assert utcnow() < deadline, "the leadership was never recorded"
+            time.sleep(0.01)
         first = seen(metastore, utcnow())[0].heartbeat_at
         while seen(metastore, utcnow())[0].heartbeat_at == first:
             assert utcnow() < deadline, "no second heartbeat"
+            time.sleep(0.01)
     finally:
         presence.stop()
     assert states(metastore, utcnow()) == [("host:42", "stopped", False)]

@@ -247,7 +247,6 @@ final class LiveState {
     }
   }
 
-  /** The partition's statistics with min and max as Spark values, sketches serialised. */
   /**
    * Whether a partition's heavy hitters carry information: the sketch names at least one
    * value whose count, less the sketch's maximum error, is still above that error (its
@@ -260,6 +259,7 @@ final class LiveState {
     return sketch.getFrequentItems(ErrorType.NO_FALSE_POSITIVES).length > 0;
   }
 
+  /** The partition's statistics with min and max as Spark values, sketches serialised. */
   @SuppressWarnings("unchecked")
   PartitionState finish() {
     for (int j = 0; j < columns.length; j++) {
@@ -300,7 +300,7 @@ final class LiveState {
       if (hll[j] != null) {
         result.distinct[j] = hll[j].toCompactByteArray();
       } else if (theta[j] != null) {
-        theta[j].rebuild(); // at most its nominal entries, not the table's slack above them
+        theta[j].rebuild(); // trimmed to its nominal entries (its hash table holds more)
         // compressed: the hashes' differences, about 14% smaller (read by every DataSketches)
         result.distinct[j] = theta[j].compact().toByteArrayCompressed();
       }
