@@ -58,6 +58,9 @@ class ColumnPlan:
     alias: str
     theta: bool | None = None  # None: the default rule (integral and string columns)
     path: tuple[str, ...] = ()  # the field path read (a struct's leaf); () for the column
+    # a second Theta sketch of the values as Iceberg serialises them, for an Iceberg table's
+    # statistics file (collectors.iceberg.publish; the one-pass scan's only)
+    iceberg: bool = False
 
     @property
     def source(self) -> tuple[str, ...]:
@@ -255,6 +258,7 @@ class ColumnRecord(ColumnFigures):
 
     name: str
     absent: bool = False  # the partition's files lack the column (all its rows NULL)
+    iceberg_theta: bytes | None = None  # (ColumnPlan.iceberg)
 
     def as_absent(self, rows: int) -> ColumnRecord:
         """The record of a column the partition's files do not have: its rows NULL."""
@@ -281,6 +285,7 @@ def column_records(values: Mapping[str, Any], plans: list[ColumnPlan]) -> list[C
                 theta=_bytes(values.get(f"{a}__theta")),
                 top_k=_bytes(values.get(f"{a}__topk")),
                 top_k_items=plan.top_k_items if plan.has_sketches else None,
+                iceberg_theta=_bytes(values.get(f"{a}__iceberg")),
             )
         )
     return records

@@ -41,6 +41,9 @@ from collectors.file_schemas import (
     read_layout,
     spark_ddl,
 )
+from collectors.iceberg.listing import SnapshotListing
+from collectors.iceberg.sketches import with_iceberg_sketches
+from collectors.iceberg.source import IcebergSource, IcebergUnavailable, source_of
 from collectors.jvm_scan import scan as jvm_scan
 from collectors.jvm_scan import scan_method
 from collectors.progress import ProgressSink, watch_spark_job
@@ -106,6 +109,8 @@ class CollectionReport:
     # columns (and struct leaves) not described or described in part: why
     columns_skipped: dict[str, str] = field(default_factory=dict)
     columns_added: list[str] = field(default_factory=list)  # by partitions' newer schemas
+    # an Iceberg table's statistics file committed after the collection (collectors.iceberg)
+    published: dict[str, Any] | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -120,6 +125,7 @@ class CollectionReport:
             "rows": self.rows,
             "bytes": self.bytes,
             "seconds": round(self.seconds, 3),
+            **({"published": self.published} if self.published is not None else {}),
         }
 
 
@@ -172,6 +178,9 @@ def collect(
     run_id = run_write(engine, lambda conn: runs.start(conn, info.id, info.name))
     report.run_id = run_id
     streamed: StreamedWrite | None = None  # into PostgreSQL, written while the scan runs
+    iceberg = source_of(info.properties)  # an Iceberg table's catalog (collectors.iceberg)
+    to_scan: list[_Partition] = []
+    removed: list[int] = []
     try:
         if refresh:
             listing = refresh_listing(engine, info, sessions)
@@ -185,9 +194,13 @@ def collect(
         rows_by_values: dict[tuple[KeyValue, ...], _Scanned] = {}
         built_ahead: dict[tuple[int, int], BuiltBlock] = {}
         layout, registered = ReadLayout(list(info.columns)), info
+        snapshot: SnapshotListing | None = None
         if to_scan:
             session = sessions.get()
-            layout = _layout(session, info, to_scan)
+            if iceberg is None:
+                layout = _layout(session, info, to_scan)
+            else:  # the columns of the table's schema, read by name (collectors.iceberg)
+                snapshot = _iceberg_snapshot(engine, info, iceberg)
             report.partitions_failed = {
                 p.name or info.name: layout.failed[p.id] for p in to_scan if p.id in layout.failed
             }
@@ -230,7 +243,11 @@ def collect(
                 session_settings(session, _read_settings(session)),
             ):
                 # listed once, counted, scanned
-                frame = _reader(session, info, to_scan, every, layout.readable())
+                frame = (
+                    _reader(session, info, to_scan, every, layout.readable())
+                    if snapshot is None
+                    else _iceberg_reader(session, info, to_scan, snapshot, layout.readable())
+                )
                 target, whole = target_rows(info), whole_table_rows(info)
                 rate = sample_rate(target, report.bytes, rows_per_byte, whole)
                 guessed = rows_per_byte is None and 0 < report.bytes <= COUNT_FIRST_BYTES
@@ -292,6 +309,13 @@ def collect(
             f"collection of {info.name} failed, previous statistics kept: "
             f"{message.splitlines()[0][:300]}"
         ) from error
+    if iceberg is not None:  # the statistics are written: publishing is another commit
+        try:
+            report.published = _publish(engine, info.name, iceberg, bool(to_scan or removed))
+        except StatlasError as error:
+            raise IcebergUnavailable(
+                f"{info.name}: statistics collected, not published to {iceberg.describe()}: {error}"
+            ) from None
     report.seconds = time.perf_counter() - started
     return report
 
@@ -397,6 +421,58 @@ def _layout(session: Any, info: TableInfo, partitions: list[_Partition]) -> Read
     return read_layout(info.columns, schemas, matched_by_case, info.key_names)
 
 
+def _iceberg_snapshot(engine: Engine, info: TableInfo, source: IcebergSource) -> SnapshotListing:
+    """The listing of the snapshot `info` was last registered from, with its files; refused
+    when its rows are not its data files' (collectors.iceberg.listing)."""
+    from collectors.iceberg.listing import snapshot_listing
+    from collectors.iceberg.source import SNAPSHOT, load_table
+
+    recorded = info.properties.get(SNAPSHOT)
+    listing = snapshot_listing(
+        load_table(engine, source), int(recorded) if recorded is not None else None
+    )
+    refused = listing.refused(source.identifier)
+    if refused is not None:
+        raise IcebergUnavailable(refused)
+    return listing
+
+
+def _iceberg_reader(
+    spark: Any,
+    info: TableInfo,
+    partitions: list[_Partition],
+    snapshot: SnapshotListing,
+    columns: list[Column],
+) -> Any:
+    """The frame over the partitions' data files, with their key values."""
+    from collectors.iceberg.reader import iceberg_frame
+
+    raw = {p.name: p.raw_values for p in snapshot.dataset.partitions}
+    return iceberg_frame(
+        spark,
+        columns,
+        info.key_names,
+        [(raw[p.name], snapshot.files[p.name]) for p in partitions if p.name in raw],
+    )
+
+
+def _publish(
+    engine: Engine, table: str, source: IcebergSource, changed: bool
+) -> dict[str, Any] | None:
+    """The Iceberg statistics file of the snapshot just collected, committed unless nothing
+    changed and that snapshot has one already (collectors.iceberg.publish)."""
+    from collectors.iceberg.publish import publish, published_snapshot
+    from collectors.iceberg.source import SNAPSHOT
+
+    info = run_read(engine, lambda conn: get_table(conn, table))
+    recorded = info.properties.get(SNAPSHOT)
+    if recorded is None:
+        return None  # a table with no snapshot yet
+    if not changed and published_snapshot(engine, source, int(recorded)):
+        return None
+    return publish(engine, info, source, int(recorded)).as_json()
+
+
 def _read_settings(session: Any) -> dict[str, str]:
     """READ_SETTINGS but those the session sets itself."""
     return {k: v for k, v in READ_SETTINGS.items() if session.conf.get(k, None) is None}
@@ -448,6 +524,8 @@ def _scan(
     is handed each partition's statistics as they arrive. Columns `skipped` are not read;
     the columns `absent` from a partition's files are recorded as absent there."""
     plans = plan_columns(scan_columns(info, skipped or {}), theta_columns(info))
+    if source_of(info.properties) is not None:
+        plans = with_iceberg_sketches(plans)  # what its statistics file publishes
     # sized by the table's partitions, not this run's: every partition's alike
     theta_lg_k = partition_theta_lg_k(max(info.partition_count, partitions))
     records: Iterator[Mapping[str, Any]]  # generators: they run in the settings below
@@ -529,6 +607,7 @@ def _column_rows(table_id: int, pid: int, piece: PartitionPiece) -> list[dict[st
             "column_name": r.name,
             **r.figures(),
             "absent": r.absent,
+            "iceberg_theta": getattr(r, "iceberg_theta", None),
         }
         for r in piece.records
     ]

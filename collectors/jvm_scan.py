@@ -72,6 +72,8 @@ def spec(plan: ColumnPlan, theta_lg_k: int = THETA_LG_K) -> str:
         if plan.has_kll:
             items.append("kll")
         items.append(f"topk={plan.top_k_items}")
+        if plan.iceberg:
+            items.append("iceberg")
     items += [f"hll={HLL_LG_K}", f"theta={theta_lg_k}", f"k={KLL_K}", f"items={top_k_map_size()}"]
     return ",".join(items)
 
@@ -134,9 +136,14 @@ def scan_method(session: Any, plans: list[ColumnPlan], wanted: str | None = None
     method = (wanted or os.environ.get("STATLAS_SCAN") or "auto").strip().lower()
     if method not in METHODS:
         raise StatlasError(f"STATLAS_SCAN is one of {', '.join(METHODS)}, got {method!r}")
+    available = _loaded(session)
+    if any(p.iceberg for p in plans) and (method == "spark" or not available):
+        raise ScanUnavailable(
+            "an Iceberg table is collected by the one-pass scan (its Iceberg sketches): "
+            + ("unset STATLAS_SCAN=spark" if method == "spark" else "build it with `make install`")
+        )
     if method == "spark":
         return "spark"
-    available = _loaded(session)
     if method == "jvm" and not available:
         raise ScanUnavailable(
             "the one-pass collection scan is not on this Spark session's classpath "

@@ -31,7 +31,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # The Alembic revision these models describe (tests check it is the head of migrations/).
-SCHEMA_REVISION = "0013"
+SCHEMA_REVISION = "0014"
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -165,6 +165,9 @@ class ColumnStats(ColumnFigures, Base):
     column_name: Mapped[str] = mapped_column(String(256), primary_key=True)
     # the partition's files lack the column: its rows count as NULL (null_count = rows)
     absent: Mapped[bool] = mapped_column(Boolean, server_default=false(), sort_order=TRAILING)
+    # an Iceberg table's Theta sketch of the values as Iceberg serialises them, where its
+    # statistics file cannot take `theta` (collectors.iceberg.publish)
+    iceberg_theta: Mapped[bytes | None] = mapped_column(LargeBinary, sort_order=TRAILING)
 
 
 class RollupBlock(Base):

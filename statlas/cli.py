@@ -375,6 +375,12 @@ def cmd_collect(args: argparse.Namespace, settings: Settings) -> int:
             print(_collected_line(outcome.report), flush=True)
             for column, reason in outcome.report.columns_skipped.items():
                 print(f"  column {column}: {reason}")
+            published = outcome.report.published
+            if published is not None:
+                print(
+                    f"  published the NDV of {len(published['ndv'])} columns for Iceberg snapshot "
+                    f"{published['snapshot_id']}: {published['statistics_path']}"
+                )
         failures = outcome.report.partitions_failed if outcome.report is not None else {}
         for partition, reason in failures.items():
             partial = True

@@ -47,6 +47,24 @@ def add_table_commands(commands: Any, common: argparse.ArgumentParser) -> None:
         help="table(s) of the Spark catalog (location, format and partition keys from the "
         "catalog); several share one Spark session, each registered under its own name",
     )
+    source.add_argument(
+        "--iceberg-table",
+        metavar="NS.TABLE",
+        help="an Iceberg table: its current snapshot's partitions, typed by the partition "
+        "spec's transforms (docs/iceberg.md); from --iceberg-catalog, else from statlas's own "
+        "Hive Metastore API",
+    )
+    register.add_argument(
+        "--iceberg-catalog",
+        metavar="URI",
+        help="the Iceberg table's catalog: a SQLAlchemy URL (pyiceberg's SQL catalog) or "
+        "thrift://HOST:PORT (a Hive Metastore)",
+    )
+    register.add_argument(
+        "--iceberg-catalog-name",
+        metavar="NAME",
+        help="the SQL catalog's name (default: default)",
+    )
     register.add_argument(
         "--format",
         choices=["parquet", "orc"],
@@ -117,6 +135,10 @@ def cmd_table_register(args: argparse.Namespace, settings: Settings) -> int:
     properties = dict(key_value_pair(p, "--property") for p in args.property) or None
     if args.spark_table:
         return _register_spark_tables(args, settings, properties)
+    if args.iceberg_table:
+        return _register_iceberg_table(args, settings, properties)
+    if args.iceberg_catalog or args.iceberg_catalog_name:
+        raise InvalidValue("--iceberg-catalog goes with --iceberg-table")
     if not args.name:
         raise InvalidValue("table register wants a NAME with --path")
     report = _metastore(settings).register_table(
@@ -143,6 +165,26 @@ def _print_registration(report: RegistrationReport, as_json: bool) -> None:
         + (", schema changed" if report.schema_changed else ""),
         flush=True,
     )
+
+
+def _register_iceberg_table(
+    args: argparse.Namespace, settings: Settings, properties: dict[str, str] | None
+) -> int:
+    from collectors.iceberg.register import register_iceberg_table
+    from collectors.iceberg.source import DEFAULT_CATALOG_NAME, IcebergSource
+
+    for option in ("format", "partition_types", "bucket_by", "buckets", "sort_by"):
+        if getattr(args, option):
+            flag = "--" + option.replace("_", "-")
+            raise InvalidValue(f"{flag} comes from the Iceberg table with --iceberg-table")
+    if not args.name:
+        raise InvalidValue("table register wants a NAME with --iceberg-table")
+    source = IcebergSource(
+        args.iceberg_table, args.iceberg_catalog, args.iceberg_catalog_name or DEFAULT_CATALOG_NAME
+    )
+    report, _ = register_iceberg_table(_metastore(settings).ready(), args.name, source, properties)
+    _print_registration(report, args.json)
+    return 0
 
 
 def _register_spark_tables(

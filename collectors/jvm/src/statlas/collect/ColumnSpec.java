@@ -19,8 +19,9 @@ import org.apache.spark.sql.types.TimestampType;
 
 /**
  * What is collected for one column (collectors/aggregations.py, ColumnPlan), parsed from
- * the plan's text: {@code alias=c3,minmax,length,distinct=theta|hll,kll,topk=longs|doubles|strings}
- * and the sketches' sizes {@code hll=12,theta=12,k=200,items=256}.
+ * the plan's text: {@code alias=c3,minmax,length,distinct=theta|hll,kll,topk=longs|doubles|strings,iceberg}
+ * and the sketches' sizes {@code hll=12,theta=12,k=200,items=256}. {@code iceberg}: a second
+ * Theta sketch of the values as Iceberg serialises them (the one an Iceberg table publishes).
  */
 final class ColumnSpec implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -49,9 +50,11 @@ final class ColumnSpec implements Serializable {
   final int thetaLgK;
   final int kllK;
   final int topKMapSize;
+  final boolean iceberg;
 
   private ColumnSpec(String alias, DataType type, boolean minMax, boolean length, int distinct,
-      boolean kll, int topK, int hllLgK, int thetaLgK, int kllK, int topKMapSize) {
+      boolean kll, int topK, int hllLgK, int thetaLgK, int kllK, int topKMapSize,
+      boolean iceberg) {
     this.alias = alias;
     this.type = type;
     this.kind = kindOf(type);
@@ -64,7 +67,9 @@ final class ColumnSpec implements Serializable {
     this.thetaLgK = thetaLgK;
     this.kllK = kllK;
     this.topKMapSize = topKMapSize;
-    if (kind == Kind.OTHER && (minMax || length || distinct != NO_SKETCH || kll || topK != 0)) {
+    this.iceberg = iceberg;
+    if (kind == Kind.OTHER
+        && (minMax || length || distinct != NO_SKETCH || kll || topK != 0 || iceberg)) {
       throw new IllegalArgumentException(
           "the statlas scan has only counts for a column of type " + type.simpleString());
     }
@@ -75,6 +80,7 @@ final class ColumnSpec implements Serializable {
     boolean minMax = false;
     boolean length = false;
     boolean kll = false;
+    boolean iceberg = false;
     int distinct = NO_SKETCH;
     int topK = 0;
     int hllLgK = 12;
@@ -89,6 +95,7 @@ final class ColumnSpec implements Serializable {
         case "minmax" -> minMax = true;
         case "length" -> length = true;
         case "kll" -> kll = true;
+        case "iceberg" -> iceberg = true;
         case "distinct" -> distinct = value.equals("theta") ? THETA : HLL;
         case "topk" -> topK = switch (value) {
           case "longs" -> LONGS;
@@ -107,7 +114,7 @@ final class ColumnSpec implements Serializable {
       throw new IllegalArgumentException("a column plan needs alias=: " + text);
     }
     return new ColumnSpec(
-        alias, type, minMax, length, distinct, kll, topK, hllLgK, thetaLgK, kllK, items);
+        alias, type, minMax, length, distinct, kll, topK, hllLgK, thetaLgK, kllK, items, iceberg);
   }
 
   static Kind kindOf(DataType type) {

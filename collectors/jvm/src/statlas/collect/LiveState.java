@@ -38,6 +38,10 @@ final class LiveState {
   private final UpdateSketch[] theta;
   private final KllDoublesSketch[] kll;
   private final ItemsSketch<Object>[] topK;
+  private final UpdateSketch[] iceberg;
+  private final int[] oneInt = new int[1];
+  private static final byte[] FALSE_BYTE = {0};
+  private static final byte[] TRUE_BYTE = {1};
 
   @SuppressWarnings("unchecked")
   LiveState(ScanLayout layout, RowSampler sampler) {
@@ -54,8 +58,12 @@ final class LiveState {
     theta = new UpdateSketch[n];
     kll = new KllDoublesSketch[n];
     topK = (ItemsSketch<Object>[]) new ItemsSketch<?>[n];
+    iceberg = new UpdateSketch[n];
     for (int j = 0; j < n; j++) {
       ColumnSpec c = columns[j];
+      if (c.iceberg) {
+        iceberg[j] = UpdateSketch.builder().setNominalEntries(1 << c.thetaLgK).build();
+      }
       if (c.distinct == ColumnSpec.HLL) {
         hll[j] = new HllSketch(c.hllLgK, Sketches.HLL_TYPE);
       } else if (c.distinct == ColumnSpec.THETA) {
@@ -83,6 +91,9 @@ final class LiveState {
       }
       boolean first = nonNull[j]++ == 0;
       ColumnSpec c = columns[j];
+      if (c.iceberg) {
+        icebergUpdate(iceberg[j], c, row, o);
+      }
       switch (c.kind) {
         case BOOLEAN -> {
           long v = row.getBoolean(o) ? 1 : 0;
@@ -108,6 +119,38 @@ final class LiveState {
         default -> { }
       }
     }
+  }
+
+  /**
+   * The value hashed as Iceberg's single-value serialisation (Iceberg spec, Appendix D) gives
+   * its bytes, as Iceberg's own Theta sketches of a column are fed: int and date as 4 bytes and
+   * long, timestamp and double as 8, little-endian; float as 4; a decimal's unscaled value
+   * big-endian; a string's UTF-8; a boolean as one byte. DataSketches hashes an int[] or a
+   * long as it hashes their little-endian bytes.
+   */
+  private void icebergUpdate(UpdateSketch sketch, ColumnSpec c, InternalRow row, int o) {
+    switch (c.kind) {
+      case BOOLEAN -> sketch.update(row.getBoolean(o) ? TRUE_BYTE : FALSE_BYTE);
+      case BYTE -> intUpdate(sketch, row.getByte(o));
+      case SHORT -> intUpdate(sketch, row.getShort(o));
+      case INT, DATE -> intUpdate(sketch, row.getInt(o));
+      case LONG, TIMESTAMP, TIMESTAMP_NTZ -> sketch.update(row.getLong(o));
+      case FLOAT -> intUpdate(sketch, Float.floatToRawIntBits(row.getFloat(o)));
+      case DOUBLE -> sketch.update(Double.doubleToRawLongBits(row.getDouble(o)));
+      case DECIMAL -> {
+        DecimalType type = (DecimalType) c.type;
+        Decimal d = row.getDecimal(o, type.precision(), type.scale());
+        sketch.update(d.toJavaBigDecimal().unscaledValue().toByteArray());
+      }
+      case STRING -> sketch.update(row.getUTF8String(o).getBytes());
+      case BINARY -> sketch.update(row.getBinary(o));
+      default -> { }
+    }
+  }
+
+  private void intUpdate(UpdateSketch sketch, int v) {
+    oneInt[0] = v;
+    sketch.update(oneInt);
   }
 
   private void integral(int j, ColumnSpec c, long v, boolean first, boolean numeric) {
@@ -306,6 +349,10 @@ final class LiveState {
       }
       if (kll[j] != null) {
         result.kll[j] = kll[j].toByteArray();
+      }
+      if (iceberg[j] != null) {
+        iceberg[j].rebuild();
+        result.iceberg[j] = iceberg[j].compact().toByteArrayCompressed();
       }
       if (topK[j] != null) {
         result.topK[j] =

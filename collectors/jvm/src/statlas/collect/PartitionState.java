@@ -25,6 +25,8 @@ final class PartitionState implements Serializable {
   final byte[][] distinct;
   final byte[][] kll;
   final byte[][] topK;
+  /** Theta sketches of the values as Iceberg serialises them ({@link ColumnSpec#iceberg}). */
+  final byte[][] iceberg;
   /** Whether the heavy hitters name a value above their own error (kept only then). */
   final boolean[] topKInformative;
   final ArrayList<Object[]> sample;
@@ -38,6 +40,7 @@ final class PartitionState implements Serializable {
     distinct = new byte[columns][];
     kll = new byte[columns][];
     topK = new byte[columns][];
+    iceberg = new byte[columns][];
     topKInformative = new boolean[columns];
     sample = new ArrayList<>();
   }
@@ -68,6 +71,9 @@ final class PartitionState implements Serializable {
       if (c.topK != 0) {
         topK[j] = Sketches.mergeItems(topK[j], other.topK[j], c.topK);
         topKInformative[j] |= other.topKInformative[j];
+      }
+      if (c.iceberg) {
+        iceberg[j] = Sketches.mergeTheta(iceberg[j], other.iceberg[j], c.thetaLgK);
       }
     }
     return this;
@@ -113,6 +119,9 @@ final class PartitionState implements Serializable {
       }
       if (c.topK != 0) {
         values.add(topKInformative[j] ? topK[j] : null);
+      }
+      if (c.iceberg) {
+        values.add(iceberg[j]);
       }
     }
     if (layout.sampleRate > 0) {

@@ -94,6 +94,9 @@ final class ScanLayout implements Serializable {
       if (c.topK != 0) {
         fields.add(PartitionScan.field(a + "__topk", BinaryType$.MODULE$));
       }
+      if (c.iceberg) {
+        fields.add(PartitionScan.field(a + "__iceberg", BinaryType$.MODULE$));
+      }
     }
     if (sampleRate > 0) {
       fields.add(PartitionScan.field("__sample_columns", BinaryType$.MODULE$));
