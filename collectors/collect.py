@@ -41,9 +41,14 @@ from collectors.file_schemas import (
     read_layout,
     spark_ddl,
 )
-from collectors.iceberg.listing import SnapshotListing
+from collectors.iceberg.collection import (
+    IcebergRead,
+    plan_read,
+    publish_collected,
+    record_collected,
+)
 from collectors.iceberg.sketches import with_iceberg_sketches
-from collectors.iceberg.source import IcebergSource, IcebergUnavailable, source_of
+from collectors.iceberg.source import IcebergUnavailable, source_of
 from collectors.jvm_scan import scan as jvm_scan
 from collectors.jvm_scan import scan_method
 from collectors.progress import ProgressSink, watch_spark_job
@@ -194,13 +199,15 @@ def collect(
         rows_by_values: dict[tuple[KeyValue, ...], _Scanned] = {}
         built_ahead: dict[tuple[int, int], BuiltBlock] = {}
         layout, registered = ReadLayout(list(info.columns)), info
-        snapshot: SnapshotListing | None = None
+        iceberg_read: IcebergRead | None = None  # an Iceberg table's snapshot and files
         if to_scan:
             session = sessions.get()
             if iceberg is None:
                 layout = _layout(session, info, to_scan)
-            else:  # the columns of the table's schema, read by name (collectors.iceberg)
-                snapshot = _iceberg_snapshot(engine, info, iceberg)
+            else:  # the columns of the table's schema, read by name
+                iceberg_read = plan_read(
+                    engine, info, iceberg, [(p.id, p.name) for p in to_scan], set(collected), full
+                )
             report.partitions_failed = {
                 p.name or info.name: layout.failed[p.id] for p in to_scan if p.id in layout.failed
             }
@@ -211,7 +218,12 @@ def collect(
             info = dataclasses.replace(info, columns=tuple(layout.columns))
         report.partitions_scanned = len(to_scan)
         report.partitions_skipped = len(partitions) - len(to_scan) - len(report.partitions_failed)
-        report.bytes = sum(p.fingerprint[1] for p in to_scan)
+        report.bytes = sum(
+            p.fingerprint[1]
+            if iceberg_read is None
+            else iceberg_read.bytes_of(p.name, p.fingerprint[1])
+            for p in to_scan
+        )
         if to_scan:
             every = len(to_scan) == len(partitions)
             # a full collection's blocks, built while the scan runs
@@ -245,14 +257,28 @@ def collect(
                 # listed once, counted, scanned
                 frame = (
                     _reader(session, info, to_scan, every, layout.readable())
-                    if snapshot is None
-                    else _iceberg_reader(session, info, to_scan, snapshot, layout.readable())
+                    if iceberg_read is None
+                    else iceberg_read.frame(
+                        session, info.key_names, layout.readable(), [p.name for p in to_scan]
+                    )
                 )
                 target, whole = target_rows(info), whole_table_rows(info)
                 rate = sample_rate(target, report.bytes, rows_per_byte, whole)
                 guessed = rows_per_byte is None and 0 < report.bytes <= COUNT_FIRST_BYTES
                 if guessed or (rate >= 1.0 and report.bytes > WHOLE_CHECK_BYTES):
                     rate = sample_rate(target, report.bytes, frame.count() / report.bytes, whole)
+
+                def completed(values: tuple[KeyValue, ...], scanned: _Scanned) -> _Scanned:
+                    """An appended Iceberg partition's statistics: its stored ones and its
+                    added files' (collectors.iceberg.collection)."""
+                    assert iceberg_read is not None
+                    return _Scanned(
+                        *iceberg_read.completed(
+                            info, by_values[values].id, scanned.rows, scanned.columns,
+                            scanned.sample, rate,
+                        )
+                    )  # fmt: skip
+
                 try:
                     rows_by_values = _scan(
                         frame,
@@ -264,6 +290,7 @@ def collect(
                         received=received,
                         skipped=layout.skipped,
                         absent=absent,
+                        completed=completed if iceberg_read and iceberg_read.stored else None,
                     )
                     built_ahead = {} if ahead is None else ahead.built()
                 finally:
@@ -271,6 +298,8 @@ def collect(
                         ahead.close()
         report.timings["scan"] = time.perf_counter() - started
         report.rows = sum(scanned.rows for scanned in rows_by_values.values())
+        if iceberg_read is not None:
+            report.rows -= iceberg_read.stored_rows()  # described already, not read
         writes = progress if to_scan or removed else None
         if writes is not None:
             writes.update("write", 0, 1)
@@ -279,6 +308,8 @@ def collect(
 
         def write(conn: Connection, streamed_ids: AbstractSet[int] | None = None) -> None:
             replace_columns(conn, registered, layout.columns)
+            if iceberg is not None:  # the snapshot whose statistics these now are
+                record_collected(conn, info)
             _write(
                 conn,
                 info,
@@ -310,8 +341,12 @@ def collect(
             f"{message.splitlines()[0][:300]}"
         ) from error
     if iceberg is not None:  # the statistics are written: publishing is another commit
+        publishing = time.perf_counter()
         try:
-            report.published = _publish(engine, info.name, iceberg, bool(to_scan or removed))
+            report.published = publish_collected(
+                engine, info.name, iceberg, bool(to_scan or removed)
+            )
+            report.timings["publish"] = time.perf_counter() - publishing
         except StatlasError as error:
             raise IcebergUnavailable(
                 f"{info.name}: statistics collected, not published to {iceberg.describe()}: {error}"
@@ -421,58 +456,6 @@ def _layout(session: Any, info: TableInfo, partitions: list[_Partition]) -> Read
     return read_layout(info.columns, schemas, matched_by_case, info.key_names)
 
 
-def _iceberg_snapshot(engine: Engine, info: TableInfo, source: IcebergSource) -> SnapshotListing:
-    """The listing of the snapshot `info` was last registered from, with its files; refused
-    when its rows are not its data files' (collectors.iceberg.listing)."""
-    from collectors.iceberg.listing import snapshot_listing
-    from collectors.iceberg.source import SNAPSHOT, load_table
-
-    recorded = info.properties.get(SNAPSHOT)
-    listing = snapshot_listing(
-        load_table(engine, source), int(recorded) if recorded is not None else None
-    )
-    refused = listing.refused(source.identifier)
-    if refused is not None:
-        raise IcebergUnavailable(refused)
-    return listing
-
-
-def _iceberg_reader(
-    spark: Any,
-    info: TableInfo,
-    partitions: list[_Partition],
-    snapshot: SnapshotListing,
-    columns: list[Column],
-) -> Any:
-    """The frame over the partitions' data files, with their key values."""
-    from collectors.iceberg.reader import iceberg_frame
-
-    raw = {p.name: p.raw_values for p in snapshot.dataset.partitions}
-    return iceberg_frame(
-        spark,
-        columns,
-        info.key_names,
-        [(raw[p.name], snapshot.files[p.name]) for p in partitions if p.name in raw],
-    )
-
-
-def _publish(
-    engine: Engine, table: str, source: IcebergSource, changed: bool
-) -> dict[str, Any] | None:
-    """The Iceberg statistics file of the snapshot just collected, committed unless nothing
-    changed and that snapshot has one already (collectors.iceberg.publish)."""
-    from collectors.iceberg.publish import publish, published_snapshot
-    from collectors.iceberg.source import SNAPSHOT
-
-    info = run_read(engine, lambda conn: get_table(conn, table))
-    recorded = info.properties.get(SNAPSHOT)
-    if recorded is None:
-        return None  # a table with no snapshot yet
-    if not changed and published_snapshot(engine, source, int(recorded)):
-        return None
-    return publish(engine, info, source, int(recorded)).as_json()
-
-
 def _read_settings(session: Any) -> dict[str, str]:
     """READ_SETTINGS but those the session sets itself."""
     return {k: v for k, v in READ_SETTINGS.items() if session.conf.get(k, None) is None}
@@ -517,12 +500,15 @@ def _scan(
     received: Callable[[tuple[KeyValue, ...], PartitionPiece], None] | None = None,
     skipped: Mapping[str, str] | None = None,
     absent: Mapping[tuple[KeyValue, ...], AbstractSet[str]] | None = None,
+    completed: Callable[[tuple[KeyValue, ...], _Scanned], _Scanned] | None = None,
 ) -> dict[tuple[KeyValue, ...], _Scanned]:
     """ONE scan of the frame of the partitions to scan (`partitions` of them), grouped by
     the partition keys, drawing each partition's row sample at `rate` on the way: the
     one-pass JVM scan or Spark's aggregates (collectors.jvm_scan.scan_method). `received`
     is handed each partition's statistics as they arrive. Columns `skipped` are not read;
-    the columns `absent` from a partition's files are recorded as absent there."""
+    the columns `absent` from a partition's files are recorded as absent there; `completed`
+    turns what was scanned of a partition into its statistics (an Iceberg partition's added
+    files merged with its stored statistics)."""
     plans = plan_columns(scan_columns(info, skipped or {}), theta_columns(info))
     if source_of(info.properties) is not None:
         plans = with_iceberg_sketches(plans)  # what its statistics file publishes
@@ -547,7 +533,10 @@ def _scan(
             columns = [
                 r.as_absent(rows) if r.name in lacking else r for r in column_records(row, plans)
             ]
-            got = result[values] = _Scanned(rows, columns, sample_record(row, plans))
+            got = _Scanned(rows, columns, sample_record(row, plans))
+            if completed is not None:
+                got = completed(values, got)
+            result[values] = got
             if received is not None:
                 received(values, got.piece())
             if sink is not None and (len(result) % 100 == 0 or len(result) == partitions):

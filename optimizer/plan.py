@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from sqlglot import exp
 
+from metastore.catalog.transform_keys import TransformKey
+
 if TYPE_CHECKING:
     from optimizer.origins import ScalarOrigin, SemiOrigin
 
@@ -47,6 +49,9 @@ class Scan(Node):
     columns: tuple[str, ...]
     partition_keys: tuple[str, ...] = ()
     partition_filter: tuple[exp.Expr, ...] = ()
+    # keys that are transforms of columns (an Iceberg table's): filters on the columns are
+    # projected onto them (optimizer.rewrite.transform_keys)
+    transform_keys: tuple[TransformKey, ...] = ()
 
     def output(self) -> tuple[ColumnRef, ...]:
         return tuple((self.alias, c) for c in self.columns + self.partition_keys)

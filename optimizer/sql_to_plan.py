@@ -44,6 +44,7 @@ from sqlglot.errors import OptimizeError, ParseError
 from sqlglot.expressions.core import POSITION_META_KEYS
 
 from metastore.catalog.tables import TableInfo
+from metastore.catalog.transform_keys import transform_keys
 from metastore.errors import StatlasError, UnknownColumn
 from optimizer.origins import ScalarOrigin, SemiOrigin
 from optimizer.plan import (
@@ -338,6 +339,7 @@ def _relation(source: exp.Expr, context: _Context) -> tuple[str, Node]:
             alias,
             tuple(c.name for c in info.columns),
             tuple(k.name for k in info.partition_keys),
+            transform_keys=transform_keys(info.properties),
         )
     if isinstance(source, exp.Subquery):
         alias = (source.alias_or_name or context.fresh("_s")).lower()

@@ -25,6 +25,7 @@ from metastore.catalog.discovery import (
     DiscoveredPartition,
     arrow_type_name,
 )
+from metastore.catalog.transform_keys import TransformKey
 from metastore.errors import RegistrationError
 
 FORMAT = "iceberg"
@@ -36,6 +37,7 @@ class DataFile:
     path: str
     size: int
     rows: int
+    snapshot_id: int | None = None  # the snapshot that added it
 
 
 @dataclass
@@ -45,7 +47,11 @@ class SnapshotListing:
     dataset: DiscoveredDataset
     snapshot_id: int | None
     files: dict[str, list[DataFile]] = field(default_factory=dict)  # by partition name
+    # each partition's values as Iceberg stores them (days as ints, ...), by partition name
+    records: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    spec_id: int = 0
     key_types: dict[str, str] = field(default_factory=dict)  # key: statlas key type
+    transform_keys: list[TransformKey] = field(default_factory=list)  # each key's transform
     delete_files: int = 0  # position and equality delete files live in the snapshot
     renamed: list[str] = field(default_factory=list)  # columns renamed since first written
 
@@ -100,6 +106,8 @@ def snapshot_listing(table: Any, snapshot_id: int | None = None) -> SnapshotList
         ),
         None if snapshot is None else snapshot.snapshot_id,
         key_types=key_types,
+        spec_id=spec.spec_id,
+        transform_keys=[_transform_key(f, schema) for f in spec.fields],
         renamed=_renamed(metadata),
     )
     if snapshot is None:
@@ -121,8 +129,14 @@ def snapshot_listing(table: Any, snapshot_id: int | None = None) -> SnapshotList
             raw = tuple(_raw_value(f, schema, record[i]) for i, f in enumerate(spec.fields))
             name = spec.partition_to_path(record, schema) if spec.fields else ""
             grouped.setdefault(name, (raw, []))[1].append(
-                DataFile(data_file.file_path, data_file.file_size_in_bytes, data_file.record_count)
+                DataFile(
+                    data_file.file_path,
+                    data_file.file_size_in_bytes,
+                    data_file.record_count,
+                    entry.snapshot_id,
+                )
             )
+            listing.records.setdefault(name, tuple(record[i] for i in range(len(spec.fields))))
     for name, (raw, files) in sorted(grouped.items()):
         files.sort(key=lambda f: f.path)
         listing.files[name] = files
@@ -150,6 +164,20 @@ def _columns(schema: Any, hidden: set[str]) -> list[Column]:
         for f in arrow
         if f.name not in hidden
     ]
+
+
+def _transform_key(partition_field: Any, schema: Any) -> TransformKey:
+    """The key as a transform of its source column (optimizer.rewrite.transform_keys)."""
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+
+    source = schema.find_field(partition_field.source_id)
+    arrow = schema_to_pyarrow(source.field_type, include_field_ids=False)
+    return TransformKey(
+        partition_field.name,
+        str(partition_field.transform),
+        source.name,
+        arrow_type_name(arrow, timestamp_ntz=True),
+    )
 
 
 def _key_type(partition_field: Any, schema: Any) -> str:

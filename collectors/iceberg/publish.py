@@ -1,15 +1,17 @@
 """A collection's distinct counts published to its Iceberg table (docs/iceberg.md): a Puffin
 statistics file with one `apache-datasketches-theta-v1` blob per column whose sketch hashes
 values as Iceberg's single-value serialization does, and its estimate as the blob's `ndv`
-property, committed as the statistics of the snapshot collected. Trino and Spark read the
-`ndv` properties; the blob is what an Iceberg writer's own Theta sketch of the column is.
+property, committed as the statistics of the snapshot collected, together with the
+snapshot's partition statistics file (collectors.iceberg.partition_statistics). Trino and
+Spark read the `ndv` properties; the blob is what an Iceberg writer's own Theta sketch of
+the column is.
 
 Which sketch each column publishes: collectors.iceberg.sketches (statlas's own Theta sketch
 where it hashes as Iceberg does, else the scan's second sketch of the serialised values). An
 identity partition's key column is sketched from the partition values.
 
 A commit another writer beats is retried on the reloaded table; the file of a commit that
-did not happen, and the file a new one replaces for the same snapshot, are deleted. The
+did not happen, and the files new ones replace for the same snapshot, are deleted. The
 statistics of older snapshots stay: Iceberg's snapshot expiry removes them with their
 snapshots.
 """
@@ -24,6 +26,8 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
+from collectors.iceberg.listing import snapshot_listing
+from collectors.iceberg.partition_statistics import partition_statistics
 from collectors.iceberg.puffin import THETA_BLOB, Blob, puffin_file
 from collectors.iceberg.sketches import SERIALIZED_ALIKE
 from collectors.iceberg.source import IcebergSource, IcebergUnavailable, load_table
@@ -42,13 +46,15 @@ class Publication:
     path: str
     columns: dict[str, int] = field(default_factory=dict)  # column: its ndv
     attempts: int = 1
-    replaced: str | None = None  # the file this one replaced for the same snapshot
+    replaced: list[str] = field(default_factory=list)  # files replaced for the same snapshot
+    partition_statistics: str | None = None  # the partition statistics file's path
 
     def as_json(self) -> dict[str, Any]:
         return {
             "snapshot_id": self.snapshot_id,
             "statistics_path": self.path,
             "ndv": dict(self.columns),
+            "partition_statistics_path": self.partition_statistics,
             "attempts": self.attempts,
         }
 
@@ -108,6 +114,7 @@ def publish(
     let another writer commit first)."""
     from datasketches import compact_theta_sketch
     from pyiceberg.table.statistics import BlobMetadata, StatisticsFile
+    from pyiceberg.table.update import SetPartitionStatisticsUpdate, SetStatisticsUpdate
 
     table = load_table(engine, source)
     snapshot = table.snapshot_by_id(snapshot_id)
@@ -157,48 +164,69 @@ def publish(
             ],
         }
     )
-    publication = Publication(snapshot_id, path, ndv)
+    updates: list[Any] = [SetStatisticsUpdate.model_validate({"statistics": statistics})]
+    written_paths = [path]
+    counts = partition_statistics(table, snapshot_listing(table, snapshot_id))
+    partitions_path = None
+    if counts is not None:
+        partitions_path = (
+            f"{location}/metadata/partition-stats-{snapshot_id}-{uuid.uuid4()}.parquet"
+        )
+        with table.io.new_output(partitions_path).create(overwrite=False) as out:
+            out.write(counts)
+        written_paths.append(partitions_path)
+        updates.append(
+            SetPartitionStatisticsUpdate.model_validate(
+                {
+                    "partition-statistics": {
+                        "snapshot-id": snapshot_id,
+                        "statistics-path": partitions_path,
+                        "file-size-in-bytes": len(counts),
+                    }
+                }
+            )
+        )
+    publication = Publication(snapshot_id, path, ndv, partition_statistics=partitions_path)
     try:
-        replaced = _commit(engine, source, statistics, publication, before_commit)
+        replaced = _commit(engine, source, snapshot_id, tuple(updates), publication, before_commit)
     except BaseException:
-        table.io.delete(path)  # committed nowhere
+        for written_path in written_paths:  # committed nowhere
+            table.io.delete(written_path)
         raise
-    if replaced is not None and replaced != path:
-        publication.replaced = replaced
-        table.io.delete(replaced)
+    for old in replaced:
+        if old not in written_paths:
+            table.io.delete(old)
+    publication.replaced = [old for old in replaced if old not in written_paths]
     return publication
 
 
 def _commit(
     engine: Engine,
     source: IcebergSource,
-    statistics: Any,
+    snapshot_id: int,
+    updates: tuple[Any, ...],
     publication: Publication,
     before_commit: Callable[[], None] | None,
-) -> str | None:
-    """Commit `statistics`, retrying on a commit another writer made first; the path of the
-    statistics file it replaced for the same snapshot, if any."""
+) -> list[str]:
+    """Commit `updates`, retrying on a commit another writer made first; the paths of the
+    statistics files they replaced for the same snapshot."""
     from pyiceberg.exceptions import CommitFailedException
 
     for attempt in range(1, COMMIT_ATTEMPTS + 1):
         publication.attempts = attempt
         table = load_table(engine, source)
-        replaced = next(
-            (
-                s.statistics_path
-                for s in table.metadata.statistics
-                if s.snapshot_id == statistics.snapshot_id
-            ),
-            None,
-        )
+        replaced = [
+            s.statistics_path
+            for s in [*table.metadata.statistics, *table.metadata.partition_statistics]
+            if s.snapshot_id == snapshot_id
+        ]
         if before_commit is not None and attempt == 1:
             before_commit()
         try:
             if source.catalog is None:
-                _commit_to_own_metastore(engine, source, table, statistics)
+                _commit_to_own_metastore(engine, source, table, updates)
             else:
-                with table.update_statistics() as update:
-                    update.set_statistics(statistics)
+                table.catalog.commit_table(table, (), updates)
             return replaced
         except CommitFailedException:
             time.sleep(min(0.05 * attempt, 0.5))
@@ -209,7 +237,7 @@ def _commit(
 
 
 def _commit_to_own_metastore(
-    engine: Engine, source: IcebergSource, table: Any, statistics: Any
+    engine: Engine, source: IcebergSource, table: Any, updates: tuple[Any, ...]
 ) -> None:
     """The commit a Hive catalog makes, made in statlas's own database: the new metadata
     file written, then the table's `metadata_location` swapped only if it is still the one
@@ -218,15 +246,13 @@ def _commit_to_own_metastore(
 
     from pyiceberg.catalog import MetastoreCatalog
     from pyiceberg.exceptions import CommitFailedException
-    from pyiceberg.table.update import SetStatisticsUpdate, update_table_metadata
+    from pyiceberg.table.update import update_table_metadata
 
     from metastore.errors import StaleParameter
     from metastore.hive.catalog import get_stored_table
     from metastore.hive.tables import alter_table
 
-    metadata = update_table_metadata(
-        table.metadata, (SetStatisticsUpdate.model_validate({"statistics": statistics}),)
-    )
+    metadata = update_table_metadata(table.metadata, updates)
     version = MetastoreCatalog._parse_metadata_version(table.metadata_location) + 1
     location = table.metadata.location.rstrip("/")
     new_location = f"{location}/metadata/{version:05d}-{uuid.uuid4()}.metadata.json"

@@ -11,6 +11,7 @@ from sqlalchemy import Engine
 
 from collectors.iceberg.listing import SnapshotListing, snapshot_listing
 from collectors.iceberg.source import SNAPSHOT, IcebergSource, load_table
+from metastore.catalog import transform_keys
 from metastore.catalog.tables import RegistrationReport, register_listing
 from metastore.types import parse_key_type
 
@@ -25,7 +26,11 @@ def register_iceberg_table(
     removed with their statistics, changed ones' fingerprints updated); the listing taken."""
     table = load_table(engine, source)
     listing = snapshot_listing(table)
-    kept = {**(properties or {}), **source.properties()}
+    kept = {
+        **(properties or {}),
+        **source.properties(),
+        transform_keys.PROPERTY: transform_keys.listed(listing.transform_keys),
+    }
     if listing.snapshot_id is not None:
         kept[SNAPSHOT] = str(listing.snapshot_id)
     report = register_listing(

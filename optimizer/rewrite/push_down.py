@@ -24,6 +24,7 @@ from dataclasses import replace
 from sqlglot import exp
 
 from optimizer.plan import Filter, Join, Node, Scan, columns_in, conjunction, conjuncts, equi_keys
+from optimizer.rewrite.transform_keys import projected
 
 
 def push_down(written: Node, names: Sequence[str], where: Sequence[exp.Expr]) -> Node:
@@ -104,6 +105,13 @@ def _onto(node: Node, predicates: list[exp.Expr]) -> Node:
         on_key = [_reads_only(columns_in(p), keys) for p in predicates]
         on_keys = [p for p, k in zip(predicates, on_key, strict=True) if k]
         rest = [p for p, k in zip(predicates, on_key, strict=True) if not k]
+        # a filter on a column a key is a transform of narrows the partitions too
+        on_keys += [
+            projection
+            for p in rest
+            for key in node.transform_keys
+            if (projection := projected(p, node.alias, key)) is not None
+        ]
         node = replace(node, partition_filter=node.partition_filter + tuple(on_keys))
         predicates = rest
     condition = conjunction(predicates)

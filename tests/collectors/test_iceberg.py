@@ -17,6 +17,7 @@ from typing import Any
 
 import mmh3
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from datasketches import compact_theta_sketch
 from pyiceberg.catalog.sql import SqlCatalog
@@ -144,6 +145,31 @@ def check_blobs(table: Any, data: pa.Table) -> dict[str, int]:
     return ndv
 
 
+def check_partition_statistics(table: Any, data: pa.Table, partitions: int) -> None:
+    """The snapshot's partition statistics file: a row per partition, sorted, with the
+    spec's field ids, its counts adding up to the table's rows and files."""
+    snapshot = table.current_snapshot().snapshot_id
+    [entry] = [s for s in table.metadata.partition_statistics if s.snapshot_id == snapshot]
+    content = table.io.new_input(entry.statistics_path).open().read()
+    assert entry.file_size_in_bytes == len(content)
+    read = pq.read_table(pa.BufferReader(content))
+    ids = [int(f.metadata[b"PARQUET:field_id"]) for f in read.schema]
+    assert ids == list(range(1, 13))
+    assert read.num_rows == partitions
+    assert sum(read["data_record_count"].to_pylist()) == data.num_rows
+    files = table.inspect.files()
+    assert sum(read["data_file_count"].to_pylist()) == files.num_rows
+    assert sum(read["total_data_file_size_in_bytes"].to_pylist()) == sum(
+        files["file_size_in_bytes"].to_pylist()
+    )
+    keys = [(p["region"] is not None, p["region"], p["d_day"], p["id_bucket"]) for p in
+            read["partition"].to_pylist()]  # fmt: skip
+    assert keys == sorted(keys)  # nulls first
+    assert set(read["last_updated_snapshot_id"].to_pylist()) <= {
+        s.snapshot_id for s in table.metadata.snapshots
+    }
+
+
 def test_a_pyiceberg_table_is_registered_collected_and_published(
     metastore: Metastore, spark: Any, catalog: SqlCatalog
 ) -> None:
@@ -185,6 +211,7 @@ def test_a_pyiceberg_table_is_registered_collected_and_published(
     assert ndv["region"] == 3
     assert ndv["d"] == 5
     assert ndv["n"] == 97
+    check_partition_statistics(table, first, report.partitions)
 
 
 def test_only_changed_partitions_are_scanned_after_appends_deletes_and_overwrites(
@@ -209,6 +236,24 @@ def test_only_changed_partitions_are_scanned_after_appends_deletes_and_overwrite
     }  # the older snapshot keeps its own (Iceberg's expiry removes them with it)
     check_blobs(table, table.scan().to_arrow())
 
+    # an append into existing days: those partitions read their new files alone, and their
+    # statistics merged with the stored ones are what a full collection finds
+    had = set(table.inspect.files()["file_path"].to_pylist())
+    catalog.load_table("ns.events").append(rows(50_000, 480, range(3)))
+    merged = collect(metastore.engine, "events", spark=spark)
+    table = catalog.load_table("ns.events")
+    files = table.inspect.files()
+    added = [size for path, size in zip(files["file_path"].to_pylist(),
+             files["file_size_in_bytes"].to_pylist(), strict=True) if path not in had]  # fmt: skip
+    assert merged.rows == 480
+    assert merged.bytes == sum(added)
+    assert 0 < merged.partitions_scanned <= len(added)
+    incremental = figures(metastore)
+    collect(metastore.engine, "events", spark=spark, full=True)
+    assert incremental == figures(metastore)
+    table = catalog.load_table("ns.events")  # the full collection published anew
+    check_blobs(table, table.scan().to_arrow())
+
     # a delete of whole partitions (copy-on-write: their files leave the snapshot)
     table.delete("region == 'emea'")
     deleted = collect(metastore.engine, "events", spark=spark)
@@ -228,11 +273,42 @@ def test_only_changed_partitions_are_scanned_after_appends_deletes_and_overwrite
     assert overwritten.rows == 900
     assert overwritten.partitions_scanned == 4 * 2 * BUCKETS
     check_blobs(table, table.scan().to_arrow())
+    check_partition_statistics(table, table.scan().to_arrow(), 4 * 2 * BUCKETS)
 
     # nothing changed: nothing scanned, nothing published again
     again = collect(metastore.engine, "events", spark=spark)
     assert again.partitions_scanned == 0
     assert again.published is None
+
+
+def figures(metastore: Metastore) -> dict[tuple[int, str], tuple[Any, ...]]:
+    """Each partition's and column's exact figures and distinct count, as stored."""
+    with metastore.engine.connect() as conn:
+        stored = conn.execute(
+            select(
+                ColumnStats.partition_id,
+                ColumnStats.column_name,
+                PartitionStats.row_count,
+                ColumnStats.null_count,
+                ColumnStats.min_value,
+                ColumnStats.max_value,
+                ColumnStats.total_len,
+                ColumnStats.theta,
+                ColumnStats.iceberg_theta,
+            ).join(
+                PartitionStats,
+                (PartitionStats.table_id == ColumnStats.table_id)
+                & (PartitionStats.partition_id == ColumnStats.partition_id),
+            )
+        ).all()
+    found = {}
+    for pid, column, *exact, theta, serialised in stored:
+        sketch = theta or serialised
+        distinct = (
+            round(compact_theta_sketch.deserialize(sketch).get_estimate()) if sketch else None
+        )
+        found[(pid, column)] = (*exact, distinct)
+    return found
 
 
 def test_a_commit_during_publication_leaves_both_commits(
@@ -254,9 +330,10 @@ def test_a_commit_during_publication_leaves_both_commits(
     assert table.current_snapshot().snapshot_id != collected  # the append is there
     assert table.scan().to_arrow().num_rows == 1_010
     assert [s.snapshot_id for s in table.metadata.statistics] == [collected]
-    assert publication.replaced is not None  # the collection's own file, for that snapshot
-    assert not Path(publication.replaced.removeprefix("file://")).exists()
+    assert len(publication.replaced) == 2  # the collection's own files, for that snapshot
+    assert not any(Path(p.removeprefix("file://")).exists() for p in publication.replaced)
     assert Path(publication.path.removeprefix("file://")).exists()
+    assert [s.snapshot_id for s in table.metadata.partition_statistics] == [collected]
 
 
 def test_an_iceberg_table_of_statlas_hive_metastore_api(
@@ -356,3 +433,131 @@ def test_the_cli_registers_and_collects_an_iceberg_table(
     assert "ns.nothing" in err
     assert "does not exist" in err
     assert err.count("\n") == 1
+
+
+def scan_of(node: Any) -> Any:
+    from optimizer.plan import Scan
+
+    while not isinstance(node, Scan):
+        node = node.children[0]
+    return node
+
+
+@pytest.mark.parametrize(
+    ("where", "projection", "partitions"),
+    [
+        # day(d) of a date: a range of days (a strict bound stays strict)
+        ("d BETWEEN DATE '2024-01-02' AND '2024-01-03'",
+         "e.d_day BETWEEN '2024-01-02' AND '2024-01-03'", 4 * 2 * BUCKETS),
+        ("d > DATE '2024-01-04'", "e.d_day > '2024-01-04'", 4 * BUCKETS),
+        ("d IN (DATE '2024-01-01', DATE '2024-01-05')",
+         "e.d_day IN ('2024-01-01', '2024-01-05')", 4 * 2 * BUCKETS),
+        # bucket(id): an equality picks the value's bucket
+        ("id = 17", "e.id_bucket = ", 4 * 5),
+        # identity: the key itself, no projection needed
+        ("region = 'emea'", None, 5 * BUCKETS),
+        # what no transform projects: every partition
+        ("id > 17", None, 4 * 5 * BUCKETS),
+    ],
+)  # fmt: skip
+def test_filters_on_source_columns_choose_an_iceberg_tables_partitions(
+    metastore: Metastore, catalog: SqlCatalog, where: str, projection: str | None, partitions: int
+) -> None:
+    from metastore.catalog.tables import get_table
+    from optimizer.partition_predicates import static_selection
+    from optimizer.sql_to_plan import build_plan
+
+    table = catalog.create_table("ns.events", SCHEMA, partition_spec=SPEC)
+    data = rows(0, 6_000, range(5))
+    table.append(data)
+    register_iceberg_table(metastore.ready(), "events", source_of(catalog))
+    with metastore.engine.connect() as conn:
+        info = get_table(conn, "events")
+    scan = scan_of(build_plan(f"SELECT COUNT(*) FROM events e WHERE {where}", lambda _: info))
+    written = [c.sql() for c in scan.partition_filter]
+    if projection is None:
+        assert all("region" in c for c in written)
+    else:
+        assert any(c.startswith(projection) for c in written), written
+    selection, _ = static_selection(scan, info)
+    picked = metastore.lookup("events", selection).names()
+    assert len(picked) == partitions
+    if where == "id = 17":  # one bucket kept: the one pyiceberg wrote id 17 into
+        kept = {n.rsplit("=", 1)[1] for n in picked}
+        written_to = {
+            str(task.file.partition[2]) for task in table.scan(row_filter="id == 17").plan_files()
+        }
+        assert kept == written_to
+
+
+def test_year_month_and_truncate_keys_are_typed_and_projected(
+    metastore: Metastore, catalog: SqlCatalog
+) -> None:
+    from pyiceberg.transforms import MonthTransform, TruncateTransform, YearTransform
+    from pyiceberg.types import TimestampType
+
+    from metastore.catalog.tables import get_table
+    from optimizer.partition_predicates import static_selection
+    from optimizer.sql_to_plan import build_plan
+
+    schema = Schema(
+        NestedField(1, "ts", TimestampType(), required=False),
+        NestedField(2, "d", DateType(), required=False),
+        NestedField(3, "s", StringType(), required=False),
+    )
+    spec = PartitionSpec(
+        PartitionField(1, 1000, MonthTransform(), "ts_month"),
+        PartitionField(2, 1001, YearTransform(), "d_year"),
+        PartitionField(3, 1002, TruncateTransform(2), "s_prefix"),
+    )
+    table = catalog.create_table("ns.events", schema, partition_spec=spec)
+    start = dt.datetime(2023, 11, 20)
+    table.append(
+        pa.table(
+            {
+                "ts": [start + dt.timedelta(days=7 * i) for i in range(20)],
+                "d": [dt.date(2023 + i % 2, 6, 1) for i in range(20)],
+                "s": [("abc", "abd", "xyz")[i % 3] for i in range(20)],
+            },
+            schema=pa.schema([("ts", pa.timestamp("us")), ("d", pa.date32()), ("s", pa.string())]),
+        )
+    )
+    report, _ = register_iceberg_table(metastore.ready(), "events", source_of(catalog))
+    assert [(k.name, str(k.type)) for k in report.partition_keys] == [
+        ("ts_month", "int"),
+        ("d_year", "int"),
+        ("s_prefix", "string"),
+    ]
+    january = (2024 - 1970) * 12  # months since 1970, as Iceberg numbers them
+    names = metastore.lookup("events", PartitionQuery.of(where=f"ts_month = {january}")).names()
+    assert names
+    assert all(n.startswith("ts_month=2024-01/") for n in names)
+    with metastore.engine.connect() as conn:
+        info = get_table(conn, "events")
+    sql = (
+        "SELECT COUNT(*) FROM events e WHERE e.ts >= TIMESTAMP '2024-02-15 00:00:00' "
+        "AND e.d = DATE '2024-06-01' AND e.s = 'abd'"
+    )
+    scan = scan_of(build_plan(sql, lambda _: info))
+    assert sorted(c.sql() for c in scan.partition_filter) == [
+        f"e.d_year = {2024 - 1970}",
+        "e.s_prefix = 'ab'",
+        f"e.ts_month >= {january + 1}",
+    ]
+    selection, _ = static_selection(scan, info)
+    picked = metastore.lookup("events", selection).names()
+    truth = {
+        table.specs()[0].partition_to_path(task.file.partition, table.schema())
+        for task in table.scan(
+            row_filter="ts >= '2024-02-15T00:00:00' and d == '2024-06-01' and s == 'abd'"
+        ).plan_files()
+    }
+    assert truth
+    assert truth <= set(picked)  # every partition the filter's rows are in, at least
+    assert set(picked) <= {
+        n for n in report_names(metastore) if "d_year=2024" in n and "s_prefix=ab" in n
+    }
+
+
+def report_names(metastore: Metastore) -> list[str]:
+    return metastore.lookup("events", PartitionQuery()).names()
