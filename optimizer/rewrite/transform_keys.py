@@ -7,8 +7,8 @@ A key is a transform of a source column: identity, year, month, day, hour, bucke
 truncate[W] (Iceberg spec, "Partition Transforms"). A comparison, BETWEEN or IN of the
 source column with literals gives the key's condition that holds for every row the filter
 keeps: the ordered transforms keep =, IN and BETWEEN and make < and > inclusive (but
-identity, and the day of a date, which keep them strict), bucket keeps only = and IN. The filter itself stays where it was; the projection only narrows the
-partitions.
+identity, and the day of a date, which keep them strict), bucket keeps only = and IN. The
+filter itself stays where it was; the projection only narrows the partitions.
 
 >>> from sqlglot import parse_one
 >>> day = TransformKey("d_day", "day", "d", "date")

@@ -170,6 +170,17 @@ def check_partition_statistics(table: Any, data: pa.Table, partitions: int) -> N
     }
 
 
+def collected_table(
+    metastore: Metastore, spark: Any, catalog: SqlCatalog, count: int, days: range
+) -> tuple[Any, IcebergSource]:
+    """ns.events with `count` rows over `days`, registered as `events` and collected."""
+    catalog.create_table("ns.events", SCHEMA, partition_spec=SPEC).append(rows(0, count, days))
+    source = source_of(catalog)
+    register_iceberg_table(metastore.ready(), "events", source)
+    collect(metastore.engine, "events", spark=spark)
+    return catalog.load_table("ns.events"), source
+
+
 def test_a_pyiceberg_table_is_registered_collected_and_published(
     metastore: Metastore, spark: Any, catalog: SqlCatalog
 ) -> None:
@@ -217,12 +228,8 @@ def test_a_pyiceberg_table_is_registered_collected_and_published(
 def test_only_changed_partitions_are_scanned_after_appends_deletes_and_overwrites(
     metastore: Metastore, spark: Any, catalog: SqlCatalog
 ) -> None:
-    table = catalog.create_table("ns.events", SCHEMA, partition_spec=SPEC)
-    table.append(rows(0, 2_000, range(3)))
-    source = source_of(catalog)
-    register_iceberg_table(metastore.ready(), "events", source)
-    collect(metastore.engine, "events", spark=spark)
-    before = catalog.load_table("ns.events").current_snapshot().snapshot_id
+    table, _ = collected_table(metastore, spark, catalog, 2_000, range(3))
+    before = table.current_snapshot().snapshot_id
 
     # an append of a new day: its partitions alone are scanned
     catalog.load_table("ns.events").append(rows(2_000, 400, range(7, 8)))
@@ -304,22 +311,16 @@ def figures(metastore: Metastore) -> dict[tuple[int, str], tuple[Any, ...]]:
     found = {}
     for pid, column, *exact, theta, serialised in stored:
         sketch = theta or serialised
-        distinct = (
-            round(compact_theta_sketch.deserialize(sketch).get_estimate()) if sketch else None
-        )
-        found[(pid, column)] = (*exact, distinct)
+        estimate = compact_theta_sketch.deserialize(sketch).get_estimate() if sketch else None
+        found[(pid, column)] = (*exact, None if estimate is None else round(estimate))
     return found
 
 
 def test_a_commit_during_publication_leaves_both_commits(
     metastore: Metastore, spark: Any, catalog: SqlCatalog
 ) -> None:
-    table = catalog.create_table("ns.events", SCHEMA, partition_spec=SPEC)
-    table.append(rows(0, 1_000, range(2)))
-    source = source_of(catalog)
-    register_iceberg_table(metastore.ready(), "events", source)
-    collect(metastore.engine, "events", spark=spark)
-    collected = catalog.load_table("ns.events").current_snapshot().snapshot_id
+    table, source = collected_table(metastore, spark, catalog, 1_000, range(2))
+    collected = table.current_snapshot().snapshot_id
     info = describe_table(metastore.engine, "events")
 
     def another_writer() -> None:  # commits between publication's read and its commit
