@@ -199,15 +199,17 @@ def collect(
         rows_by_values: dict[tuple[KeyValue, ...], _Scanned] = {}
         built_ahead: dict[tuple[int, int], BuiltBlock] = {}
         layout, registered = ReadLayout(list(info.columns)), info
-        iceberg_read: IcebergRead | None = None  # an Iceberg table's snapshot and files
+        # an Iceberg table's snapshot and files; refused, even with nothing to scan, when
+        # its rows are not its data files' (deletes): its statistics would be published
+        iceberg_read: IcebergRead | None = None
+        if iceberg is not None:
+            iceberg_read = plan_read(
+                engine, info, iceberg, [(p.id, p.name) for p in to_scan], set(collected), full
+            )
         if to_scan:
             session = sessions.get()
-            if iceberg is None:
+            if iceberg is None:  # (an Iceberg table's columns: its schema's, read by name)
                 layout = _layout(session, info, to_scan)
-            else:  # the columns of the table's schema, read by name
-                iceberg_read = plan_read(
-                    engine, info, iceberg, [(p.id, p.name) for p in to_scan], set(collected), full
-                )
             report.partitions_failed = {
                 p.name or info.name: layout.failed[p.id] for p in to_scan if p.id in layout.failed
             }

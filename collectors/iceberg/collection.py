@@ -109,7 +109,7 @@ def plan_read(
         raise IcebergUnavailable(refused)
     read = IcebergRead(snapshot)
     before = info.properties.get(COLLECTED)
-    if full or before is None or table.snapshot_by_id(int(before)) is None:
+    if not partitions or full or before is None or table.snapshot_by_id(int(before)) is None:
         return read  # (that snapshot expired: changed partitions are read whole)
     names = {name: pid for pid, name in partitions if pid in described}
     gained = appended_files(snapshot_listing(table, int(before)), snapshot)

@@ -34,8 +34,9 @@ from optimizer.plan import (
     Window,
 )
 
-# the fields of a node its shape leaves out (none of them changes an estimate)
-UNSHAPED = frozenset({"select", "scalar", "semi"})
+# the fields of a node its shape leaves out (none of them changes an estimate; a Scan's
+# transform keys are its table's, and what they project is in its partition filter)
+UNSHAPED = frozenset({"select", "scalar", "semi", "transform_keys"})
 # per node type, the fields its shape reads (`_own`) besides its children; a field added to
 # a node must be added here or to UNSHAPED (tests/optimizer/estimate/test_cte_reuse.py)
 SHAPED: dict[type[Node], frozenset[str]] = {

@@ -383,6 +383,28 @@ def test_an_iceberg_table_of_statlas_hive_metastore_api(
         service.stop()
 
 
+def test_a_snapshot_with_delete_files_is_refused_in_one_line(
+    metastore: Metastore, spark: Any, catalog: SqlCatalog
+) -> None:
+    """A merge-on-read delete (a position delete file, as Spark's and Trino's writers make
+    one): the data files' rows are not the table's, so nothing is collected or published."""
+    from tests.support.iceberg_deletes import delete_first_row
+
+    table, _ = collected_table(metastore, spark, catalog, 200, range(1))
+    with metastore.engine.connect() as conn:
+        before = conn.execute(select(func.sum(PartitionStats.row_count))).scalar_one()
+    deleted = delete_first_row(catalog, "ns.events")
+    assert catalog.load_table("ns.events").scan().to_arrow().num_rows == 199  # pyiceberg's read
+    with pytest.raises(IcebergUnavailable, match=r"1 delete file\(s\) in snapshot") as raised:
+        collect(metastore.engine, "events", spark=spark)
+    assert str(deleted) in str(raised.value)
+    assert "\n" not in str(raised.value)
+    with metastore.engine.connect() as conn:  # the statistics of the snapshot before stay
+        assert conn.execute(select(func.sum(PartitionStats.row_count))).scalar_one() == before
+    table = catalog.load_table("ns.events")
+    assert deleted not in {s.snapshot_id for s in table.metadata.statistics}
+
+
 def test_a_renamed_column_is_refused_in_one_line(
     metastore: Metastore, spark: Any, catalog: SqlCatalog
 ) -> None:

@@ -35,6 +35,7 @@ def column_rows(table_id: int, count: int, offset: int = 0) -> list[dict[str, An
                 "top_k": b"",
                 "top_k_items": "longs",
                 "absent": n % 7 == 0,
+                "iceberg_theta": None if n % 2 else bytes([n % 256]) * 30,
             }
         )
     return rows

@@ -11,7 +11,7 @@ from metastore.statistics.column_pieces import FIGURES, ColumnPiece, figures_of,
 def test_the_tables_share_the_figures_in_order() -> None:
     stats = list(models.ColumnStats.__table__.c.keys())
     rollup = list(models.RollupColumn.__table__.c.keys())
-    assert stats == ["table_id", "partition_id", "column_name", *FIGURES, "absent"]
+    assert stats == ["table_id", "partition_id", "column_name", *FIGURES, "absent", "iceberg_theta"]
     assert rollup == [
         "table_id",
         "level",
