@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,7 +80,30 @@ def local_path(path: str) -> str:
 
 
 def snapshot_listing(table: Any, snapshot_id: int | None = None) -> SnapshotListing:
-    """The partitions of `table`'s snapshot `snapshot_id` (default: the current one)."""
+    """The partitions of `table`'s snapshot `snapshot_id` (default: the current one). A
+    table's metadata file and a snapshot never change, so the listing of one read of them is
+    kept (a few, most recent first): a collection lists the snapshot to register it, to read
+    it and to publish it."""
+    key = (table.metadata_location, snapshot_id)
+    with _KEPT_LOCK:
+        kept = _KEPT.get(key)
+        if kept is not None:
+            _KEPT.move_to_end(key)
+            return kept
+    listing = _listing(table, snapshot_id)
+    with _KEPT_LOCK:
+        _KEPT[key] = listing
+        while len(_KEPT) > KEPT_LISTINGS:
+            _KEPT.popitem(last=False)
+    return listing
+
+
+KEPT_LISTINGS = 8
+_KEPT: OrderedDict[tuple[str, int | None], SnapshotListing] = OrderedDict()
+_KEPT_LOCK = threading.Lock()
+
+
+def _listing(table: Any, snapshot_id: int | None) -> SnapshotListing:
     metadata = table.metadata
     snapshot = (
         table.current_snapshot() if snapshot_id is None else table.snapshot_by_id(snapshot_id)
