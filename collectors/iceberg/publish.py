@@ -13,7 +13,8 @@ identity partition's key column is sketched from the partition values.
 A commit another writer beats is retried on the reloaded table; the file of a commit that
 did not happen, and the files new ones replace for the same snapshot, are deleted. The
 statistics of older snapshots stay: Iceberg's snapshot expiry removes them with their
-snapshots.
+snapshots (the entries an expiry left behind, of snapshots that no longer exist, are
+removed with their files by the next publication).
 """
 
 from __future__ import annotations
@@ -209,25 +210,41 @@ def _commit(
     before_commit: Callable[[], None] | None,
 ) -> list[str]:
     """Commit `updates`, retrying on a commit another writer made first; the paths of the
-    statistics files they replaced for the same snapshot."""
+    statistics files they replaced for the same snapshot, and of those of snapshots that no
+    longer exist, whose entries the commit removes (Java's snapshot expiry removes both
+    kinds; pyiceberg's leaves the partition statistics of the snapshots it expires)."""
     from pyiceberg.exceptions import CommitFailedException
+    from pyiceberg.table.update import RemovePartitionStatisticsUpdate, RemoveStatisticsUpdate
 
     for attempt in range(1, COMMIT_ATTEMPTS + 1):
         publication.attempts = attempt
         table = load_table(engine, source)
+        metadata = table.metadata
         replaced = [
             s.statistics_path
-            for s in [*table.metadata.statistics, *table.metadata.partition_statistics]
+            for s in [*metadata.statistics, *metadata.partition_statistics]
             if s.snapshot_id == snapshot_id
         ]
+        expired = [
+            (kind, entry)
+            for kind, entries in (
+                (RemoveStatisticsUpdate, metadata.statistics),
+                (RemovePartitionStatisticsUpdate, metadata.partition_statistics),
+            )
+            for entry in entries
+            if table.snapshot_by_id(entry.snapshot_id) is None
+        ]
+        removals = tuple(
+            kind.model_validate({"snapshot-id": entry.snapshot_id}) for kind, entry in expired
+        )
         if before_commit is not None and attempt == 1:
             before_commit()
         try:
             if source.catalog is None:
-                _commit_to_own_metastore(engine, source, table, updates)
+                _commit_to_own_metastore(engine, source, table, removals + updates)
             else:
-                table.catalog.commit_table(table, (), updates)
-            return replaced
+                table.catalog.commit_table(table, (), removals + updates)
+            return replaced + [entry.statistics_path for _, entry in expired]
         except CommitFailedException:
             time.sleep(min(0.05 * attempt, 0.5))
     raise IcebergUnavailable(

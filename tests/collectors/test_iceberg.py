@@ -224,6 +224,17 @@ def test_a_pyiceberg_table_is_registered_collected_and_published(
     assert ndv["n"] == 97
     check_partition_statistics(table, first, report.partitions)
 
+    # `stats --where` on a transform key: the statistics of that day's partitions
+    from metastore.statistics.summaries import table_statistics
+
+    day = table_statistics(
+        metastore.engine, "events", PartitionQuery.of(where="d_day = '2024-01-03'"), ["id", "n"]
+    )
+    on_day = [r for r in first.to_pylist() if r["d"] == dt.date(2024, 1, 3)]
+    assert day.row_count == len(on_day)
+    assert day.columns["id"].min == min(r["id"] for r in on_day)
+    assert round(day.columns["n"].ndv or 0) == len({r["n"] for r in on_day})
+
 
 def test_only_changed_partitions_are_scanned_after_appends_deletes_and_overwrites(
     metastore: Metastore, spark: Any, catalog: SqlCatalog
@@ -243,6 +254,13 @@ def test_only_changed_partitions_are_scanned_after_appends_deletes_and_overwrite
     }  # the older snapshot keeps its own (Iceberg's expiry removes them with it)
     check_blobs(table, table.scan().to_arrow())
 
+    # pyiceberg's snapshot expiry drops the expired snapshot's statistics file, not its
+    # partition statistics file: the next publication removes that one, file and entry
+    table.maintenance.expire_snapshots().by_id(before).commit()
+    table = catalog.load_table("ns.events")
+    assert before not in {s.snapshot_id for s in table.metadata.statistics}
+    [left] = [s for s in table.metadata.partition_statistics if s.snapshot_id == before]
+
     # an append into existing days: those partitions read their new files alone, and their
     # statistics merged with the stored ones are what a full collection finds
     had = set(table.inspect.files()["file_path"].to_pylist())
@@ -255,6 +273,8 @@ def test_only_changed_partitions_are_scanned_after_appends_deletes_and_overwrite
     assert merged.rows == 480
     assert merged.bytes == sum(added)
     assert 0 < merged.partitions_scanned <= len(added)
+    assert before not in {s.snapshot_id for s in table.metadata.partition_statistics}
+    assert not Path(left.statistics_path.removeprefix("file://")).exists()
     incremental = figures(metastore)
     collect(metastore.engine, "events", spark=spark, full=True)
     assert incremental == figures(metastore)
