@@ -598,7 +598,7 @@ def _column_rows(table_id: int, pid: int, piece: PartitionPiece) -> list[dict[st
             "column_name": r.name,
             **r.figures(),
             "absent": r.absent,
-            "iceberg_theta": getattr(r, "iceberg_theta", None),
+            "iceberg_theta": r.iceberg_theta,
         }
         for r in piece.records
     ]

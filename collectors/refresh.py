@@ -28,7 +28,7 @@ def refresh_listing(engine: Engine, info: TableInfo, spark: LazySession) -> Regi
     table of a Spark catalog."""
     iceberg = source_of(info.properties)
     if iceberg is not None:
-        return register_iceberg_table(engine, info.name, iceberg)[0]
+        return register_iceberg_table(engine, info.name, iceberg)
     if info.properties.get(hive_catalog.SOURCE) == hive_catalog.HIVE_METASTORE:
         return hive_catalog.refresh_fingerprints(engine, info)
     identifier = info.properties.get(SPARK_TABLE)

@@ -182,7 +182,7 @@ def _register_iceberg_table(
     source = IcebergSource(
         args.iceberg_table, args.iceberg_catalog, args.iceberg_catalog_name or DEFAULT_CATALOG_NAME
     )
-    report, _ = register_iceberg_table(_metastore(settings).ready(), args.name, source, properties)
+    report = register_iceberg_table(_metastore(settings).ready(), args.name, source, properties)
     _print_registration(report, args.json)
     return 0
 

@@ -93,7 +93,7 @@ def merged_record(type_: str, stored: Any, added: ColumnRecord) -> ColumnRecord:
         if all(t is not None for t in tops)
         else None
     )
-    serialised = [_bytes(getattr(stored, "iceberg_theta", None)), added.iceberg_theta]
+    serialised = [_bytes(stored.iceberg_theta), added.iceberg_theta]
     figures = {f: getattr(merged, f) for f in FIGURES}
     return ColumnRecord(
         **{**figures, "top_k": top_k},

@@ -142,6 +142,7 @@ def publish_collected(
     recorded = info.properties.get(SNAPSHOT)
     if recorded is None:
         return None  # a table with no snapshot yet
-    if not changed and published_snapshot(engine, source, int(recorded)):
+    iceberg_table = load_table(engine, source)  # read once: checked, then published to
+    if not changed and published_snapshot(iceberg_table, int(recorded)):
         return None
-    return publish(engine, info, source, int(recorded)).as_json()
+    return publish(engine, info, source, int(recorded), table=iceberg_table).as_json()

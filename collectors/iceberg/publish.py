@@ -108,16 +108,18 @@ def publish(
     source: IcebergSource,
     snapshot_id: int,
     *,
+    table: Any = None,
     before_commit: Callable[[], None] | None = None,
 ) -> Publication:
     """Write and commit the statistics file of `snapshot_id` from `info`'s collected
-    statistics. `before_commit` runs once before the first commit attempt (tests use it to
-    let another writer commit first)."""
+    statistics; `table`: the pyiceberg table as just read, if at hand (else it is read).
+    `before_commit` runs once before the first commit attempt (tests use it to let another
+    writer commit first)."""
     from datasketches import compact_theta_sketch
     from pyiceberg.table.statistics import BlobMetadata, StatisticsFile
     from pyiceberg.table.update import SetPartitionStatisticsUpdate, SetStatisticsUpdate
 
-    table = load_table(engine, source)
+    table = load_table(engine, source) if table is None else table
     snapshot = table.snapshot_by_id(snapshot_id)
     if snapshot is None:
         raise IcebergUnavailable(
@@ -189,7 +191,9 @@ def publish(
         )
     publication = Publication(snapshot_id, path, ndv, partition_statistics=partitions_path)
     try:
-        replaced = _commit(engine, source, snapshot_id, tuple(updates), publication, before_commit)
+        replaced = _commit(
+            engine, source, table, snapshot_id, tuple(updates), publication, before_commit
+        )
     except BaseException:
         for written_path in written_paths:  # committed nowhere
             table.io.delete(written_path)
@@ -204,12 +208,14 @@ def publish(
 def _commit(
     engine: Engine,
     source: IcebergSource,
+    read: Any,
     snapshot_id: int,
     updates: tuple[Any, ...],
     publication: Publication,
     before_commit: Callable[[], None] | None,
 ) -> list[str]:
-    """Commit `updates`, retrying on a commit another writer made first; the paths of the
+    """Commit `updates` to the table `read` (read again for each retry), retrying on a
+    commit another writer made first; the paths of the
     statistics files they replaced for the same snapshot, and of those of snapshots that no
     longer exist, whose entries the commit removes (Java's snapshot expiry removes both
     kinds; pyiceberg's leaves the partition statistics of the snapshots it expires)."""
@@ -218,7 +224,7 @@ def _commit(
 
     for attempt in range(1, COMMIT_ATTEMPTS + 1):
         publication.attempts = attempt
-        table = load_table(engine, source)
+        table = read if attempt == 1 else load_table(engine, source)
         metadata = table.metadata
         replaced = [
             s.statistics_path
@@ -301,7 +307,6 @@ def _commit_to_own_metastore(
         raise CommitFailedException(f"{source.identifier} changed while committing") from None
 
 
-def published_snapshot(engine: Engine, source: IcebergSource, snapshot_id: int) -> bool:
-    """Whether `source`'s snapshot `snapshot_id` has a statistics file statlas wrote."""
-    table = load_table(engine, source)
+def published_snapshot(table: Any, snapshot_id: int) -> bool:
+    """Whether the pyiceberg `table`'s snapshot `snapshot_id` has a statistics file."""
     return any(statistics.snapshot_id == snapshot_id for statistics in table.metadata.statistics)

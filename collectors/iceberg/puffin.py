@@ -26,17 +26,15 @@ class Blob:
 class PuffinBytes:
     content: bytes
     footer_size: int  # the footer's bytes, both magics included (file-footer-size-in-bytes)
-    offsets: tuple[tuple[int, int], ...]  # each blob's (offset, length)
 
 
 def puffin_file(blobs: list[Blob], properties: dict[str, str] | None = None) -> PuffinBytes:
     """The bytes of a Puffin file holding `blobs`, uncompressed."""
     body = bytearray(MAGIC)
-    described, offsets = [], []
+    described = []
     for blob in blobs:
         offset = len(body)
         body += blob.payload
-        offsets.append((offset, len(blob.payload)))
         described.append(
             {
                 "type": blob.type,
@@ -52,4 +50,4 @@ def puffin_file(blobs: list[Blob], properties: dict[str, str] | None = None) -> 
         {"blobs": described, "properties": dict(properties or {})}, separators=(",", ":")
     ).encode()
     footer = MAGIC + payload + len(payload).to_bytes(4, "little") + bytes(4) + MAGIC
-    return PuffinBytes(bytes(body) + footer, len(footer), tuple(offsets))
+    return PuffinBytes(bytes(body) + footer, len(footer))

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from collectors.iceberg.listing import SnapshotListing, snapshot_listing
+from collectors.iceberg.listing import snapshot_listing
 from collectors.iceberg.source import SNAPSHOT, IcebergSource, load_table
 from metastore.catalog import transform_keys
 from metastore.catalog.tables import RegistrationReport, register_listing
@@ -21,9 +21,9 @@ def register_iceberg_table(
     name: str,
     source: IcebergSource,
     properties: Mapping[str, Any] | None = None,
-) -> tuple[RegistrationReport, SnapshotListing]:
+) -> RegistrationReport:
     """Register `source`'s current snapshot as `name` (new partitions added, vanished ones
-    removed with their statistics, changed ones' fingerprints updated); the listing taken."""
+    removed with their statistics, changed ones' fingerprints updated)."""
     table = load_table(engine, source)
     listing = snapshot_listing(table)
     kept = {
@@ -33,11 +33,10 @@ def register_iceberg_table(
     }
     if listing.snapshot_id is not None:
         kept[SNAPSHOT] = str(listing.snapshot_id)
-    report = register_listing(
+    return register_listing(
         engine,
         name,
         listing.dataset,
         {key: parse_key_type(type_) for key, type_ in listing.key_types.items()},
         properties=kept,
     )
-    return report, listing

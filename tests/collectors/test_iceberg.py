@@ -189,7 +189,7 @@ def test_a_pyiceberg_table_is_registered_collected_and_published(
     table.append(first)
     source = source_of(catalog)
 
-    report, _ = register_iceberg_table(metastore.ready(), "events", source)
+    report = register_iceberg_table(metastore.ready(), "events", source)
     keys = [(k.name, str(k.type)) for k in report.partition_keys]
     assert keys == [("region", "string"), ("d_day", "date"), ("id_bucket", "int")]
     info = describe_table(metastore.engine, "events")
@@ -377,7 +377,7 @@ def test_an_iceberg_table_of_statlas_hive_metastore_api(
         hive.create_table("default.events", SCHEMA, partition_spec=SPEC)
         hive.load_table("default.events").append(rows(0, 1_200, range(3)))
         source = IcebergSource("default.events")
-        report, _ = register_iceberg_table(metastore.ready(), "events_stats", source)
+        report = register_iceberg_table(metastore.ready(), "events_stats", source)
         assert report.partitions == 4 * 3 * BUCKETS
         collected = collect(metastore.engine, "events_stats", spark=spark)
         assert collected.published is not None
@@ -565,7 +565,7 @@ def test_year_month_and_truncate_keys_are_typed_and_projected(
             schema=pa.schema([("ts", pa.timestamp("us")), ("d", pa.date32()), ("s", pa.string())]),
         )
     )
-    report, _ = register_iceberg_table(metastore.ready(), "events", source_of(catalog))
+    report = register_iceberg_table(metastore.ready(), "events", source_of(catalog))
     assert [(k.name, str(k.type)) for k in report.partition_keys] == [
         ("ts_month", "int"),
         ("d_year", "int"),
