@@ -8,7 +8,7 @@ rows of the input of its COUNT(*) at each level. Estimates come from statistics 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,17 +34,22 @@ def metastore_for(root: Path, scale: str, variant: str, directory: Path, spark: 
 
 
 def register_and_collect(
-    metastore: Metastore, directory: Path, tables: Iterable[str], spark: Any
+    metastore: Metastore,
+    directory: Path,
+    tables: Iterable[str],
+    spark: Any,
+    properties: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> None:
-    """Each table of `directory` registered and collected (nothing rescanned when its data
-    did not change), partition values read as text as statlas types them itself; prints
-    each table's partitions scanned and seconds."""
+    """Each table of `directory` registered (with its `properties`, if any) and collected
+    (nothing rescanned when its data did not change), partition values read as text as
+    statlas types them itself; prints each table's partitions scanned and seconds."""
     inference = spark.conf.get("spark.sql.sources.partitionColumnTypeInference.enabled")
     spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
     try:
         for table in tables:
             started = time.perf_counter()
-            metastore.register_table(table, str(directory / table))
+            own = (properties or {}).get(table)
+            metastore.register_table(table, str(directory / table), properties=own)
             report = collect(metastore.engine, table, spark=spark)
             seconds = time.perf_counter() - started
             print(f"{table}: {report.partitions_scanned} partitions scanned in {seconds:.1f} s")

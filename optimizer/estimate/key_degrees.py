@@ -16,10 +16,18 @@ first drawn towards their average as far as sampling explains their spread (`shr
 sparsely sampled even key is noise, not degrees). Two scans of one table share its sampled
 rows and are not independent samples: each half of the rows (split by their content) meets
 the other half (a self-join, `joined`).
+
+A product of several sampled figures is unbiased but skewed: a key heavy in two tables and
+light in a sampled third meets zero rows there most of the time. Before two sides of
+different tables multiply, each sampled side's figures are pooled among their peers, the
+values the other side holds about as many rows of (`_pooled_product`), as far as each
+figure's sampling variance (carried with the degrees) explains their spread.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
@@ -28,6 +36,7 @@ from typing import Any, Final
 import numpy as np
 
 from metastore.statistics.samples import Sample, from_number
+from optimizer.estimate.peer_pooling import pooled
 from optimizer.estimate.scan_sample import ScanSample, string_codes, value_codes
 
 # per sampled table, degrees from each half of its sampled rows (KeyDegrees.halves)
@@ -36,6 +45,9 @@ Halves = Mapping[str, tuple[np.ndarray, np.ndarray]]
 DEGREE_MCV_LIMIT: Final = 100  # the most common values a join key is given from its degrees
 HALF_COLUMNS: Final = 6  # numeric columns a sampled row's half is hashed from
 FINGERPRINT_STRIDE: Final = 61  # a degrees' values and rows hashed one in this many
+# the sampled row pairs that meet from which two sampled scans' join takes the degrees' rows
+SAMPLED_PAIRS_LEAST: Final = 1000
+KEY_SHARE: Final = 0.9  # a column with distinct values for this share of its rows is a key
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,7 +57,8 @@ class KeyDegrees:
     rests on; `exact` when every sample behind it held every row of its scan; `tables`, the
     tables whose samples it comes from; `halves`, per sampled table of `half_tables`, the
     same degrees from each half of its sampled rows (each row weighing twice), for a later
-    join with that table again: computed (`halves_of`) only when one asks."""
+    join with that table again: computed (`halves_of`) only when one asks; `variance`, per
+    value, the sampling variance of its figure (None: from its support, `noise`)."""
 
     values: np.ndarray
     rows: np.ndarray
@@ -54,6 +67,10 @@ class KeyDegrees:
     tables: frozenset[str]
     half_tables: frozenset[str] = frozenset()
     halves_of: Callable[[], Halves] | None = field(default=None, repr=False)
+    variance: np.ndarray | None = field(default=None, repr=False)
+    # a sampled scan multiplied in is read on a key of its table (`degrees_of`): a value's
+    # figure says whether it is there at all, which its peers do not tell (peer_pooling.pooled)
+    keyed: bool = False
 
     @cached_property
     def halves(self) -> Halves:
@@ -62,6 +79,14 @@ class KeyDegrees:
     @property
     def total(self) -> float:
         return float(self.rows.sum())
+
+    @cached_property
+    def content(self) -> Hashable:
+        """What a product of these degrees depends on (`PooledProducts`): the fingerprint,
+        whether they were read on a key, and every FINGERPRINT_STRIDE-th variance."""
+        stride = slice(None, None, FINGERPRINT_STRIDE)
+        variance = None if self.variance is None else self.variance[stride].tobytes()
+        return (self.fingerprint, self.keyed, variance, float(self.noise().sum()))
 
     @cached_property
     def fingerprint(self) -> int:
@@ -84,8 +109,25 @@ class KeyDegrees:
             return {t: (a * factor, b * factor) for t, (a, b) in self.halves.items()}
 
         return replace(
-            self, rows=self.rows * factor, halves_of=halves if self.half_tables else None
+            self,
+            rows=self.rows * factor,
+            halves_of=halves if self.half_tables else None,
+            variance=None if self.variance is None else self.variance * factor * factor,
         )
+
+    def noise(self) -> np.ndarray:
+        """Per value, the sampling variance of its figure: `variance`, else a sampled row
+        weighing w adding about w (w - 1) (a value's rows over its support, as if drawn row
+        by row); 0 for exact degrees."""
+        if self.exact:
+            return np.zeros(len(self.rows))
+        if self.variance is not None:
+            return self.variance
+        weight = np.divide(
+            self.rows, self.support, out=np.ones(len(self.rows)), where=self.support > 0
+        )
+        noise: np.ndarray = self.rows * np.maximum(weight - 1.0, 0.0)
+        return noise
 
     def shrinkage(self, ndv: float) -> tuple[float, float]:
         """How far each value's figure is to be trusted over the average, (lambda, m): the
@@ -153,9 +195,17 @@ class JoinedDegrees:
     def rows(self) -> float:
         return self.degrees.total
 
-    @property
+    @cached_property
+    def sampled_pairs(self) -> float:
+        """The sampled row pairs of the two sides that meet (0 where a side is exact)."""
+        if self.left.exact or self.right.exact:
+            return 0.0
+        _, at_left, at_right = _intersected(self.left.values, self.right.values)
+        return float((self.left.support[at_left] * self.right.support[at_right]).sum())
+
+    @cached_property
     def weak(self) -> bool:
-        return not self.exact and not len(self.degrees.values)
+        return not self.exact and not len(_intersected(self.left.values, self.right.values)[0])
 
 
 def scan_degrees(scan: ScanSample, name: str) -> KeyDegrees | None:
@@ -210,6 +260,8 @@ def _counted(sample: Sample, passed: np.ndarray, name: str, table: str) -> KeyDe
         frozenset({table}),
         # a whole sample needs no halves: its rows are the table's, each once
         frozenset() if exact else frozenset({table}),
+        # a row drawn with probability 1/w: w (w - 1) (Horvitz and Thompson 1952)
+        variance=counted(weights * (weights - 1.0), kept),
     )
 
 
@@ -306,7 +358,11 @@ def joined(left: KeyDegrees, right: KeyDegrees) -> JoinedDegrees | None:
 
 
 def _product(left: KeyDegrees, right: KeyDegrees) -> KeyDegrees:
-    """The joined rows' degrees of two sides `joined` accepts."""
+    """The joined rows' degrees of two sides `joined` accepts: two sampled sides of
+    different tables pooled first (`_pooled_product`)."""
+    poolable = any(not side.exact and not side.keyed for side in (left, right))
+    if poolable and not left.tables & right.tables:
+        return _POOLED_PRODUCTS.product(left, right)
     values, at_left, at_right = _intersected(left.values, right.values)
     left_rows, right_rows = left.rows[at_left], right.rows[at_right]
     shared = left.tables & right.tables
@@ -342,6 +398,122 @@ def _product(left: KeyDegrees, right: KeyDegrees) -> KeyDegrees:
         left.tables | right.tables,
         half_tables,
         halves if half_tables else None,
+        _product_variance(left_rows, left.noise()[at_left], right_rows, right.noise()[at_right]),
+        left.keyed or right.keyed,
+    )
+
+
+class PooledProducts:
+    """Pooled products (`_pooled_product`) kept across requests by their sides' content, as
+    arrays only, the least recently used dropped beyond `limit` bytes: a query asked again
+    multiplies nothing. The halves of a kept product are computed again from the request's
+    own sides when a join asks for them (a table read again; rare)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._kept: OrderedDict[Hashable, KeyDegrees] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def product(self, left: KeyDegrees, right: KeyDegrees) -> KeyDegrees:
+        key = (left.content, right.content)
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+        if found is None:
+            made = _pooled_product(left, right)
+            found = replace(made, halves_of=None)
+            size = sum(a.nbytes for a in (found.values, found.rows, found.support))
+            size += 0 if found.variance is None else found.variance.nbytes
+            if size <= self.limit:
+                with self._lock:
+                    if key not in self._kept:
+                        self._kept[key] = found
+                        self._bytes += size
+                    while self._bytes > self.limit:
+                        _, dropped = self._kept.popitem(last=False)
+                        self._bytes -= sum(
+                            a.nbytes for a in (dropped.values, dropped.rows, dropped.support)
+                        ) + (0 if dropped.variance is None else dropped.variance.nbytes)
+        if not found.half_tables:
+            return found
+        return replace(found, halves_of=lambda: _pooled_product(left, right).halves)
+
+
+POOLED_PRODUCT_BYTES: Final = 24 * 1024 * 1024  # pooled products kept across requests
+_POOLED_PRODUCTS: Final = PooledProducts(POOLED_PRODUCT_BYTES)
+
+
+def _product_variance(
+    left: np.ndarray, left_noise: np.ndarray, right: np.ndarray, right_noise: np.ndarray
+) -> np.ndarray:
+    """The variance of a product of two independent figures (Goodman 1960)."""
+    variance: np.ndarray = left * left * right_noise + right * right * left_noise
+    variance += left_noise * right_noise
+    return variance
+
+
+def _pooled_product(left: KeyDegrees, right: KeyDegrees) -> KeyDegrees:
+    """The joined rows' degrees of two sides of different tables, one at least sampled and
+    not read on a key of its table: each such side's figures first pooled among the values
+    the other side holds about as many rows of (peer_pooling.pooled), so a value heavy on
+    one side and light on the other meets the light side's rows as its peers show them, not
+    the zero or the one sampled row's weight its own sample happened to show. A value's
+    product is then a product of steady figures: a star of sampled tables multiplies no
+    sampling noise. The values are those an exact or keyed side shows (what it does not
+    show has no rows), else those either side shows."""
+    anchor = next((side for side in (left, right) if side.exact or side.keyed), None)
+    values = np.union1d(left.values, right.values) if anchor is None else anchor.values
+    own_rows, own_support, own_noise, own_at = [], [], [], []
+    for side in (left, right):
+        _, at_side, at = _shared(side.values, values)
+        rows, support, noise = (np.zeros(len(values)) for _ in range(3))
+        rows[at], support[at], noise[at] = (
+            side.rows[at_side],
+            side.support[at_side],
+            side.noise()[at_side],
+        )
+        own_rows.append(rows)
+        own_support.append(support)
+        own_noise.append(noise)
+        own_at.append((at, at_side))
+    pooled_sides = [
+        pooled(own_rows[0], own_support[0], own_noise[0], own_rows[1] if not left.keyed else None),
+        pooled(own_rows[1], own_support[1], own_noise[1], own_rows[0] if not right.keyed else None),
+    ]
+    left_rows, right_rows = pooled_sides[0][0], pooled_sides[1][0]
+    rows = left_rows * right_rows
+    kept = np.flatnonzero(rows > 0)
+
+    def halves() -> Halves:
+        # the halves of the tables each side read, pooled as its figures were, times the
+        # other side's pooled figures (for a later join with one of them again)
+        carried = {}
+        for side, (at, at_side), (_, _, _, trust, mean), other_rows in (
+            (left, own_at[0], pooled_sides[0], right_rows),
+            (right, own_at[1], pooled_sides[1], left_rows),
+        ):
+            for table, (a, b) in side.halves.items():
+                spread_a, spread_b = np.zeros(len(values)), np.zeros(len(values))
+                spread_a[at], spread_b[at] = a[at_side], b[at_side]
+                carried[table] = (
+                    ((mean + trust * (spread_a - mean)) * other_rows)[kept],
+                    ((mean + trust * (spread_b - mean)) * other_rows)[kept],
+                )
+        return carried
+
+    half_tables = left.half_tables | right.half_tables
+    return KeyDegrees(
+        values[kept],
+        rows[kept],
+        (pooled_sides[0][1] * pooled_sides[1][1])[kept],
+        left.exact and right.exact,  # one side at least is sampled (`_product`)
+        left.tables | right.tables,
+        half_tables,
+        halves if half_tables else None,
+        _product_variance(left_rows, pooled_sides[0][2], right_rows, pooled_sides[1][2])[kept],
+        left.keyed or right.keyed,
     )
 
 
@@ -356,10 +528,14 @@ def degrees_of(column: Any, rows: float) -> KeyDegrees | None:
     if isinstance(carried, NotKnown):
         return None
     found: KeyDegrees | None = carried
-    if isinstance(carried, Reweighted):
+    if isinstance(carried, Reweighted | Rescaled):
         found = carried.resolved()
     elif found is None and column.origin is not None:
         found = scan_degrees(*column.origin)
+        if found is not None and not found.exact:
+            # a key of its table: about as many distinct values as rows
+            unique = column.ndv.value >= KEY_SHARE * rows * (1.0 - column.null_fraction)
+            found = replace(found, keyed=unique)
     if found is None:
         return None
     return found.scaled(rows * max(0.0, 1.0 - column.null_fraction))
@@ -406,7 +582,7 @@ class Reweighted:
         counting = None if weighed is None else self._counting(weighed[0])
         if weighed is None or counting is None:
             return None
-        weights, support, _, exact, tables, half_tables = weighed
+        weights, support, _, exact, tables, half_tables, variance = weighed
         values, counted = counting
         return KeyDegrees(
             values,
@@ -415,6 +591,7 @@ class Reweighted:
             exact,
             frozenset(tables),
             frozenset(half_tables),
+            variance=counted(variance),
         )
 
     def _halves(self) -> Halves:
@@ -458,6 +635,7 @@ class Reweighted:
         sample, passed = loaded
         table = self.scan.table
         weights = np.where(passed, sample.weights, 0.0)
+        drawn = weights.copy()  # each row's own weight: it was drawn with 1 / that
         support = passed.astype(np.float64)
         exact, tables = base.exact, set(base.tables)
         half_tables = set() if exact else {table}
@@ -480,6 +658,7 @@ class Reweighted:
                 if table not in other.half_tables:
                     return None
                 weights = np.where(row_halves(sample), 2.0 * weights, 0.0)
+                drawn = np.where(row_halves(sample), 2.0 * drawn, 0.0)
                 other = replace(
                     other, rows=other.halves[table][0], half_tables=frozenset(), halves_of=None
                 )
@@ -498,12 +677,83 @@ class Reweighted:
             weights = weights * factor
             support = support * factor_support
             exact, tables = exact and other.exact, tables | other.tables
-        return weights, support, halves, exact, tables, half_tables
+        # a row drawn with probability 1/w adds (1 - 1/w) times its figure squared
+        # (Horvitz and Thompson 1952)
+        unsure = np.divide(1.0, drawn, out=np.ones(len(drawn)), where=drawn > 0)
+        variance = weights * weights * (1.0 - unsure)
+        return weights, support, halves, exact, tables, half_tables, variance
+
+
+def rescaled(
+    carried: KeyDegrees, scan: ScanSample, name: str, factor: tuple[str, KeyDegrees, float]
+) -> KeyDegrees | None:
+    """Degrees an earlier join on column `name` of `scan` carried, after a join on another
+    column of the same scan (`factor`: that column, the other side's degrees, its key's
+    distinct values): each value's rows times the rows the join gave each of the scan's
+    rows holding it, on average (the column `Reweighted` over its scan's degrees, per value;
+    a value the sample does not show takes the scan's average). A post's owner joined to
+    posts again keeps the owners' joint degrees, and meets the comments of that owner's
+    posts, not of posts in general. None where the scan's degrees are not known."""
+    base = scan_degrees(scan, name)
+    weighed = Reweighted(scan, name, (factor,)).resolved()
+    if base is None or weighed is None or base.total <= 0:
+        return None
+    if carried.values.dtype.kind != base.values.dtype.kind:
+        return None
+    per_base = np.zeros(len(base.values))
+    _, at_base, at_weighed = _shared(base.values, weighed.values)
+    per_base[at_base] = weighed.rows[at_weighed]
+    shown = base.rows > 0
+    per_base[shown] /= base.rows[shown]
+    ratio = np.full(len(carried.values), weighed.total / base.total)
+    _, at_carried, at_base = _shared(carried.values, base.values)
+    ratio[at_carried] = per_base[at_base]
+
+    def halves() -> Halves:
+        return {t: (a * ratio, b * ratio) for t, (a, b) in carried.halves.items()}
+
+    return replace(
+        carried,
+        rows=carried.rows * ratio,
+        variance=carried.noise() * ratio * ratio,
+        exact=carried.exact and weighed.exact,
+        tables=carried.tables | weighed.tables,
+        halves_of=halves if carried.half_tables else None,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class Rescaled:
+    """Degrees an earlier join carried on a column of `scan`, after a join on another
+    column of that scan (`factor`), rescaled when first read (`rescaled`; unchanged where
+    the scan's degrees are not known): most are never read again."""
+
+    carried: KeyDegrees | Rescaled
+    scan: ScanSample
+    name: str
+    factor: tuple[str, KeyDegrees, float]
+
+    def resolved(self) -> KeyDegrees | None:
+        return self._resolved
+
+    @cached_property
+    def _resolved(self) -> KeyDegrees | None:
+        carried = self.carried
+        base = carried.resolved() if isinstance(carried, Rescaled) else carried
+        if base is None:
+            return None
+        return rescaled(base, self.scan, self.name, self.factor) or base
 
 
 # a reweighed scan's rows: weights, support, halves per table, exact, tables, half tables
 _Weighed = tuple[
-    np.ndarray, np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]], bool, set[str], set[str]
+    np.ndarray,
+    np.ndarray,
+    dict[str, tuple[np.ndarray, np.ndarray]],
+    bool,
+    set[str],
+    set[str],
+    np.ndarray,  # each row's share of its value's sampling variance
 ]
 
 

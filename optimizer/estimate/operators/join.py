@@ -14,9 +14,11 @@ from optimizer.estimate.column import ColumnEstimate, KeySet, changed, distinct_
 from optimizer.estimate.in_subquery import in_subquery_selectivities
 from optimizer.estimate.key_degrees import (
     NOT_KNOWN,
+    SAMPLED_PAIRS_LEAST,
     JoinedDegrees,
     KeyDegrees,
     NotKnown,
+    Rescaled,
     Reweighted,
     degrees_of,
     joined,
@@ -133,30 +135,51 @@ def _reweighted(
             continue
         other_column = other.columns[other_key]
         scan, key_name = key_column.origin
+        factor = (key_name, other_degrees, other_column.ndv.value)
         for ref, column in side.columns.items():
             if ref == key or column.origin is None or column.origin[0] is not scan:
                 continue
-            if ref not in result or isinstance(column.degrees, KeyDegrees | NotKnown):
-                continue  # a key of an earlier join keeps the degrees it carried
+            if ref in result and isinstance(column.degrees, KeyDegrees | Rescaled):
+                # a key of an earlier join: its degrees times what this join gave its rows
+                _rescale(result, column.degrees, scan, column.origin[1], factor)
+                continue
+            if ref not in result or isinstance(column.degrees, NotKnown):
+                continue
             before = column.degrees
             if not isinstance(before, Reweighted):
                 before = Reweighted(scan, column.origin[1], ())
-            result[ref] = changed(
-                result[ref],
-                degrees=before.then(key_name, other_degrees, other_column.ndv.value),
-            )
+            result[ref] = changed(result[ref], degrees=before.then(*factor))
     return result
+
+
+def _rescale(
+    columns: dict[ColumnRef, ColumnEstimate],
+    carried: KeyDegrees | Rescaled,
+    scan: ScanSample,
+    name: str,
+    factor: tuple[str, KeyDegrees, float],
+) -> None:
+    """Every column carrying `carried` (both keys of the join that made them) takes them
+    rescaled by a join on another column of `scan` (key_degrees.Rescaled), in place."""
+    found = Rescaled(carried, scan, name, factor)
+    for ref, column in columns.items():
+        if column.degrees is carried:
+            columns[ref] = changed(column, degrees=found)
 
 
 def _degrees_decide(node: Join, sides: tuple[NodeStats, NodeStats], degrees: JoinedDegrees) -> bool:
     """Whether a join's rows are its key's degrees' product: where both sides' samples hold
-    every row (the product is exact), or a side's key was a key of an earlier join (its
-    degrees carried), whose fan-outs the sketches cannot see."""
-    if degrees.exact:
+    every row (the product is exact), where SAMPLED_PAIRS_LEAST sampled row pairs of two
+    sampled sides meet (the product's noise is then below the sketch rules' error on keys
+    whose fan-outs differ), or where a side's key was a key of an earlier join (its degrees
+    carried), whose fan-outs the sketches cannot see."""
+    if degrees.exact or degrees.sampled_pairs >= SAMPLED_PAIRS_LEAST:
         return True
     ((a, b),) = node.keys
     return any(
-        isinstance(getattr(side.columns.get(ref), "degrees", None), KeyDegrees | Reweighted)
+        isinstance(
+            getattr(side.columns.get(ref), "degrees", None), KeyDegrees | Reweighted | Rescaled
+        )
         for side, ref in zip(sides, (a, b), strict=True)
     )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -16,10 +17,14 @@ from optimizer.estimate.key_degrees import (
     JoinedDegrees,
     KeyDegrees,
     Reweighted,
+    degrees_of,
     joined,
+    rescaled,
     scan_degrees,
 )
+from optimizer.estimate.peer_pooling import POOL_SUPPORT_LEAST
 from optimizer.estimate.scan_sample import ScanSample
+from optimizer.estimate.values import ESTIMATED, Estimate
 
 
 def scan(
@@ -201,4 +206,105 @@ def test_the_shorter_side_is_looked_up_in_the_longer_with_the_same_product() -> 
     one, other = join(long, short).degrees, join(short, long).degrees
     for field in ("values", "rows", "support"):
         assert np.array_equal(getattr(one, field), getattr(other, field))
-    assert set(as_dict(one)) == set(many) & set(few)
+    # sampled sides are pooled first: values one side's sample missed meet its peers' rows
+    assert set(many) & set(few) <= set(as_dict(one)) <= set(many) | set(few)
+
+
+def test_a_scans_degrees_know_their_sampling_variance() -> None:
+    # each sampled row drawn with probability 1/w adds w (w - 1) to its value's variance
+    found = degrees(scan("comments", 6.0, k=[1.0, 1.0, 2.0]))
+    assert found.noise() == pytest.approx([2 * 6.0 * 5.0, 6.0 * 5.0])
+    assert not degrees(scan("owners", k=[1.0, 2.0])).noise().any()  # exact
+
+
+def test_a_light_key_of_a_sampled_side_meets_its_peers_rows_not_a_zero() -> None:
+    # 16 owners with 10 posts each (a whole sample) have one comment each; a sample of one
+    # comment in four shows 4 of them with 4 comments and 12 with none. Multiplied as drawn,
+    # the 12 meet nothing and the 4 meet four times their comments (a star of such tables
+    # multiplies those zeros and fours); pooled among the owners with as many posts, each
+    # meets one comment
+    owners = [float(k) for k in range(16)]
+    posts = degrees(scan("posts", 1.0, k=[k for k in owners for _ in range(10)]))
+    comments = degrees(scan("comments", 4.0, k=owners[:4]))
+    found = join(posts, comments)
+    assert as_dict(found.degrees) == pytest.approx(dict.fromkeys(owners, 10.0))
+    assert found.rows == pytest.approx(160.0)  # the sum over the peers is kept
+
+
+def test_pooling_keeps_the_correlation_of_the_two_sides() -> None:
+    # 8 owners with 64 posts have about 20 comments each, 8 with two posts about one: owner
+    # 0, none of whose comments was sampled, is drawn towards its heavy peers' average (the
+    # owners with as many posts), not everyone's
+    heavy, light = [float(k) for k in range(8)], [float(k) for k in range(8, 16)]
+    posts = degrees(scan("posts", 2.0, k=[k for k in heavy for _ in range(32)] + light))
+    drawn = [k for k in heavy[1:] for _ in range(10)] + light[:2]
+    comments = degrees(scan("comments", 2.0, k=drawn))
+    found = join(posts, comments)
+    peers, everyone = 2.0 * 70 / 8, 2.0 * len(drawn) / 16
+    assert as_dict(found.degrees)[0.0] > 64 * peers / 4  # not zero
+    # the light owners meet the light ones' comments (those of everyone: 2 x 9 each)
+    assert max(as_dict(found.degrees).get(k, 0.0) for k in light) < 2 * everyone / 4
+    # in all, about what the drawn figures give (each group's figures keep their sum)
+    assert found.rows == pytest.approx(64 * 2.0 * 70 + 2 * 2.0 * 2, rel=0.05)
+
+
+def test_a_key_of_a_sampled_side_is_not_pooled() -> None:
+    # p_id is a key of posts: a post the sample does not show may be filtered out, and its
+    # peers cannot say whether it is there; only the posts the sample shows meet comments
+    ids = [float(k) for k in range(0, 60, 3)]
+    posts_scan = scan("posts", 3.0, k=ids)
+    column = SimpleNamespace(
+        degrees=None,
+        origin=(posts_scan, "k"),
+        ndv=Estimate(60.0, ESTIMATED, "t"),
+        null_fraction=0.0,
+    )
+    posts = degrees_of(column, 60.0)
+    assert posts is not None
+    assert posts.keyed
+    assert not degrees(posts_scan).keyed  # as a scan's degrees alone: not known
+    comments = degrees(scan("comments", 2.0, k=[float(k) for k in range(60)] * 2))
+    found = join(posts, comments).degrees
+    assert set(as_dict(found)) == set(as_dict(posts))
+    assert found.keyed  # and so its products, for the joins after
+
+
+def test_sides_sampled_too_sparsely_are_multiplied_as_drawn() -> None:
+    # one sampled row over 40 owners: no group's spread tells its noise
+    posts = degrees(scan("posts", 2.0, k=[float(k) for k in range(40)] * 2))
+    comments = degrees(scan("comments", 100.0, k=[7.0]))
+    assert POOL_SUPPORT_LEAST > 1.0 / 40
+    assert as_dict(join(posts, comments).degrees) == {7.0: 4.0 * 100.0}
+
+
+def test_sampled_pairs_count_the_sampled_rows_that_meet() -> None:
+    found = join(degrees(scan("a", 2.0, k=[1.0, 1.0, 2.0])), degrees(scan("b", 3.0, k=[1.0, 3.0])))
+    assert found.sampled_pairs == 2.0
+    assert join(degrees(scan("a", k=[1.0])), degrees(scan("b", 3.0, k=[1.0]))).sampled_pairs == 0
+
+
+def test_a_key_joined_again_meets_the_rows_a_later_join_gave_its_scans_rows() -> None:
+    # posts p1 JOIN posts p2 ON the owner, then p2 JOIN comments ON the post: owner 10's
+    # posts have 3 comments each, owner 20's none; the owners' joint degrees (4 and 1) are
+    # rescaled by what comments gave each owner's posts
+    def posts() -> ScanSample:
+        return scan("posts", id=[1.0, 2.0, 3.0], owner=[10.0, 10.0, 20.0])
+
+    p1, p2 = posts(), posts()
+    owners = join(degrees(p1, "owner"), degrees(p2, "owner")).degrees
+    assert as_dict(owners) == {10.0: 4.0, 20.0: 1.0}
+    comments = degrees(scan("comments", post=[1.0, 1.0, 1.0, 2.0, 2.0, 2.0]), "post")
+    found = rescaled(owners, p2, "owner", ("id", comments, 2.0))
+    assert found is not None
+    assert as_dict(found) == {10.0: 12.0, 20.0: 0.0}
+
+
+def test_a_weighed_columns_variance_is_its_sampled_rows_clusters() -> None:
+    # a post drawn one in three, with 100 votes: its owner's 300 rows rest on that one draw
+    # (variance (1 - 1/3) x 300 squared), not on 300 votes drawn one by one
+    posts = scan("posts", 3.0, id=[1.0, 2.0], owner=[10.0, 20.0])
+    votes = degrees(scan("votes", post=[1.0] * 100 + [2.0]), "post")
+    owners = Reweighted(posts, "owner", ()).then("id", votes, 2.0).resolved()
+    assert owners is not None
+    assert as_dict(owners) == {10.0: 300.0, 20.0: 3.0}
+    assert owners.noise() == pytest.approx([(1 - 1 / 3) * 300.0**2, (1 - 1 / 3) * 3.0**2])
