@@ -128,6 +128,6 @@ def test_stars_of_sampled_tables_are_estimated_from_pooled_degrees(sampled: Any)
         errors.append(max(estimate, 1.0) / max(truth, 1.0))
     assert len(errors) >= 12
     q_errors = sorted(round(max(e, 1.0 / e), 2) for e in errors)
-    # the figures before pooling, at this scale: median 2.4, six of 16 off by more than 3 x
+    # before pooling, at this scale: median 2.4, five of the 16 off by more than 3 x
     assert statistics.median(q_errors) < 2.0, q_errors
     assert sum(q > 3.0 for q in q_errors) <= 4, q_errors
