@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from optimizer.estimate.carried_degrees import Rescaled, Reweighted, degrees_of
 from optimizer.estimate.column import ColumnEstimate, KeySet, changed, distinct_after_sampling
 from optimizer.estimate.in_subquery import in_subquery_selectivities
 from optimizer.estimate.key_degrees import (
@@ -18,9 +19,6 @@ from optimizer.estimate.key_degrees import (
     JoinedDegrees,
     KeyDegrees,
     NotKnown,
-    Rescaled,
-    Reweighted,
-    degrees_of,
     joined,
 )
 from optimizer.estimate.listed_join import ListedJoin
@@ -122,7 +120,7 @@ def _reweighted(
     degrees: JoinedDegrees,
 ) -> dict[ColumnRef, ColumnEstimate]:
     """After an inner join on one key, the columns of the scan each key was read from weigh
-    each sampled row by the other side's rows holding its key (key_degrees.Reweighted; the
+    each sampled row by the other side's rows holding its key (carried_degrees.Reweighted; the
     sides' degrees those the join's were multiplied from)."""
     ((a, b),) = node.keys
     result = dict(columns)
@@ -160,7 +158,7 @@ def _rescale(
     factor: tuple[str, KeyDegrees, float],
 ) -> None:
     """Every column carrying `carried` (both keys of the join that made them) takes them
-    rescaled by a join on another column of `scan` (key_degrees.Rescaled), in place."""
+    rescaled by a join on another column of `scan` (carried_degrees.Rescaled), in place."""
     found = Rescaled(carried, scan, name, factor)
     for ref, column in columns.items():
         if column.degrees is carried:

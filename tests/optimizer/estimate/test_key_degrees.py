@@ -13,15 +13,8 @@ import numpy as np
 import pytest
 
 from metastore.statistics.samples import Sample
-from optimizer.estimate.key_degrees import (
-    JoinedDegrees,
-    KeyDegrees,
-    Reweighted,
-    degrees_of,
-    joined,
-    rescaled,
-    scan_degrees,
-)
+from optimizer.estimate.carried_degrees import Reweighted, degrees_of, rescaled
+from optimizer.estimate.key_degrees import JoinedDegrees, KeyDegrees, joined, scan_degrees
 from optimizer.estimate.peer_pooling import POOL_SUPPORT_LEAST
 from optimizer.estimate.scan_sample import ScanSample
 from optimizer.estimate.values import ESTIMATED, Estimate
