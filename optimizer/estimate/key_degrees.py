@@ -196,16 +196,21 @@ class JoinedDegrees:
         return self.degrees.total
 
     @cached_property
+    def _met(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The values both sides show, and their positions in each (`_intersected`)."""
+        return _intersected(self.left.values, self.right.values)
+
+    @cached_property
     def sampled_pairs(self) -> float:
         """The sampled row pairs of the two sides that meet (0 where a side is exact)."""
         if self.left.exact or self.right.exact:
             return 0.0
-        _, at_left, at_right = _intersected(self.left.values, self.right.values)
+        _, at_left, at_right = self._met
         return float((self.left.support[at_left] * self.right.support[at_right]).sum())
 
     @cached_property
     def weak(self) -> bool:
-        return not self.exact and not len(_intersected(self.left.values, self.right.values)[0])
+        return not self.exact and not len(self._met[0])
 
 
 def scan_degrees(scan: ScanSample, name: str) -> KeyDegrees | None:
@@ -424,8 +429,7 @@ class PooledProducts:
         if found is None:
             made = _pooled_product(left, right)
             found = replace(made, halves_of=None)
-            size = sum(a.nbytes for a in (found.values, found.rows, found.support))
-            size += 0 if found.variance is None else found.variance.nbytes
+            size = _nbytes(found)
             if size <= self.limit:
                 with self._lock:
                     if key not in self._kept:
@@ -433,12 +437,16 @@ class PooledProducts:
                         self._bytes += size
                     while self._bytes > self.limit:
                         _, dropped = self._kept.popitem(last=False)
-                        self._bytes -= sum(
-                            a.nbytes for a in (dropped.values, dropped.rows, dropped.support)
-                        ) + (0 if dropped.variance is None else dropped.variance.nbytes)
+                        self._bytes -= _nbytes(dropped)
         if not found.half_tables:
             return found
         return replace(found, halves_of=lambda: _pooled_product(left, right).halves)
+
+
+def _nbytes(degrees: KeyDegrees) -> int:
+    """The bytes a kept product's arrays take."""
+    arrays = (degrees.values, degrees.rows, degrees.support, degrees.variance)
+    return sum(a.nbytes for a in arrays if a is not None)
 
 
 POOLED_PRODUCT_BYTES: Final = 24 * 1024 * 1024  # pooled products kept across requests
@@ -478,9 +486,13 @@ def _pooled_product(left: KeyDegrees, right: KeyDegrees) -> KeyDegrees:
         own_support.append(support)
         own_noise.append(noise)
         own_at.append((at, at_side))
+    # an exact side has no noise to pool, a keyed one values its peers cannot tell
     pooled_sides = [
-        pooled(own_rows[0], own_support[0], own_noise[0], own_rows[1] if not left.keyed else None),
-        pooled(own_rows[1], own_support[1], own_noise[1], own_rows[0] if not right.keyed else None),
+        pooled(rows, support, noise, None if side.exact or side.keyed else other)
+        for side, rows, support, noise, other in (
+            (left, own_rows[0], own_support[0], own_noise[0], own_rows[1]),
+            (right, own_rows[1], own_support[1], own_noise[1], own_rows[0]),
+        )
     ]
     left_rows, right_rows = pooled_sides[0][0], pooled_sides[1][0]
     rows = left_rows * right_rows
