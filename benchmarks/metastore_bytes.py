@@ -6,7 +6,7 @@ each stored piece of a table's statistics takes, beside the table's own Parquet 
             metastore's schema (indexes and TOAST included)
   pieces    per kind of stored piece, the bytes of its values: per partition (column_stats'
             sketches, partition_stats' row samples) and in the pre-merged blocks
-            (rollup_columns), as length() counts them
+            (rollup_columns, rollup_blocks' pooled samples), as length() counts them
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def database_bytes(engine: Engine) -> int:
 
 def piece_bytes(engine: Engine, table: str) -> dict[str, int]:
     """Bytes per stored piece of `table`'s statistics: `partition <sketch>` and `block
-    <sketch>` per kind of sketch, and `partition sample`."""
+    <sketch>` per kind of sketch, and `partition sample` and `block sample`."""
     sums = ", ".join(f"coalesce(sum(length({s})), 0)" for s in SKETCHES)
     found: dict[str, int] = {}
     with engine.connect() as conn:
@@ -56,15 +56,16 @@ def piece_bytes(engine: Engine, table: str) -> dict[str, int]:
                 text(f"SELECT {sums} FROM {relation} WHERE table_id = :id"), {"id": table_id}
             ).one()
             found.update({f"{where} {s}": int(v) for s, v in zip(SKETCHES, row, strict=True)})
-        found["partition sample"] = int(
-            conn.execute(
-                text(
-                    "SELECT coalesce(sum(length(sample)), 0) FROM partition_stats "
-                    "WHERE table_id = :id"
-                ),
-                {"id": table_id},
-            ).scalar_one()
-        )
+        for where, relation in (("partition", "partition_stats"), ("block", "rollup_blocks")):
+            found[f"{where} sample"] = int(
+                conn.execute(
+                    text(
+                        f"SELECT coalesce(sum(length(sample)), 0) FROM {relation} "
+                        "WHERE table_id = :id"
+                    ),
+                    {"id": table_id},
+                ).scalar_one()
+            )
     return found
 
 

@@ -19,13 +19,15 @@ from datasketches import compact_theta_sketch, hll_sketch
 
 from metastore.column_type import ColumnType
 from metastore.statistics.histograms import (
-    deflated,
+    inflated,
     merge_hll,
     merge_kll,
     merge_text_items,
     merge_theta,
+    stored_hll,
     text_form,
 )
+from metastore.statistics.kll_packing import packed_kll
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,7 @@ def partition_distinct(theta: bytes | None, hll: bytes | None) -> int | None:
         estimate: float = compact_theta_sketch.deserialize(theta).get_estimate()
         return round(estimate)
     if hll:
-        estimate = hll_sketch.deserialize(hll).get_estimate()
+        estimate = hll_sketch.deserialize(inflated(hll)).get_estimate()
         return round(estimate)
     return None
 
@@ -149,8 +151,8 @@ def merge_pieces(type_: str, pieces: Sequence[ColumnPiece]) -> ColumnPiece:
         max_value=_extreme([p.max_value for p in pieces], parse, max),
         total_len=sum(lengths) if lengths else None,
         max_len=max(max_lens) if max_lens else None,
-        hll=merge_hll(hlls).serialize_compact() if hlls else None,
-        kll=deflated(merge_kll(klls).serialize()) if klls else None,
+        hll=stored_hll(merge_hll(hlls)) if hlls else None,
+        kll=packed_kll(merge_kll(klls).serialize()) if klls else None,
         theta=merge_theta(thetas).serialize(compress=True) if thetas else None,
         top_k=merge_text_items(tops, items).sketch.serialize() if tops else None,
         top_k_items=items,

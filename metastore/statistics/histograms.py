@@ -38,24 +38,28 @@ from datasketches import (
     theta_union,
 )
 
+from metastore.statistics.kll_packing import MARK as PACKED_KLL
+from metastore.statistics.kll_packing import unpacked_kll
+
 HLL_LG_K = 12
 THETA_LG_K = 12  # of every union: a selection's distinct values, and the blocks'
 KLL_K = 200
+# a partition's Theta sketch is sized so that this share's inverse of a table's partitions
+# unions to THETA_LG_K's hashes (partition_theta_lg_k), with at least 2**PARTITION_LG_K_LEAST
+SELECTION_SHARE, PARTITION_LG_K_LEAST = 16, 7
 
 
 def partition_theta_lg_k(partitions: int) -> int:
     """lgK of each partition's own Theta sketch in a table of `partitions` partitions
-    (docs/design.md#sizes): 12 up to 8 partitions, 11 up to 64, then 10. A union keeps the
-    smallest hashes of its inputs, THETA_LG_K of them, so once a selection's partitions hold
-    that many between them (4 partitions whose values differ, at lgK 10) its estimate is
-    the one of lgK 12 sketches; a partition alone is within 3.1% (lgK 10's relative standard
-    error) instead of 1.6%, and a 1,000-partition table's partition sketches take a quarter
-    of the bytes (Theta's error: Dasgupta et al., Theta Sketch Framework, 2016)."""
-    if partitions <= 8:
-        return THETA_LG_K
-    if partitions <= 64:
-        return THETA_LG_K - 1
-    return THETA_LG_K - 2
+    (docs/design.md#sizes): the least with which a sixteenth of the table's partitions hold
+    THETA_LG_K's hashes between them where their values differ, from PARTITION_LG_K_LEAST
+    to THETA_LG_K (12 up to 8 partitions, 10 at 64, 9 at 200, 7 from 1,000). A union keeps
+    the smallest hashes of its inputs, 2**THETA_LG_K of them, so such a selection is
+    estimated as from lgK 12 sketches (1.6% relative standard error), and a partition alone
+    within 1/sqrt(2**lgK) (8.8% at lgK 7) (Theta's error: Dasgupta et al., Theta Sketch
+    Framework, 2016)."""
+    wanted = SELECTION_SHARE * 2**THETA_LG_K / max(1, partitions)
+    return min(THETA_LG_K, max(PARTITION_LG_K_LEAST, math.ceil(math.log2(wanted))))
 
 
 @dataclass(frozen=True)
@@ -209,25 +213,36 @@ def _check_buckets(buckets: int) -> None:
 def merge_hll(blobs: Iterable[bytes], lg_k: int = HLL_LG_K) -> hll_sketch:
     union = hll_union(lg_k)
     for blob in blobs:
-        union.update(hll_sketch.deserialize(blob))
+        union.update(hll_sketch.deserialize(inflated(blob)))
     return union.get_result()
+
+
+def stored_hll(sketch: hll_sketch) -> bytes:
+    """An HLL sketch as stored: deflated where that is smaller (registers of HLL mode, about
+    0.57 of their bytes; lists and sets of coupons are random and stay as they are)."""
+    compact = sketch.serialize_compact()
+    deflated_form = zlib.compress(compact, 1)
+    return deflated_form if len(deflated_form) < len(compact) else compact
 
 
 ZLIB_HEADER = 0x78
 """The first byte of a zlib stream (deflate, 32 KB window). No sketch stored here begins with
-it (a KLL sketch begins with its preamble's length, 2 or 5), so a stored KLL sketch is
-deflated exactly when its first byte is this."""
+it (a KLL sketch begins with its preamble's length, 2 or 5; a packed one with
+kll_packing.MARK), so a stored KLL sketch is deflated exactly when its first byte is this."""
 
 
 def deflated(blob: bytes) -> bytes:
-    """A KLL sketch as stored: deflated (zlib, fastest level), about 3.6 x smaller on
-    partitions' sketches (docs/design.md#sizes)."""
+    """A KLL sketch as statistics collected before packing stored it: deflated (zlib,
+    fastest level)."""
     return zlib.compress(blob, 1)
 
 
 def inflated(blob: bytes) -> bytes:
-    """A stored KLL sketch as DataSketches reads it: inflated if it was deflated (statistics
-    collected before sketches were deflated, and Spark's own aggregates, are not)."""
+    """A stored KLL or HLL sketch as DataSketches reads it: unpacked (kll_packing), inflated
+    if it was deflated, or as it is (statistics collected before sketches were deflated, and
+    Spark's own aggregates). An HLL sketch begins with its preamble's length (2, 3 or 10)."""
+    if blob[:1] == bytes([PACKED_KLL]):
+        return unpacked_kll(blob)
     return zlib.decompress(blob) if blob[:1] == bytes([ZLIB_HEADER]) else blob
 
 
@@ -378,3 +393,25 @@ def most_common(sketch: HeavyHitters | frequent_items_sketch, limit: int) -> lis
     items = sketch.get_frequent_items(frequent_items_error_type.NO_FALSE_POSITIVES)
     ordered = sorted(items, key=lambda item: (-item[1], str(item[0])))  # ties: stable order
     return [(item, int(estimate)) for item, estimate, _, _ in ordered[:limit]]
+
+
+FEW_VALUES = 16  # a partition's exact heavy hitters over at most this many values are kept
+
+
+def heavy_hitters_inform(top_k: bytes, items: str | None) -> bool:
+    """Whether a partition's heavy hitters (serialised as Spark writes them) are worth
+    keeping, as the scan's JVM decides (collectors/jvm LiveState.informative; docs/design.md
+    #sizes): a sketch that purged names a value above its own error; one that never did
+    counts every value exactly, and is kept over at most FEW_VALUES values, or where its
+    heaviest value holds at least twice the average count and four standard deviations of a
+    uniform draw more."""
+    sketch = frequent_strings_sketch.deserialize(text_form(top_k, items))
+    found = sketch.get_frequent_items(frequent_items_error_type.NO_FALSE_POSITIVES)
+    if not found:
+        return False
+    error = max(int(estimate - lower) for _, estimate, lower, _ in found)
+    active = sketch.num_active_items
+    if error > 0 or active <= FEW_VALUES:
+        return True
+    mean = sketch.total_weight / active
+    return bool(max(int(estimate) for _, estimate, _, _ in found) >= 2 * mean + 4 * math.sqrt(mean))

@@ -2,8 +2,9 @@
 into SQLite and PostgreSQL: in a table of 70 partitions each partition's Theta sketch holds
 at most 1,024 hashes (lgK 10), yet the distinct values of the whole table and of a month of
 its partitions are within lgK 12's error of the exact counts, one partition's within lgK 10's;
-a key column keeps no heavy hitters, a skewed one keeps its heavy value; KLL sketches are
-stored deflated and the histograms count every row."""
+a key column keeps no heavy hitters, a skewed one keeps its heavy value, a column of 120
+about equally common values keeps none, one of three values keeps them; KLL sketches are
+stored packed and the histograms count every row."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from sqlalchemy import select
 
 from metastore import Metastore, PartitionQuery
 from metastore.models import ColumnStats
-from metastore.statistics.histograms import ZLIB_HEADER
+from metastore.statistics.kll_packing import MARK
 from metastore.statistics.summaries import table_statistics
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
@@ -43,7 +44,16 @@ def test_a_many_partition_table_is_sized_and_as_accurate(
         ids = list(range(i * ROWS, (i + 1) * ROWS))
         hot = [7 if n % 4 == 0 else n for n in ids]  # 7 in a quarter of the rows
         sevens += hot.count(7)
-        table = pa.table({"id": ids, "hot": hot, "price": [n % 997 / 10 for n in ids]})
+        table = pa.table(
+            {
+                "id": ids,
+                "hot": hot,
+                "price": [n % 997 / 10 for n in ids],
+                "even": [n % 120 for n in ids],  # 25 rows each: exact, and nothing to tell
+                "lumpy": [0 if n % 10 == 0 else n % 120 for n in ids],  # 0 in 10% of rows
+                "flag": [n % 3 for n in ids],
+            }
+        )
         directory = tmp_path / "t" / f"dt={day(i)}"
         directory.mkdir(parents=True)
         pq.write_table(table, directory / "part-00000.parquet")
@@ -59,7 +69,9 @@ def test_a_many_partition_table_is_sized_and_as_accurate(
     assert max(compact_theta_sketch.deserialize(r.theta).num_retained for r in ids) <= 1_024
     assert all(r.top_k is None for r in ids)  # a key: no value above the sketch's error
     assert all(r.top_k is not None for r in rows if r.column_name == "hot")
-    assert all(r.kll[0] == ZLIB_HEADER for r in rows if r.kll is not None)
+    assert all(r.top_k is None for r in rows if r.column_name == "even")
+    assert all(r.top_k is not None for r in rows if r.column_name in ("lumpy", "flag"))
+    assert all(r.kll[0] == MARK for r in rows if r.kll is not None)  # packed by the scan
 
     whole = table_statistics(metastore.engine, "t", buckets=10)
     assert whole.columns["id"].ndv == pytest.approx(DAYS * ROWS, rel=3 * THETA_12)

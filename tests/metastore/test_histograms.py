@@ -22,6 +22,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metastore.statistics.histograms import (
+    PARTITION_LG_K_LEAST,
+    THETA_LG_K,
     Histogram,
     equi_depth,
     equi_width,
@@ -33,6 +35,7 @@ from metastore.statistics.histograms import (
     merge_theta,
     most_common,
     number_form,
+    partition_theta_lg_k,
     seed_uniform,
     text_form,
     text_forms,
@@ -267,3 +270,15 @@ def test_heavy_hitters_of_many_sketches_in_text_form_at_once() -> None:
         i for i, _, _, _ in merged.get_frequent_items(frequent_items_error_type.NO_FALSE_POSITIVES)
     }
     assert {"0.0", "-0.0", "2.5", "1e+300", "nan", "7.0"} == texts
+
+
+@pytest.mark.parametrize("partitions", [1, 8, 9, 64, 100, 200, 1_000, 2_526, 10**6])
+def test_partition_theta_sketches_are_sized_to_the_table(partitions: int) -> None:
+    lg_k = partition_theta_lg_k(partitions)
+    assert PARTITION_LG_K_LEAST <= lg_k <= THETA_LG_K
+    bounded = lg_k in (PARTITION_LG_K_LEAST, THETA_LG_K)
+    # a sixteenth of the partitions hold a union's 4,096 hashes, with half as many they would not
+    assert bounded or 2**lg_k * partitions / 16 >= 2**THETA_LG_K > 2 ** (lg_k - 1) * partitions / 16
+    assert lg_k == THETA_LG_K or 2**lg_k * partitions / 16 >= 2**THETA_LG_K
+    assert partition_theta_lg_k(2_526) == 7
+    assert partition_theta_lg_k(200) == 9

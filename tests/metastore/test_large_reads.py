@@ -71,7 +71,7 @@ def test_reading_a_large_sample_closes_its_connection(pg_url: str, tmp_path: Pat
     metastore = Metastore(pg_url)
     metastore.upgrade()
     try:
-        with_sample(metastore, tmp_path, LARGE_READ_BYTES // 2)
+        with_sample(metastore, tmp_path, LARGE_READ_BYTES)  # stored: about half (hex digits)
         before = backend(metastore.engine)
         sample = table_sample(metastore.engine, "t")
         assert sample is not None

@@ -1,5 +1,6 @@
-"""Samples are stored as Arrow IPC (compact, decoded in native code); samples stored in the
-zlib'd JSON form before still decode to the same arrays, and pooling a table's partitions
+"""Samples are stored packed (one Arrow record batch and its columns' names and types,
+compressed as one; decoded in native code); samples stored before as an Arrow IPC stream or
+in the zlib'd JSON form still decode to the same arrays, and pooling a table's partitions
 gives what pooling each decoded partition gave."""
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pyarrow import ipc
 
 from metastore.statistics.rollups import partition_sample
 from metastore.statistics.samples import (
     NUMBER,
+    PACKED_MARK,
     SampleColumns,
     as_number,
     decode_sample,
@@ -26,6 +30,7 @@ from metastore.statistics.samples import (
     encode_table,
     pool,
     sample_kind,
+    sample_table,
     unpack_sample,
 )
 from tests.support.samples import COLUMNS, dated_regional_table, pooled_sample
@@ -40,6 +45,15 @@ def json_form(columns: list[tuple[str, str]], rows: list[tuple[Any, ...]]) -> by
             values[i].append(as_number(row[i]) if kind == NUMBER else row[i])
     payload = {"columns": [n for n, _ in columns], "kinds": kinds, "values": values}
     return zlib.compress(json.dumps(payload, separators=(",", ":")).encode(), 6)
+
+
+def stream_form(columns: list[tuple[str, str]], rows: list[tuple[Any, ...]]) -> bytes:
+    """A sample as statlas stored it before the packed form: an Arrow IPC stream."""
+    table = sample_table(encode_sample(columns, rows))
+    sink = pa.BufferOutputStream()
+    with ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue().to_pybytes())
 
 
 def same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
@@ -65,10 +79,11 @@ rows_strategy = st.lists(
 
 @settings(max_examples=60, deadline=None)
 @given(rows_strategy)
-def test_arrow_form_decodes_as_the_json_form_did(rows: list[tuple[Any, ...]]) -> None:
+def test_packed_form_decodes_as_the_earlier_forms_did(rows: list[tuple[Any, ...]]) -> None:
     blob = encode_sample(COLUMNS, rows)
-    assert blob[:4] == b"\xff\xff\xff\xff"  # an Arrow IPC stream, not zlib'd JSON
+    assert blob[:4] == PACKED_MARK  # not an Arrow IPC stream, nor zlib'd JSON
     same(decode_sample(blob), decode_sample(json_form(COLUMNS, rows)))
+    same(decode_sample(blob), decode_sample(stream_form(COLUMNS, rows)))
     decoded = decode_sample(blob)
     assert decoded["name"].tolist() == [r[3] for r in rows]
     assert [None if np.isnan(v) else v for v in decoded["id"]] == [
@@ -76,10 +91,10 @@ def test_arrow_form_decodes_as_the_json_form_did(rows: list[tuple[Any, ...]]) ->
     ]
 
 
-@pytest.mark.parametrize("form", ["arrow", "json"])
+@pytest.mark.parametrize("form", ["packed", "stream", "json"])
 def test_pool_fills_keys_and_weights(form: str) -> None:
     info = dated_regional_table()
-    encode = encode_sample if form == "arrow" else json_form
+    encode = {"packed": encode_sample, "stream": stream_form, "json": json_form}[form]
     first = encode(COLUMNS, [(1, Decimal("1.5"), dt.date(2024, 1, 2), "a"), (2, None, None, None)])
     second = encode(COLUMNS, [(3, Decimal(2), dt.date(2024, 1, 3), "b")])
     tables = [partition_sample(7, 20, 2, first), partition_sample(9, 5, 1, second)]

@@ -4,6 +4,7 @@ import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.apache.datasketches.frequencies.ItemsSketch;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.types.Decimal;
@@ -27,7 +28,7 @@ final class PartitionState implements Serializable {
   final byte[][] topK;
   /** Theta sketches of the values as Iceberg serialises them ({@link ColumnSpec#iceberg}). */
   final byte[][] iceberg;
-  /** Whether the heavy hitters name a value above their own error (kept only then). */
+  /** Whether the heavy hitters tell anything (LiveState.informative; kept only then). */
   final boolean[] topKInformative;
   final ArrayList<Object[]> sample;
 
@@ -69,8 +70,11 @@ final class PartitionState implements Serializable {
         kll[j] = Sketches.mergeKll(kll[j], other.kll[j]);
       }
       if (c.topK != 0) {
-        topK[j] = Sketches.mergeItems(topK[j], other.topK[j], c.topK);
-        topKInformative[j] |= other.topKInformative[j];
+        // whether the merged sketch tells anything is the merged sketch's to say: two
+        // tasks' exact, even counts may add up to a purged sketch, or to a skewed one
+        ItemsSketch<Object> merged = Sketches.mergedItems(topK[j], other.topK[j], c.topK);
+        topK[j] = Sketches.serialized(merged, c.topK);
+        topKInformative[j] = LiveState.informative(merged);
       }
       if (c.iceberg) {
         iceberg[j] = Sketches.mergeTheta(iceberg[j], other.iceberg[j], c.thetaLgK);
@@ -112,10 +116,10 @@ final class PartitionState implements Serializable {
         values.add(any ? maxLen[j] : null);
       }
       if (c.distinct != ColumnSpec.NO_SKETCH) {
-        values.add(distinct[j]);
+        values.add(c.distinct == ColumnSpec.HLL ? Sketches.deflatedIfSmaller(distinct[j]) : distinct[j]);
       }
       if (c.kll) {
-        values.add(Sketches.deflate(kll[j]));
+        values.add(Sketches.packKll(kll[j]));
       }
       if (c.topK != 0) {
         values.add(topKInformative[j] ? topK[j] : null);

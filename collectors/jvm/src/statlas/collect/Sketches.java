@@ -1,6 +1,9 @@
 package statlas.collect;
 
 import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.zip.Deflater;
 
 import org.apache.datasketches.common.ArrayOfDoublesSerDe;
@@ -44,19 +47,110 @@ final class Sketches {
     return merged.toByteArray();
   }
 
+  /** The first byte of a packed KLL sketch (metastore/statistics/kll_packing.py). */
+  static final int PACKED_KLL = 0x4B;
+
+  static final int NO_SCALE = 0xFF;
+  private static final double[] POWERS = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
+  private static final double EXACT = 9007199254740992.0; // 2^53
+
   /**
-   * A KLL sketch as the metastore stores it: deflated at the fastest level, a zlib stream
-   * (metastore/statistics/histograms.py inflates it; a sketch never begins with 0x78).
+   * A KLL sketch as the metastore stores it (metastore/statistics/kll_packing.py, which
+   * unpacks it): each level's items sorted, as integers (times 10^scale where every item is
+   * such a decimal exactly, else their IEEE bits in an order-keeping form), as differences
+   * within the level, by byte plane, deflated at the fastest level behind the mark and the
+   * scale; a sketch of fewer than two items deflated as it is.
    */
-  static byte[] deflate(byte[] sketch) {
+  static byte[] packKll(byte[] sketch) {
     if (sketch == null) {
       return null;
     }
+    if (sketch.length < 20 || sketch[0] != 5) {
+      return deflate(sketch, 0, sketch.length, null);
+    }
+    ByteBuffer in = ByteBuffer.wrap(sketch).order(ByteOrder.LITTLE_ENDIAN);
+    int levels = sketch[18] & 0xFF;
+    int header = 20 + 4 * levels + 16;
+    int count = (sketch.length - header) / 8;
+    int[] bounds = new int[levels + 1];
+    int first = in.getInt(20);
+    for (int h = 0; h < levels; h++) {
+      bounds[h] = in.getInt(20 + 4 * h) - first;
+    }
+    bounds[levels] = count;
+    double[] items = new double[count];
+    for (int i = 0; i < count; i++) {
+      items[i] = in.getDouble(header + 8 * i);
+    }
+    for (int h = 0; h < levels; h++) {
+      if (bounds[h + 1] > bounds[h]) {
+        Arrays.sort(items, bounds[h], bounds[h + 1]);
+      }
+    }
+    int scale = scaleOf(items);
+    long[] integers = new long[count];
+    for (int i = 0; i < count; i++) {
+      if (scale == NO_SCALE) {
+        long bits = Double.doubleToRawLongBits(items[i]);
+        integers[i] = bits ^ ((bits >> 63) & 0x7FFFFFFFFFFFFFFFL);
+      } else {
+        integers[i] = (long) Math.rint(items[i] * POWERS[scale]);
+      }
+    }
+    byte[] body = new byte[header + 8 * count];
+    System.arraycopy(sketch, 0, body, 0, header);
+    for (int h = 0; h < levels; h++) {
+      for (int i = bounds[h]; i < bounds[h + 1]; i++) {
+        long difference = i == bounds[h] ? integers[i] : integers[i] - integers[i - 1];
+        for (int b = 0; b < 8; b++) {
+          body[header + b * count + i] = (byte) (difference >>> (8 * b));
+        }
+      }
+    }
+    return deflate(body, 0, body.length, new byte[] {(byte) PACKED_KLL, (byte) scale});
+  }
+
+  /** The least scale at which every item is a decimal exactly, else NO_SCALE. */
+  private static int scaleOf(double[] items) {
+    for (int scale = 0; scale < POWERS.length; scale++) {
+      boolean exact = true;
+      for (double item : items) {
+        double scaled = Math.rint(item * POWERS[scale]);
+        if (!(Math.abs(scaled) < EXACT) || scaled / POWERS[scale] != item) {
+          exact = false;
+          break;
+        }
+      }
+      if (exact) {
+        return scale;
+      }
+    }
+    return NO_SCALE;
+  }
+
+  /**
+   * An HLL sketch as the metastore stores it: deflated where that is smaller (registers of
+   * HLL mode, about 0.57 of their bytes), else as it is (lists and sets of coupons, which
+   * are random); an HLL sketch never begins with zlib's 0x78 (histograms.inflated).
+   */
+  static byte[] deflatedIfSmaller(byte[] sketch) {
+    if (sketch == null) {
+      return null;
+    }
+    byte[] deflated = deflate(sketch, 0, sketch.length, null);
+    return deflated.length < sketch.length ? deflated : sketch;
+  }
+
+  /** `length` bytes of `data` deflated at the fastest level, behind `prefix` if any. */
+  static byte[] deflate(byte[] data, int offset, int length, byte[] prefix) {
     Deflater deflater = new Deflater(Deflater.BEST_SPEED);
     try {
-      deflater.setInput(sketch);
+      deflater.setInput(data, offset, length);
       deflater.finish();
-      ByteArrayOutputStream out = new ByteArrayOutputStream(sketch.length / 3 + 64);
+      ByteArrayOutputStream out = new ByteArrayOutputStream(length / 3 + 64);
+      if (prefix != null) {
+        out.write(prefix, 0, prefix.length);
+      }
       byte[] buffer = new byte[4096];
       while (!deflater.finished()) {
         out.write(buffer, 0, deflater.deflate(buffer));
@@ -68,11 +162,16 @@ final class Sketches {
   }
 
   @SuppressWarnings("unchecked")
-  static byte[] mergeItems(byte[] a, byte[] b, int items) {
+  static ItemsSketch<Object> mergedItems(byte[] a, byte[] b, int items) {
     ArrayOfItemsSerDe<Object> serde = (ArrayOfItemsSerDe<Object>) serde(items);
     ItemsSketch<Object> merged = ItemsSketch.getInstance(Memory.wrap(a), serde);
     merged.merge(ItemsSketch.getInstance(Memory.wrap(b), serde));
-    return merged.toByteArray(serde);
+    return merged;
+  }
+
+  @SuppressWarnings("unchecked")
+  static byte[] serialized(ItemsSketch<Object> sketch, int items) {
+    return sketch.toByteArray((ArrayOfItemsSerDe<Object>) serde(items));
   }
 
   /** DataSketches' serialiser of heavy-hitter items, as Spark's approx_top_k uses. */
