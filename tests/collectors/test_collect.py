@@ -82,9 +82,9 @@ def test_collect_then_stats(
     hot = summary.columns["hot"]
     assert hot.mcv[0][0] == 1
     assert hot.mcv[0][1] >= exact["hot"].count(1)
-    top_day, top_day_count = summary.columns["day"].mcv[0]
-    assert exact["day"].count(top_day) == max(exact["day"].count(d) for d in set(exact["day"]))
-    assert top_day_count >= exact["day"].count(top_day)
+    # 60 days of about 7 rows each in every partition: exact counts that tell nothing the
+    # distinct count does not, kept nowhere (docs/design.md#sizes)
+    assert summary.columns["day"].mcv == []
     assert summary.columns["rate"].mcv[0][0] == Decimal("0.10")
     assert summary.columns["rate"].as_json()["mcv"][0][0] == "0.10"
     tags = summary.columns["tags"]  # nested: counts and nulls only
