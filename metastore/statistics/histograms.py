@@ -221,7 +221,7 @@ def stored_hll(sketch: hll_sketch) -> bytes:
     """An HLL sketch as stored: deflated where that is smaller (registers of HLL mode, about
     0.57 of their bytes; lists and sets of coupons are random and stay as they are)."""
     compact = sketch.serialize_compact()
-    deflated_form = zlib.compress(compact, 1)
+    deflated_form = deflated(compact)
     return deflated_form if len(deflated_form) < len(compact) else compact
 
 
@@ -232,8 +232,8 @@ kll_packing.MARK), so a stored KLL sketch is deflated exactly when its first byt
 
 
 def deflated(blob: bytes) -> bytes:
-    """A KLL sketch as statistics collected before packing stored it: deflated (zlib,
-    fastest level)."""
+    """A sketch deflated (zlib, fastest level): HLL registers as stored, and KLL sketches as
+    statistics collected before packing stored them."""
     return zlib.compress(blob, 1)
 
 
@@ -393,25 +393,3 @@ def most_common(sketch: HeavyHitters | frequent_items_sketch, limit: int) -> lis
     items = sketch.get_frequent_items(frequent_items_error_type.NO_FALSE_POSITIVES)
     ordered = sorted(items, key=lambda item: (-item[1], str(item[0])))  # ties: stable order
     return [(item, int(estimate)) for item, estimate, _, _ in ordered[:limit]]
-
-
-FEW_VALUES = 16  # a partition's exact heavy hitters over at most this many values are kept
-
-
-def heavy_hitters_inform(top_k: bytes, items: str | None) -> bool:
-    """Whether a partition's heavy hitters (serialised as Spark writes them) are worth
-    keeping, as the scan's JVM decides (collectors/jvm LiveState.informative; docs/design.md
-    #sizes): a sketch that purged names a value above its own error; one that never did
-    counts every value exactly, and is kept over at most FEW_VALUES values, or where its
-    heaviest value holds at least twice the average count and four standard deviations of a
-    uniform draw more."""
-    sketch = frequent_strings_sketch.deserialize(text_form(top_k, items))
-    found = sketch.get_frequent_items(frequent_items_error_type.NO_FALSE_POSITIVES)
-    if not found:
-        return False
-    error = max(int(estimate - lower) for _, estimate, lower, _ in found)
-    active = sketch.num_active_items
-    if error > 0 or active <= FEW_VALUES:
-        return True
-    mean = sketch.total_weight / active
-    return bool(max(int(estimate) for _, estimate, _, _ in found) >= 2 * mean + 4 * math.sqrt(mean))

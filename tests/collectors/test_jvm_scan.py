@@ -34,7 +34,6 @@ from collectors.spark_session import session_settings, spark_session
 from metastore.errors import StatlasError
 from metastore.partitions.names import partition_name
 from metastore.statistics.histograms import (
-    heavy_hitters_inform,
     merge_frequent_items,
     merge_hll,
     merge_kll,
@@ -42,6 +41,7 @@ from metastore.statistics.histograms import (
     most_common,
 )
 from metastore.statistics.samples import sample_table
+from tests.support.heavy_hitters import heavy_hitters_inform
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 SEED = 11

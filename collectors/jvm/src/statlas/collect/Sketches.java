@@ -66,7 +66,7 @@ final class Sketches {
       return null;
     }
     if (sketch.length < 20 || sketch[0] != 5) {
-      return deflate(sketch, 0, sketch.length, null);
+      return deflate(sketch, null);
     }
     ByteBuffer in = ByteBuffer.wrap(sketch).order(ByteOrder.LITTLE_ENDIAN);
     int levels = sketch[18] & 0xFF;
@@ -107,7 +107,7 @@ final class Sketches {
         }
       }
     }
-    return deflate(body, 0, body.length, new byte[] {(byte) PACKED_KLL, (byte) scale});
+    return deflate(body, new byte[] {(byte) PACKED_KLL, (byte) scale});
   }
 
   /** The least scale at which every item is a decimal exactly, else NO_SCALE. */
@@ -137,17 +137,17 @@ final class Sketches {
     if (sketch == null) {
       return null;
     }
-    byte[] deflated = deflate(sketch, 0, sketch.length, null);
+    byte[] deflated = deflate(sketch, null);
     return deflated.length < sketch.length ? deflated : sketch;
   }
 
-  /** `length` bytes of `data` deflated at the fastest level, behind `prefix` if any. */
-  static byte[] deflate(byte[] data, int offset, int length, byte[] prefix) {
+  /** `data` deflated at the fastest level, behind `prefix` if any. */
+  static byte[] deflate(byte[] data, byte[] prefix) {
     Deflater deflater = new Deflater(Deflater.BEST_SPEED);
     try {
-      deflater.setInput(data, offset, length);
+      deflater.setInput(data);
       deflater.finish();
-      ByteArrayOutputStream out = new ByteArrayOutputStream(length / 3 + 64);
+      ByteArrayOutputStream out = new ByteArrayOutputStream(data.length / 3 + 64);
       if (prefix != null) {
         out.write(prefix, 0, prefix.length);
       }
