@@ -241,14 +241,15 @@ def _merged_block(
     """The block `number` of `level` merged from its children (in id order)."""
     sample = _concatenated([c.sample for c in members if c.sample is not None])
     rows, partitions = sum(c.rows for c in members), sum(c.partitions for c in members)
+    kept = sample if samples_kept(level) else None  # pooled in memory for the parent either way
     block = {
         "table_id": table_id,
         "level": level,
         "block": number,
         "partitions": partitions,
         "row_count": rows,
-        "sample_size": None if sample is None else sample.num_rows,
-        "sample": None if sample is None else encode_table(sample),
+        "sample_size": None if kept is None else kept.num_rows,
+        "sample": None if kept is None else encode_table(kept),
     }
     columns, merged_pieces = [], {}
     names = dict.fromkeys(name for c in members for name in c.columns)
@@ -323,6 +324,43 @@ def _top_k_as_text(children: list[_Child]) -> list[_Child]:
     return children
 
 
+def samples_kept(level: int) -> bool:
+    """Whether the blocks of `level` keep their pooled sample: the odd levels (docs/design.md
+    #roll-ups). Each level would keep the whole table's sample again; a block of an even level
+    is read as the eight of the level below (so level 1 keeps them, and every level has one
+    that does at or just below it)."""
+    return level % 2 == 1
+
+
+def _pooled_samples(
+    conn: Connection, table_id: int, level: int, first: int, end: int
+) -> dict[int, pa.Table]:
+    """The pooled samples of the blocks [first, end) of `level` (1 and up) by number: as
+    stored where the level keeps them, else pooled from the level below."""
+    b = RollupBlock.__table__.c
+    if not samples_kept(level):
+        found: dict[int, list[pa.Table]] = {}
+        below = _pooled_samples(conn, table_id, level - 1, first * FANOUT, end * FANOUT)
+        for number, table in sorted(below.items()):
+            found.setdefault(number // FANOUT, []).append(table)
+        pooled = {number: _concatenated(tables) for number, tables in found.items()}
+        return {number: table for number, table in pooled.items() if table is not None}
+    rows = conn.execute(
+        select(b.block, b.sample).where(
+            b.table_id == table_id,
+            b.level == level,
+            b.block >= first,
+            b.block < end,
+            b.sample.is_not(None),
+        )
+    )
+    samples = {}
+    for number, blob in rows:
+        note_read(conn, len(blob))
+        samples[int(number)] = sample_table(bytes(blob))
+    return samples
+
+
 def _children(conn: Connection, table_id: int, level: int, low: int, high: int) -> list[_Child]:
     """The blocks of `level` (1 and up) over ids [low, high), in id order."""
     span = FANOUT**level
@@ -340,22 +378,20 @@ def _children(conn: Connection, table_id: int, level: int, low: int, high: int) 
     columns: dict[int, dict[str, ColumnPiece]] = {}
     for row in conn.execute(select(RollupColumn).where(in_range(RollupColumn))):
         columns.setdefault(int(row.block), {})[row.column_name] = piece_of_block(row)
-    children = []
-    blocks = conn.execute(select(RollupBlock).where(in_range(RollupBlock)).order_by(b.block))
-    for stored in blocks:
-        note_read(conn, 0 if stored.sample is None else len(stored.sample))
-        sample = None if stored.sample is None else sample_table(bytes(stored.sample))
-        block = int(stored.block) * span
-        children.append(
-            _Child(
-                block,
-                int(stored.row_count),
-                int(stored.partitions),
-                sample,
-                columns.get(int(stored.block), {}),
-            )
+    samples = _pooled_samples(conn, table_id, level, first, end)
+    blocks = conn.execute(
+        select(b.block, b.row_count, b.partitions).where(in_range(RollupBlock)).order_by(b.block)
+    )
+    return [
+        _Child(
+            int(number) * span,
+            int(rows),
+            int(partitions),
+            samples.get(int(number)),
+            columns.get(int(number), {}),
         )
-    return children
+        for number, rows, partitions in blocks
+    ]
 
 
 def _partitions(conn: Connection, table_id: int, ids: list[int]) -> list[_Child]:
@@ -556,7 +592,7 @@ def sample_pieces(conn: Connection, table_id: int, selection: Selection) -> list
     ).where(
         b.table_id == table_id,
         b.sample.is_not(None),
-        block_condition(RollupBlock, selection.blocks),
+        _sampled_cover(selection.blocks),
     )
 
     def leaves(chunk: list[int]) -> Any:
@@ -579,6 +615,23 @@ def sample_pieces(conn: Connection, table_id: int, selection: Selection) -> list
         if table is not None:
             found.append((int(number), table))
     return [table for _, table in sorted(found, key=_first)]
+
+
+def _sampled_cover(blocks: list[tuple[int, int]]) -> ColumnElement[bool]:
+    """The blocks that keep samples over the partitions of `blocks` (wholly selected): a
+    block of a level that keeps none as its eight of the level below (samples_kept)."""
+    kept = [(level, number) for level, number in blocks if samples_kept(level)]
+    ranges = []
+    for level, number in blocks:
+        if not samples_kept(level):
+            ranges.append(  # the level below keeps them (samples_kept)
+                and_(
+                    RollupBlock.level == level - 1,
+                    RollupBlock.block >= number * FANOUT,
+                    RollupBlock.block < (number + 1) * FANOUT,
+                )
+            )
+    return or_(block_condition(RollupBlock, kept), *ranges)
 
 
 LEAVES_PER_STATEMENT = 10_000  # partition ids one statement lists at most

@@ -15,6 +15,7 @@ most 250,000 rows (a dimension table) is then kept whole.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import itertools
 import json
 import math
@@ -230,10 +231,16 @@ def _unpacked(blob: bytes) -> pa.Table:
     size = int.from_bytes(blob[4:8], "little")
     raw = pa.Codec("zstd").decompress(blob[8:], decompressed_size=size)
     length = int.from_bytes(raw[:4].to_pybytes(), "little")
-    fields = json.loads(raw[4 : 4 + length].to_pybytes())
-    schema = pa.schema([pa.field(name, pa.type_for_alias(type_)) for name, type_ in fields])
-    batch = ipc.read_record_batch(raw[4 + length :], schema)
+    batch = ipc.read_record_batch(raw[4 + length :], _schema(raw[4 : 4 + length].to_pybytes()))
     return pa.Table.from_batches([batch])
+
+
+@functools.lru_cache(maxsize=1024)
+def _schema(header: bytes) -> pa.Schema:
+    """The Arrow schema of a packed sample's header (its columns' names and types, JSON),
+    parsed once: a selection's pieces of one table share it."""
+    fields = json.loads(header)
+    return pa.schema([pa.field(name, pa.type_for_alias(type_)) for name, type_ in fields])
 
 
 def _as_numpy(column: pa.Array | pa.ChunkedArray) -> np.ndarray:

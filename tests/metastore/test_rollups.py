@@ -213,6 +213,8 @@ SELECTIONS = [
     PartitionQuery(where="day BETWEEN '2024-01-09' AND '2024-02-20'"),
     PartitionQuery(where="day IN ('2024-01-02', '2024-01-19', '2024-03-01')"),
     PartitionQuery(where="day = '2024-01-31'"),
+    # level 2's block 0 whole (it keeps no sample: level 1's eight are read) and ids 64..66
+    PartitionQuery(where="day BETWEEN '2024-01-01' AND '2024-03-06'"),
 ]
 
 
