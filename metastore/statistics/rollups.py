@@ -210,7 +210,7 @@ def _build(
     if level == 1:
         children = _leaves(conn, table_id, ids[(ids >= low) & (ids < high)], fresh)
     else:
-        children = _children(conn, table_id, level - 1, low, high)
+        children = _children(conn, table_id, level - 1, low, high, samples=samples_kept(level))
     by_block: dict[int, list[_Child]] = {}
     for child in children:
         by_block.setdefault(child.start // span, []).append(child)
@@ -361,8 +361,11 @@ def _pooled_samples(
     return samples
 
 
-def _children(conn: Connection, table_id: int, level: int, low: int, high: int) -> list[_Child]:
-    """The blocks of `level` (1 and up) over ids [low, high), in id order."""
+def _children(
+    conn: Connection, table_id: int, level: int, low: int, high: int, *, samples: bool = True
+) -> list[_Child]:
+    """The blocks of `level` (1 and up) over ids [low, high), in id order; with `samples`,
+    their pooled samples too (a parent that keeps none needs none)."""
     span = FANOUT**level
     b = RollupBlock.__table__.c
     first, end = low // span, -(-high // span)  # the blocks of `level` over [low, high)
@@ -378,7 +381,7 @@ def _children(conn: Connection, table_id: int, level: int, low: int, high: int) 
     columns: dict[int, dict[str, ColumnPiece]] = {}
     for row in conn.execute(select(RollupColumn).where(in_range(RollupColumn))):
         columns.setdefault(int(row.block), {})[row.column_name] = piece_of_block(row)
-    samples = _pooled_samples(conn, table_id, level, first, end)
+    pooled = _pooled_samples(conn, table_id, level, first, end) if samples else {}
     blocks = conn.execute(
         select(b.block, b.row_count, b.partitions).where(in_range(RollupBlock)).order_by(b.block)
     )
@@ -387,7 +390,7 @@ def _children(conn: Connection, table_id: int, level: int, low: int, high: int) 
             int(number) * span,
             int(rows),
             int(partitions),
-            samples.get(int(number)),
+            pooled.get(int(number)),
             columns.get(int(number), {}),
         )
         for number, rows, partitions in blocks

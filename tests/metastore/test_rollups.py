@@ -243,9 +243,11 @@ def test_blocks_give_the_partitions_merge(
         leaves.append(len(ids))
         return merge_leaves(conn, table_id, ids, fresh)
 
-    def counted_children(conn: Any, table_id: int, level: int, low: int, high: int) -> Any:
+    def counted_children(
+        conn: Any, table_id: int, level: int, low: int, high: int, **options: Any
+    ) -> Any:
         uppers.append(level + 1)
-        return read_children(conn, table_id, level, low, high)
+        return read_children(conn, table_id, level, low, high, **options)
 
     monkeypatch.setattr(rollups, "_leaves", counted)
     monkeypatch.setattr(rollups, "_children", counted_children)
