@@ -332,17 +332,28 @@ def samples_kept(level: int) -> bool:
     return level % 2 == 1
 
 
+def sampled_level(level: int) -> int:
+    """The nearest level at or below `level` (1 and up) whose blocks keep their pooled sample
+    (samples_kept): a block of `level` is read as its FANOUT ** (level - that) blocks there."""
+    kept = level
+    while kept > 1 and not samples_kept(kept):
+        kept -= 1
+    return kept
+
+
 def _pooled_samples(
     conn: Connection, table_id: int, level: int, first: int, end: int
 ) -> dict[int, pa.Table]:
     """The pooled samples of the blocks [first, end) of `level` (1 and up) by number: as
-    stored where the level keeps them, else pooled from the level below."""
+    stored where the level keeps them, else pooled from the blocks of sampled_level."""
     b = RollupBlock.__table__.c
-    if not samples_kept(level):
+    kept = sampled_level(level)
+    if kept != level:
+        span = FANOUT ** (level - kept)
         found: dict[int, list[pa.Table]] = {}
-        below = _pooled_samples(conn, table_id, level - 1, first * FANOUT, end * FANOUT)
+        below = _pooled_samples(conn, table_id, kept, first * span, end * span)
         for number, table in sorted(below.items()):
-            found.setdefault(number // FANOUT, []).append(table)
+            found.setdefault(number // span, []).append(table)
         pooled = {number: _concatenated(tables) for number, tables in found.items()}
         return {number: table for number, table in pooled.items() if table is not None}
     rows = conn.execute(
@@ -622,16 +633,18 @@ def sample_pieces(conn: Connection, table_id: int, selection: Selection) -> list
 
 def _sampled_cover(blocks: list[tuple[int, int]]) -> ColumnElement[bool]:
     """The blocks that keep samples over the partitions of `blocks` (wholly selected): a
-    block of a level that keeps none as its eight of the level below (samples_kept)."""
-    kept = [(level, number) for level, number in blocks if samples_kept(level)]
+    block of a level that keeps none as its blocks of sampled_level."""
+    kept = [(level, number) for level, number in blocks if sampled_level(level) == level]
     ranges = []
     for level, number in blocks:
-        if not samples_kept(level):
-            ranges.append(  # the level below keeps them (samples_kept)
+        below = sampled_level(level)
+        if below != level:
+            span = FANOUT ** (level - below)
+            ranges.append(
                 and_(
-                    RollupBlock.level == level - 1,
-                    RollupBlock.block >= number * FANOUT,
-                    RollupBlock.block < (number + 1) * FANOUT,
+                    RollupBlock.level == below,
+                    RollupBlock.block >= number * span,
+                    RollupBlock.block < (number + 1) * span,
                 )
             )
     return or_(block_condition(RollupBlock, kept), *ranges)

@@ -338,3 +338,14 @@ def test_blocks_give_the_partitions_merge(
     whole = table_statistics(metastore.engine, "facts")
     assert (whole.partitions, whole.row_count) == (70, 69 * 4 + 9 - 4 + 4)
     check()
+    # were only level 1 to keep samples, a block of level 3 is read (and a level-2 one
+    # built) from its blocks of level 1
+    monkeypatch.setattr(rollups, "samples_kept", lambda level: level == 1)
+    without_blocks(metastore, lambda: None)
+    with metastore.engine.connect() as conn:
+        b = RollupBlock.__table__.c
+        sampled = conn.execute(select(b.level).where(b.sample.is_not(None)).distinct())
+        assert sampled.scalars().all() == [1]
+    for query in SELECTIONS:
+        slow_sample = without_blocks(metastore, lambda q=query: sample_rows(metastore, q))
+        assert sample_rows(metastore, query) == slow_sample, query
