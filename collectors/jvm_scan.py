@@ -22,7 +22,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from collectors.aggregations import TOP_K_ITEMS, ColumnPlan, project, sampled
+from collectors.aggregations import TOP_K_ITEMS, ColumnPlan, quoted, sampled
 from metastore.errors import StatlasError
 from metastore.statistics.histograms import HLL_LG_K, KLL_K, THETA_LG_K
 
@@ -57,6 +57,13 @@ def top_k_map_size(items: int = TOP_K_ITEMS) -> int:
     while size < needed:
         size *= 2
     return size
+
+
+def packed(values: list[str]) -> str:
+    """A list of strings as the JVM's `Packed` reads it, in one string: each as its length in
+    UTF-16 units (Java's), a colon and itself. py4j fills a Java array one round trip per
+    element: a small scan's arguments took longer than its rows."""
+    return "".join(f"{len(v.encode('utf-16-le')) // 2}:{v}" for v in values)
 
 
 def spec(plan: ColumnPlan, theta_lg_k: int = THETA_LG_K) -> str:
@@ -174,33 +181,21 @@ def scan(
     theta_lg_k: int = THETA_LG_K,
 ) -> Any:
     """The one-pass scan of `frame` grouped by `keys`: a DataFrame shaped like the
-    aggregation of collectors.aggregations.aggregate_expressions. The scan reads the
-    frame projected (collectors.aggregations.project): each column by its alias; each
-    partition's Theta sketches are of `theta_lg_k`."""
+    aggregation of collectors.aggregations.aggregate_expressions. The JVM projects the
+    frame as collectors.aggregations.project does (each column, or struct leaf, under its
+    alias) and scans it; each partition's Theta sketches are of `theta_lg_k`. The arguments
+    cross to the JVM in one call (`packed`)."""
     from pyspark.sql import DataFrame
 
-    frame = project(frame, keys, plans)
     session = frame.sparkSession
-    gateway = session.sparkContext._gateway
-    jvm = session._jvm
-
-    def java_array(kind: Any, values: list[Any]) -> Any:
-        array = gateway.new_array(kind, len(values))
-        for i, value in enumerate(values):
-            array[i] = value
-        return array
-
-    def strings(values: list[str]) -> Any:
-        return java_array(jvm.java.lang.String, values)
-
     kept = sampled(plans) if sample_rate > 0 else []
-    sampled_indexes = java_array(jvm.int, [i for i, p in enumerate(plans) if p in kept])
-    jdf = jvm.statlas.collect.PartitionScan.scan(
+    jdf = session._jvm.statlas.collect.PartitionScan.scanPacked(
         frame._jdf,
-        strings(keys),
-        strings([p.alias for p in plans]),
-        strings([spec(p, theta_lg_k) for p in plans]),
-        sampled_indexes,
+        packed(keys),
+        packed([quoted(p.source) for p in plans]),
+        packed([p.alias for p in plans]),
+        packed([spec(p, theta_lg_k) for p in plans]),
+        packed([str(i) for i, p in enumerate(plans) if p in kept]),
         float(sample_rate),
         int(seed),
         int(partitions),

@@ -43,6 +43,8 @@ def posts(ids: list[int], offset: int) -> pa.Table:
             "order id": [f"o{i % 5}" for i in ids],
             "prix €": pa.array([i / 2 for i in ids]),
             "a.b": pa.array([i % 3 for i in ids], pa.int8()),
+            # a colon, a backtick and a character Java counts as two
+            "3:`😀": pa.array([i % 4 for i in ids], pa.int16()),
         }
     )
 
@@ -57,7 +59,7 @@ def test_names_as_the_files_spell_them(metastore: Metastore, spark: Any, tmp_pat
     write(root, "site=b", posts(second, 3))
     metastore.register_table("posts", str(root))
     names = [c.name for c in metastore.table("posts").columns]
-    assert names == ["Id", "CreationDate", "OwnerUserId", "order id", "prix €", "a.b"]
+    assert names == ["Id", "CreationDate", "OwnerUserId", "order id", "prix €", "a.b", "3:`😀"]
     report = collect(metastore.engine, "posts", spark=spark)
     assert (report.partitions_scanned, report.rows, report.partitions_failed) == (2, 100, {})
 
@@ -75,6 +77,7 @@ def test_names_as_the_files_spell_them(metastore: Metastore, spark: Any, tmp_pat
     assert summary.columns["order id"].ndv == 5
     assert summary.columns["prix €"].max == 50.0
     assert summary.columns["a.b"].ndv == 3
+    assert table_statistics(metastore.engine, "posts", columns=["3:`😀"]).columns["3:`😀"].ndv == 4
     with pytest.raises(UnknownColumn, match="'nope'"):
         table_statistics(metastore.engine, "posts", columns=["nope"])
     # the planner finds them by any casing too

@@ -197,6 +197,12 @@ def test_one_pass_scan_equals_spark_aggregates(spark: Any, lake: Path) -> None:
         mine = compare(frame, ["dt", "region"])
     assert len(mine) == 5
     assert int(mine[("2024-01-01", "emea")]["__rows"]) == 300
+    # every file in one task: its states are merged in that task, with no second stage
+    one_task = frame.coalesce(1)
+    assert one_task.rdd.getNumPartitions() == 1
+    assert {k: v["__rows"] for k, v in compare(one_task, ["dt", "region"]).items()} == {
+        k: v["__rows"] for k, v in mine.items()
+    }
     assert ("__HIVE_DEFAULT_PARTITION__", "emea") in mine or (None, "emea") in mine
     types = {f.name: f.dataType.simpleString() for f in frame.schema.fields}
     assert types["local"] == "timestamp_ntz"

@@ -40,6 +40,50 @@ public final class PartitionScan {
   private PartitionScan() {}
 
   /**
+   * The scan of {@code frame} as it is read: each partition key under its name, each column
+   * described read from {@code sources} (Spark SQL references: a column, or a path into a
+   * struct) under its name in {@code columns}, then {@link #scan}. The lists are {@link
+   * Packed}, so a scan's arguments cross from Python in one call.
+   */
+  public static Dataset<Row> scanPacked(
+      Dataset<Row> frame,
+      String keys,
+      String sources,
+      String columns,
+      String specs,
+      String sampled,
+      double sampleRate,
+      long seed,
+      int partitions) {
+    String[] keyNames = Packed.strings(keys);
+    String[] references = Packed.strings(sources);
+    String[] aliases = Packed.strings(columns);
+    if (references.length != aliases.length) {
+      throw new IllegalArgumentException(
+          references.length + " sources for " + aliases.length + " columns");
+    }
+    List<org.apache.spark.sql.Column> projection = new ArrayList<>();
+    for (String key : keyNames) {
+      projection.add(org.apache.spark.sql.functions.col(quote(key)).as(key));
+    }
+    for (int i = 0; i < references.length; i++) {
+      projection.add(org.apache.spark.sql.functions.col(references[i]).as(aliases[i]));
+    }
+    Dataset<Row> projected =
+        (Dataset<Row>)
+            frame.select(scala.jdk.javaapi.CollectionConverters.asScala(projection).toSeq());
+    return scan(
+        projected,
+        keyNames,
+        aliases,
+        Packed.strings(specs),
+        Packed.ints(sampled),
+        sampleRate,
+        seed,
+        partitions);
+  }
+
+  /**
    * The scan of {@code frame}: {@code keys} its partition-key columns, {@code columns} the
    * columns to describe, each with its plan ({@link ColumnSpec#parse}); {@code sampled}
    * the indexes (into {@code columns}) of the columns a row sample keeps; {@code sampleRate}
@@ -87,10 +131,14 @@ public final class PartitionScan {
     // no map-side combine: a task already hands on one state per partition it read (two
     // only when a partition's files are not contiguous), and Spark's combining map would
     // estimate the size of every state it holds (SizeEstimator: ~13% of a scan's time)
+    // a scan of one task (a small partition's file) has nothing to merge across tasks: its
+    // states are merged where they are, without a second stage and its shuffle
     JavaRDD<InternalRow> merged =
-        perTask
-            .partitionBy(new HashPartitioner(reducers))
-            .mapPartitions(states -> mergeByKey(states, layout));
+        rows.getNumPartitions() == 1
+            ? perTask.mapPartitions(states -> mergeByKey(states, layout))
+            : perTask
+                .partitionBy(new HashPartitioner(reducers))
+                .mapPartitions(states -> mergeByKey(states, layout));
     return session.internalCreateDataFrame(merged.rdd(), layout.outputSchema(keys), false);
   }
 
