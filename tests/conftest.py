@@ -4,6 +4,8 @@ the databases are tests/support/databases.py's), and one Spark for the whole run
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,13 +14,36 @@ import pytest
 
 from metastore import Metastore
 from tests.support.databases import BACKENDS, postgres_schema
+from tests.support.spark_jvm import ARCHIVE_TIMEOUT, BASE_OPTIONS, driver_options
 from tests.support.tpch_lake import Lake, collected_tpch_lake
 
-# A test's Spark driver JVM lives seconds to minutes: with the client compiler alone and the
-# serial collector it starts and runs them faster (a CLI collection of the demo table 30 ->
-# 23 s; test_collect.py with test_cli_spark.py 168 -> 123 s, measured). spark-submit puts
-# this on every driver JVM a test starts, in its own process or a CLI's it runs.
-os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+_ARCHIVING: list[subprocess.Popen[bytes]] = []  # the class-data archive being made
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every Spark driver JVM the run starts, in a test's process or a CLI's it runs, starts
+    with tests/support/spark_jvm.py's options, unless SPARK_SUBMIT_OPTS says otherwise. Set
+    once, before xdist's workers start (they inherit it). Where Spark's tests are to run and
+    its class-data archive (kept in the virtualenv) is missing, it is made meanwhile."""
+    if "SPARK_SUBMIT_OPTS" in os.environ:  # the user's, or set already for this run
+        return
+    if "not spark" in (config.option.markexpr or ""):
+        os.environ["SPARK_SUBMIT_OPTS"] = BASE_OPTIONS
+        return
+    options, making = driver_options(Path(sys.prefix) / "spark-class-archives")
+    os.environ["SPARK_SUBMIT_OPTS"] = options
+    if making is not None:
+        _ARCHIVING.append(making)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The archive's maker, waited for (a run shorter than it leaves nothing running)."""
+    for making in _ARCHIVING:
+        try:
+            making.wait(timeout=ARCHIVE_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            making.kill()
+            making.wait()
 
 
 @pytest.fixture(params=BACKENDS)
