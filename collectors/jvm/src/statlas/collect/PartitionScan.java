@@ -42,8 +42,9 @@ public final class PartitionScan {
   /**
    * The scan of {@code frame} as it is read: each partition key under its name, each column
    * described read from {@code sources} (Spark SQL references: a column, or a path into a
-   * struct) under its name in {@code columns}, then {@link #scan}. The lists are {@link
-   * Packed}, so a scan's arguments cross from Python in one call.
+   * struct) under its name in {@code columns}, and scanned (the rows in that order, keys
+   * then columns). The lists are {@link Packed}, so a scan's arguments cross from Python in
+   * one call.
    */
   public static Dataset<Row> scanPacked(
       Dataset<Row> frame,
@@ -84,14 +85,14 @@ public final class PartitionScan {
   }
 
   /**
-   * The scan of {@code frame}: {@code keys} its partition-key columns, {@code columns} the
-   * columns to describe, each with its plan ({@link ColumnSpec#parse}); {@code sampled}
-   * the indexes (into {@code columns}) of the columns a row sample keeps; {@code sampleRate}
-   * the Bernoulli rate of that sample (0: none). {@code partitions}: how many partitions
-   * the scan covers (sizes the merge stage).
+   * The scan of {@code projected}, whose columns are {@code keys} (its partition-key
+   * columns) then {@code columns} (the columns to describe), in that order, each with its
+   * plan ({@link ColumnSpec#parse}); {@code sampled} the indexes (into {@code columns}) of
+   * the columns a row sample keeps; {@code sampleRate} the Bernoulli rate of that sample (0:
+   * none). {@code partitions}: how many partitions the scan covers (sizes the merge stage).
    */
-  public static Dataset<Row> scan(
-      Dataset<Row> frame,
+  private static Dataset<Row> scan(
+      Dataset<Row> projected,
       String[] keys,
       String[] columns,
       String[] specs,
@@ -99,8 +100,8 @@ public final class PartitionScan {
       double sampleRate,
       long seed,
       int partitions) {
-    SparkSession session = frame.sparkSession();
-    StructType schema = frame.schema();
+    SparkSession session = projected.sparkSession();
+    StructType schema = projected.schema();
     DataType[] keyTypes = new DataType[keys.length];
     for (int i = 0; i < keys.length; i++) {
       keyTypes[i] = schema.apply(keys[i]).dataType();
@@ -112,17 +113,6 @@ public final class PartitionScan {
     ZoneId zone = ZoneId.of(session.sessionState().conf().sessionLocalTimeZone());
     ScanLayout layout = new ScanLayout(keyTypes, plans, sampled, sampleRate, seed, zone);
 
-    List<org.apache.spark.sql.Column> projection = new ArrayList<>();
-    for (String key : keys) {
-      projection.add(frame.col(quote(key)));
-    }
-    for (String column : columns) {
-      projection.add(frame.col(quote(column)));
-    }
-    Dataset<Row> projected =
-        (Dataset<Row>)
-            frame.select(
-                scala.jdk.javaapi.CollectionConverters.asScala(projection).toSeq());
     JavaRDD<InternalRow> rows = projected.queryExecution().toRdd().toJavaRDD();
     JavaPairRDD<List<Object>, PartitionState> perTask =
         rows.mapPartitionsToPair(iterator -> scanTask(iterator, layout));
