@@ -194,6 +194,7 @@ def collect(
             engine, lambda conn: _plan(conn, table)
         )
         to_scan = [p for p in partitions if full or collected.get(p.id) != p.fingerprint]
+        added = frozenset(p.id for p in to_scan if p.id not in collected)
         removed = sorted(set(collected) - {p.id for p in partitions})
         report.partitions_removed += len(removed)
         rows_by_values: dict[tuple[KeyValue, ...], _Scanned] = {}
@@ -236,7 +237,9 @@ def collect(
             )
             forgotten = [p.id for p in to_scan] + removed
             streamed = (
-                StreamedWrite(engine, lambda conn: forget_statistics(conn, info.id, forgotten))
+                StreamedWrite(
+                    engine, lambda conn: forget_statistics(conn, info.id, forgotten, added)
+                )
                 if engine.dialect.name == "postgresql" and len(to_scan) > 1
                 else None
             )
@@ -322,6 +325,7 @@ def collect(
                 report,
                 built_ahead,
                 streamed_ids,
+                added,
             )
 
         if streamed is None or not streamed.finish(lambda conn: write(conn, streamed.written)):
@@ -614,11 +618,13 @@ def _write(
     report: CollectionReport,
     built_ahead: Mapping[tuple[int, int], BuiltBlock],
     streamed: AbstractSet[int] | None = None,
+    added: AbstractSet[int] = frozenset(),
 ) -> None:
     """The collection's write; `streamed`: the partitions whose rows a StreamedWrite has
-    put in this transaction, after dropping the old statistics of all (none to drop)."""
+    put in this transaction, after dropping the old statistics of all (none to drop);
+    `added`: the scanned partitions that had no statistics (no block merges them yet)."""
     if streamed is None:
-        forget_statistics(conn, info.id, [p.id for p in scanned] + removed)
+        forget_statistics(conn, info.id, [p.id for p in scanned] + removed, added)
     partition_rows, column_rows = [], []
     fresh: dict[int, PartitionPiece] = {}
     for partition in scanned:
@@ -631,5 +637,5 @@ def _write(
     bulk_insert(conn, PartitionStats, partition_rows)
     bulk_insert(conn, ColumnStats, column_rows)
     # the pre-merged blocks over what changed, and any missing (metastore.statistics.rollups)
-    refresh_blocks(conn, info.id, {c.name: c.type for c in info.columns}, fresh, built_ahead)
+    refresh_blocks(conn, info.id, {c.name: c.type for c in info.columns}, fresh, built_ahead, added)
     runs.succeed(conn, run_id, report)

@@ -6,6 +6,7 @@ import dataclasses
 import re
 import time
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -395,10 +396,16 @@ def replace_columns(conn: Connection, info: TableInfo, columns: Sequence[Column]
     return True
 
 
-def forget_statistics(conn: Connection, table_id: int, partition_ids: list[int]) -> None:
+def forget_statistics(
+    conn: Connection,
+    table_id: int,
+    partition_ids: list[int],
+    unrecorded: AbstractSet[int] = frozenset(),
+) -> None:
     """Drop the statistics of these partitions (vanished, or about to be replaced), and the
-    pre-merged blocks over them (metastore.statistics.rollups: rebuilt by the next collection)."""
-    forget_blocks(conn, table_id, partition_ids)
+    pre-merged blocks over them (metastore.statistics.rollups: rebuilt by the next collection)
+    but over those of `unrecorded`, which had none: no block merges them."""
+    forget_blocks(conn, table_id, [pid for pid in partition_ids if pid not in unrecorded])
     # and what Hive clients kept of them (metastore.hive.statistics)
     for model in (PartitionStats, ColumnStats, HivePartition, HiveColumnStatistics):
         for start in range(0, len(partition_ids), 10_000):

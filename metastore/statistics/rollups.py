@@ -22,6 +22,7 @@ whose count differs from the partitions' or that is missing, bottom-up, each fro
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -78,13 +79,17 @@ def refresh_blocks(
     column_types: dict[str, str],
     fresh: Mapping[int, PartitionPiece] | None = None,
     built_ahead: Mapping[tuple[int, int], BuiltBlock] | None = None,
+    added: AbstractSet[int] = frozenset(),
 ) -> int:
     """Build every block that is missing or whose partition count differs from the
     partitions' with statistics, bottom-up, and drop blocks over no partition; returns how
     many blocks were built. `fresh`: statistics the caller has just written, by partition
     id, taken as they are instead of read back; `built_ahead`: blocks by (level, number)
     built from them (leaf_block, upper_block), stored as they are where they merge exactly
-    the partitions with statistics in their range. Runs in the caller's transaction."""
+    the partitions with statistics in their range; `added`: those of `fresh` that had no
+    statistics before, so a stored block over them merges the others (`_extended`: the
+    block and the added partitions merged, where they come after its partitions). Runs in
+    the caller's transaction."""
     p = PartitionStats.__table__.c
     ids = np.fromiter(
         (i for (i,) in conn.execute(select(p.partition_id).where(p.table_id == table_id))),
@@ -100,6 +105,12 @@ def refresh_blocks(
         expected = dict(zip(numbers.tolist(), counts.tolist(), strict=True))
         stale += [k for k in stored if k[0] == level and k[1] not in expected]
         dirty = sorted(b for b, c in expected.items() if stored.get((level, b)) != c)
+        if added and fresh:
+            extended = _extended(
+                conn, table_id, level, dirty, ids, stored, added, fresh, column_types
+            )
+            built += len(extended)
+            dirty = [b for b in dirty if b not in extended]
         _delete(conn, table_id, [(level, b) for b in dirty])
         if built_ahead:
             taken = _store_built(conn, level, ids, dirty, built_ahead)
@@ -110,6 +121,51 @@ def refresh_blocks(
         built += len(dirty)
     _delete(conn, table_id, stale)
     return built
+
+
+def _extended(
+    conn: Connection,
+    table_id: int,
+    level: int,
+    dirty: list[int],
+    ids: np.ndarray,
+    stored: Mapping[tuple[int, int], int],
+    added: AbstractSet[int],
+    fresh: Mapping[int, PartitionPiece],
+    types: dict[str, str],
+) -> set[int]:
+    """The stored blocks of `level` among `dirty` that lack exactly partitions of `added`
+    (their count plus those in their range is the partitions' with statistics there), all
+    after the block's own: each merged with them, as a child, and stored again (one
+    partition appended to a table's tree merges one block per level, not each block's
+    eight children). The numbers of those so stored."""
+    span = FANOUT**level
+    done: set[int] = set()
+    for number in dirty:
+        count = stored.get((level, number))
+        if count is None:
+            continue
+        low, high = np.searchsorted(ids, [number * span, (number + 1) * span])
+        members = ids[low:high].tolist()
+        new = [pid for pid in members if pid in added]
+        old = [pid for pid in members if pid not in added]
+        if not new or count != len(old) or (old and max(old) > min(new)):
+            continue
+        (block,) = _children(
+            conn,
+            table_id,
+            level,
+            number * span,
+            (number + 1) * span,
+            samples=samples_kept(level),
+        )
+        children = [block, *_top_k_as_text([fresh[pid].child(pid) for pid in new])]
+        built = _merged_block(table_id, level, number, children, types)
+        _delete(conn, table_id, [(level, number)])
+        bulk_insert(conn, RollupBlock, [built.block])
+        bulk_insert(conn, RollupColumn, built.columns)
+        done.add(number)
+    return done
 
 
 def _store_built(

@@ -27,7 +27,7 @@ from metastore.models import RollupBlock, RollupColumn
 from metastore.partitions.block_tree import FANOUT, cover, levels_for
 from metastore.statistics import rollups as rollups
 from metastore.statistics.cache import cache_for
-from metastore.statistics.histograms import inflated
+from metastore.statistics.histograms import inflated, merge_hll
 from metastore.statistics.rollups import refresh_blocks, table_sample
 from metastore.statistics.samples import Sample
 from metastore.statistics.summaries import TableSummary, partition_rows, table_statistics
@@ -142,18 +142,27 @@ def without_blocks(ms: Metastore, work: Any) -> Any:
 
 
 def stored_records(ms: Metastore) -> list[tuple[Any, ...]]:
-    """Every block's records, sorted (a KLL sketch as its count)."""
-    from datasketches import kll_doubles_sketch
+    """Every block's records, sorted, each sketch as what it says whatever the order it was
+    merged in: a KLL sketch as its count (its compactions are random), an HLL sketch as its
+    estimate, heavy hitters as their items and counts."""
+    from datasketches import frequent_items_error_type, frequent_strings_sketch, kll_doubles_sketch
+
+    def said(key: str, value: Any) -> Any:
+        if value is None or key not in ("kll", "hll", "top_k"):
+            return value
+        blob = bytes(value)
+        if key == "kll":
+            return kll_doubles_sketch.deserialize(inflated(blob)).n
+        if key == "hll":
+            return round(merge_hll([blob]).get_estimate(), 6)
+        if key == "top_k":
+            sketch = frequent_strings_sketch.deserialize(blob)
+            return sorted(sketch.get_frequent_items(frequent_items_error_type.NO_FALSE_NEGATIVES))
 
     with ms.engine.connect() as conn:
         blocks = [tuple(row) for row in conn.execute(select(*RollupBlock.__table__.c))]
         columns = [
-            (
-                *(value for key, value in row._mapping.items() if key != "kll"),
-                None
-                if row.kll is None
-                else kll_doubles_sketch.deserialize(inflated(bytes(row.kll))).n,
-            )
+            tuple(said(key, value) for key, value in row._mapping.items())
             for row in conn.execute(select(*RollupColumn.__table__.c))
         ]
     return sorted(blocks, key=repr) + sorted(columns, key=repr)
@@ -330,9 +339,17 @@ def test_blocks_give_the_partitions_merge(
     write_day(root, 70)
     write_day(root, 30, rows=9)
     shutil.rmtree(root / f"day={START + dt.timedelta(days=5)}")
+    leaves.clear()
     report = collect(metastore.engine, "facts", spark=spark)
-    assert leaves  # an incremental collection merges its blocks at the write
+    # an incremental collection merges its blocks at the write: from their partitions
+    # where one was removed (ids 1..7 but 6) or changed (24..31); the block the new one
+    # (id 71) joins is the stored block and it merged (64..70, then 71)
+    assert leaves == [6, 8]
     assert uppers
+    # ... and the blocks are those built again from every partition
+    incremental = stored_records(metastore)
+    without_blocks(metastore, lambda: None)
+    assert stored_records(metastore) == incremental
     assert (report.partitions_added, report.partitions_removed) == (1, 1)
     assert report.partitions_scanned == 2
     whole = table_statistics(metastore.engine, "facts")
