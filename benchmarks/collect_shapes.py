@@ -4,8 +4,9 @@ TPC-H SF 1 lineitem, in 2,000 small partitions and in 200, collected in full sid
     python benchmarks/collect_shapes.py [--scale 1] [--repeat 3] [--master local[2]]
                                         [--shapes 2000,200]
 
-Run `make data` first. Each shape is lineitem with a key `shard = l_orderkey % N`, written
-once under benchmarks/.data/shapes-sf<scale>/<N>/ (one file per partition) and kept. Per
+Run `make data` first. Each shape is lineitem with a key `shard`, a hash of the row's
+order and line numbers modulo N, written once under benchmarks/.data/shapes-sf<scale>/
+hashed-<N>/ (one file per partition, N of them) and kept. Per
 shape, in one SparkSession after a warm-up collection: `statlas collect --full` into a fresh
 SQLite metastore, medians of --repeat, with the database's growth. Printed: seconds and MB
 per shape and the ratio of each to the fewest partitions' (target: within 1.3 x).
@@ -29,15 +30,21 @@ DATA = Path(__file__).resolve().parent / ".data"
 
 
 def shape(spark: object, source: Path, out: Path, partitions: int) -> Path:
-    """lineitem partitioned by `l_orderkey % partitions`, one file per partition."""
-    target = out / str(partitions)
+    """lineitem partitioned by a hash of each row's key (order and line) modulo
+    `partitions`, one file per partition: every shard holds rows. (TPC-H's order keys are
+    sparse, and `l_orderkey % 2000` left half the shards empty: 1,000 partitions.)"""
+    target = out / f"hashed-{partitions}"
     if (target / "_SUCCESS").exists():
         return target
     frame = spark.read.parquet(str(source))  # type: ignore[attr-defined]
-    sharded = frame.withColumn("shard", F.col("l_orderkey") % partitions)
+    key = F.xxhash64("l_orderkey", "l_linenumber")
+    sharded = frame.withColumn("shard", F.pmod(key, F.lit(partitions)))
     sharded.repartition(partitions, "shard").write.mode("overwrite").partitionBy("shard").parquet(
         str(target)
     )
+    found = sum(1 for d in target.iterdir() if d.is_dir())
+    if found != partitions:
+        raise SystemExit(f"{target} holds {found} partitions, not {partitions}")
     return target
 
 

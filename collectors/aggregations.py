@@ -147,12 +147,13 @@ def aggregate(
     plans: list[ColumnPlan],
     sample_rate: float,
     theta_lg_k: int = THETA_LG_K,
+    kll_k: int = KLL_K,
 ) -> Any:
     """Spark's aggregation of the frame's columns grouped by `keys` (the scan without the
     one-pass jar): one row per partition, shaped as `aggregate_expressions` says."""
     drawn = with_draw(project(frame, keys, plans), sample_rate)
     grouped = drawn.groupBy(*[quoted([k]) for k in keys]) if keys else drawn.groupBy()
-    return grouped.agg(*aggregate_expressions(plans, sample_rate, theta_lg_k))
+    return grouped.agg(*aggregate_expressions(plans, sample_rate, theta_lg_k, kll_k))
 
 
 def sampled(plans: list[ColumnPlan]) -> list[ColumnPlan]:
@@ -171,11 +172,15 @@ def with_draw(frame: Any, sample_rate: float) -> Any:
 
 
 def aggregate_expressions(
-    plans: list[ColumnPlan], sample_rate: float = 0.0, theta_lg_k: int = THETA_LG_K
+    plans: list[ColumnPlan],
+    sample_rate: float = 0.0,
+    theta_lg_k: int = THETA_LG_K,
+    kll_k: int = KLL_K,
 ) -> list[Any]:
     """The Spark columns of the one aggregation over a projected frame (`project`),
     aliased `c<i>__<statistic>`, and with a positive `sample_rate` the partition's sampled
-    rows as `__sample`; each partition's Theta sketches are of `theta_lg_k`."""
+    rows as `__sample`; each partition's Theta sketches are of `theta_lg_k`, its KLL
+    sketches of `kll_k`."""
     from pyspark.sql import functions as F
 
     exprs = [F.count(F.lit(1)).alias("__rows")]
@@ -203,7 +208,7 @@ def aggregate_expressions(
         else:
             exprs.append(F.hll_sketch_agg(hashable, HLL_LG_K).alias(f"{a}__hll"))
         if plan.has_kll:
-            exprs.append(F.kll_sketch_agg_double(_as_double(col, plan), KLL_K).alias(f"{a}__kll"))
+            exprs.append(F.kll_sketch_agg_double(_as_double(col, plan), kll_k).alias(f"{a}__kll"))
         exprs.append(
             F.expr(f"approx_top_k_accumulate({_top_k_item(plan)}, {TOP_K_ITEMS})")
             .getField("sketch")

@@ -63,7 +63,7 @@ from metastore.engine import run_read, run_write
 from metastore.errors import StatlasError, UnknownColumn
 from metastore.models import ColumnStats, PartitionStats
 from metastore.runs import CollectionRunning as CollectionRunning  # refused: one is running
-from metastore.statistics.histograms import partition_theta_lg_k
+from metastore.statistics.histograms import partition_kll_k, partition_theta_lg_k
 from metastore.statistics.rollups import BuiltBlock, PartitionPiece, refresh_blocks
 from metastore.statistics.samples import sample_rate, target_rows, whole_table_rows
 from metastore.types import KeyValue
@@ -520,13 +520,14 @@ def _scan(
         plans = with_iceberg_sketches(plans)  # what its statistics file publishes
     # sized by the table's partitions, not this run's: every partition's alike
     theta_lg_k = partition_theta_lg_k(max(info.partition_count, partitions))
+    kll_k = partition_kll_k(max(info.partition_count, partitions))
     records: Iterator[Mapping[str, Any]]  # generators: they run in the settings below
     if scan_method(frame.sparkSession, plans, method) == "jvm":
         keys = [k.name for k in info.partition_keys]
-        aggregated = jvm_scan(frame, keys, plans, rate, SAMPLE_SEED, partitions, theta_lg_k)
+        aggregated = jvm_scan(frame, keys, plans, rate, SAMPLE_SEED, partitions, theta_lg_k, kll_k)
         records = arrow_records(aggregated)  # scalars and sketches' bytes: as Arrow
     else:
-        aggregated = aggregate(frame, info.key_names, plans, rate, theta_lg_k)  # nested: Rows
+        aggregated = aggregate(frame, info.key_names, plans, rate, theta_lg_k, kll_k)  # nested
         records = (r.asDict() for r in driver_rows(aggregated))
     result: dict[tuple[KeyValue, ...], _Scanned] = {}
     with session_settings(frame.sparkSession, SCAN_SETTINGS):

@@ -66,9 +66,10 @@ def packed(values: list[str]) -> str:
     return "".join(f"{len(v.encode('utf-16-le')) // 2}:{v}" for v in values)
 
 
-def spec(plan: ColumnPlan, theta_lg_k: int = THETA_LG_K) -> str:
+def spec(plan: ColumnPlan, theta_lg_k: int = THETA_LG_K, kll_k: int = KLL_K) -> str:
     """The column's plan as PartitionScan reads it (ColumnSpec.parse), each partition's
-    Theta sketch of `theta_lg_k` (histograms.partition_theta_lg_k)."""
+    Theta sketch of `theta_lg_k` (histograms.partition_theta_lg_k) and KLL sketch of `kll_k`
+    (histograms.partition_kll_k)."""
     items = [f"alias={plan.alias}"]
     if plan.orderable:
         items.append("minmax")
@@ -81,7 +82,7 @@ def spec(plan: ColumnPlan, theta_lg_k: int = THETA_LG_K) -> str:
         items.append(f"topk={plan.top_k_items}")
         if plan.iceberg:
             items.append("iceberg")
-    items += [f"hll={HLL_LG_K}", f"theta={theta_lg_k}", f"k={KLL_K}", f"items={top_k_map_size()}"]
+    items += [f"hll={HLL_LG_K}", f"theta={theta_lg_k}", f"k={kll_k}", f"items={top_k_map_size()}"]
     return ",".join(items)
 
 
@@ -179,11 +180,13 @@ def scan(
     seed: int,
     partitions: int,
     theta_lg_k: int = THETA_LG_K,
+    kll_k: int = KLL_K,
 ) -> Any:
     """The one-pass scan of `frame` grouped by `keys`: a DataFrame shaped like the
     aggregation of collectors.aggregations.aggregate_expressions. The JVM projects the
     frame as collectors.aggregations.project does (each column, or struct leaf, under its
-    alias) and scans it; each partition's Theta sketches are of `theta_lg_k`. The arguments
+    alias) and scans it; each partition's Theta sketches are of `theta_lg_k`, its KLL ones of
+    `kll_k`. The arguments
     cross to the JVM in one call (`packed`)."""
     from pyspark.sql import DataFrame
 
@@ -194,7 +197,7 @@ def scan(
         packed(keys),
         packed([quoted(p.source) for p in plans]),
         packed([p.alias for p in plans]),
-        packed([spec(p, theta_lg_k) for p in plans]),
+        packed([spec(p, theta_lg_k, kll_k) for p in plans]),
         packed([str(i) for i, p in enumerate(plans) if p in kept]),
         float(sample_rate),
         int(seed),

@@ -62,6 +62,21 @@ def partition_theta_lg_k(partitions: int) -> int:
     return min(THETA_LG_K, max(PARTITION_LG_K_LEAST, math.ceil(math.log2(wanted))))
 
 
+PARTITION_KLL_K_LEAST = 64  # a partition's KLL sketch's least k: 5% normalised rank error
+
+
+def partition_kll_k(partitions: int) -> int:
+    """k of each partition's own KLL sketch in a table of `partitions` partitions
+    (docs/design.md#sizes): the least with which a sixteenth of the table's partitions
+    merged are as accurate as one KLL_K sketch, from PARTITION_KLL_K_LEAST to KLL_K (200 up
+    to 16 partitions, 100 at 64, 64 from 157). The compactions of different partitions' sketches
+    err independently, so m merged partitions of about equal rows err about 1/sqrt(m) as
+    much, relatively, as one; and a sketch errs about as 1/k (Karnin, Lang and Liberty,
+    Optimal Quantile Approximation in Streams, 2016)."""
+    wanted = KLL_K * math.sqrt(SELECTION_SHARE / max(1, partitions))
+    return min(KLL_K, max(PARTITION_KLL_K_LEAST, math.ceil(wanted)))
+
+
 @dataclass(frozen=True)
 class Histogram:
     """Buckets [bounds[i], bounds[i+1]) (the last one closed) with their row counts."""
