@@ -159,6 +159,8 @@ def _extended(
             (number + 1) * span,
             samples=samples_kept(level),
         )
+        if samples_kept(level) and block.sample is None:
+            continue  # no pooled sample stored (statistics of an earlier form): rebuilt
         children = [block, *_top_k_as_text([fresh[pid].child(pid) for pid in new])]
         built = _merged_block(table_id, level, number, children, types)
         _delete(conn, table_id, [(level, number)])

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sqlalchemy import delete, event, func, select
+from sqlalchemy import delete, event, func, select, update
 
 from metastore import Metastore, PartitionQuery
 from metastore.engine import run_write
@@ -355,6 +355,21 @@ def test_blocks_give_the_partitions_merge(
     whole = table_statistics(metastore.engine, "facts")
     assert (whole.partitions, whole.row_count) == (70, 69 * 4 + 9 - 4 + 4)
     check()
+    # a stored block without its pooled sample (statistics of an earlier form) is built
+    # again, not extended: its sample would hold the appended partition's rows alone
+    run_write(
+        metastore.engine,
+        lambda conn: conn.execute(
+            update(RollupBlock)
+            .where(RollupBlock.level == 3, RollupBlock.block == 0)
+            .values(sample=None, sample_size=None)
+        ),
+    )
+    write_day(root, 71)
+    collect(metastore.engine, "facts", spark=spark)
+    appended = stored_records(metastore)
+    without_blocks(metastore, lambda: None)
+    assert stored_records(metastore) == appended
     # were only level 1 to keep samples, a block of level 3 is read (and a level-2 one
     # built) from its blocks of level 1
     monkeypatch.setattr(rollups, "samples_kept", lambda level: level == 1)
