@@ -1,6 +1,6 @@
 """Row samples: a uniform random sample of every partition's rows, drawn in the collection
 scan itself (Bernoulli, one rate per run: `sample_rate`), stored with the partition's
-statistics and pooled for any set of partitions (`metastore.statistics.rollups.table_sample`).
+statistics and pooled for any set of partitions (`metastore.statistics.block_reads.table_sample`).
 
 Sketches describe one column at a time; a sample keeps the rows together, so a conjunction
 over correlated columns (l_returnflag = 'R' AND l_linestatus = 'O' never holds in TPC-H) can

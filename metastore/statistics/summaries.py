@@ -21,6 +21,7 @@ from metastore.catalog.tables import TableInfo, get_table
 from metastore.column_type import ColumnType
 from metastore.engine import run_read
 from metastore.models import ColumnStats, PartitionStats
+from metastore.statistics.block_reads import Selection, column_pieces, select_partitions
 from metastore.statistics.column_pieces import ColumnPiece, distinct_sum, value_parser
 from metastore.statistics.histograms import (
     Histogram,
@@ -33,7 +34,6 @@ from metastore.statistics.histograms import (
     most_common,
     seed_uniform,
 )
-from metastore.statistics.rollups import Selection, column_pieces, select_partitions
 
 DEFAULT_BUCKETS = 64
 MCV_LIMIT = 10

@@ -14,8 +14,8 @@ from metastore.catalog.lookup import PartitionQuery, build_predicate
 from metastore.catalog.tables import TableInfo, describe_table
 from metastore.engine import Snapshot, current_snapshot, one_snapshot, run_read
 from metastore.errors import ConcurrentModification
+from metastore.statistics.block_reads import Selection, sample_pieces, select_partitions
 from metastore.statistics.cache import TableStamp, cache_for, table_stamps
-from metastore.statistics.rollups import Selection, sample_pieces, select_partitions
 from metastore.statistics.samples import Sample, pool
 from metastore.statistics.summaries import (
     PartitionRows,

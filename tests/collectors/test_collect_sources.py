@@ -199,7 +199,7 @@ def test_row_samples_are_drawn_in_the_scan_and_pooled_per_partition_set(
     metastore: Metastore, spark: Any, tmp_path: Path
 ) -> None:
     from collectors.collect import collect
-    from metastore.statistics.rollups import table_sample
+    from metastore.statistics.block_reads import table_sample
 
     root = tmp_path / "sales"
     written = {

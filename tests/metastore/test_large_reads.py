@@ -13,7 +13,7 @@ from metastore import Metastore
 from metastore.catalog.tables import get_table
 from metastore.engine import LARGE_READ_BYTES, make_engine, note_read
 from metastore.models import CollectionRun, PartitionStats
-from metastore.statistics.rollups import table_sample
+from metastore.statistics.block_reads import table_sample
 from metastore.statistics.samples import encode_sample
 from tests.support.partitions import write_partitions
 

@@ -26,9 +26,10 @@ from metastore.engine import run_write
 from metastore.models import RollupBlock, RollupColumn
 from metastore.partitions.block_tree import FANOUT, cover, levels_for
 from metastore.statistics import rollups as rollups
+from metastore.statistics.block_reads import table_sample
 from metastore.statistics.cache import cache_for
 from metastore.statistics.histograms import inflated, merge_hll
-from metastore.statistics.rollups import refresh_blocks, table_sample
+from metastore.statistics.rollups import refresh_blocks
 from metastore.statistics.samples import Sample
 from metastore.statistics.summaries import TableSummary, partition_rows, table_statistics
 from optimizer.estimate.sources import MetastoreSource
