@@ -519,8 +519,8 @@ def _scan(
     if source_of(info.properties) is not None:
         plans = with_iceberg_sketches(plans)  # what its statistics file publishes
     # sized by the table's partitions, not this run's: every partition's alike
-    theta_lg_k = partition_theta_lg_k(max(info.partition_count, partitions))
-    kll_k = partition_kll_k(max(info.partition_count, partitions))
+    table_partitions = max(info.partition_count, partitions)
+    theta_lg_k, kll_k = partition_theta_lg_k(table_partitions), partition_kll_k(table_partitions)
     records: Iterator[Mapping[str, Any]]  # generators: they run in the settings below
     if scan_method(frame.sparkSession, plans, method) == "jvm":
         keys = [k.name for k in info.partition_keys]

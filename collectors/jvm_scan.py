@@ -186,8 +186,7 @@ def scan(
     aggregation of collectors.aggregations.aggregate_expressions. The JVM projects the
     frame as collectors.aggregations.project does (each column, or struct leaf, under its
     alias) and scans it; each partition's Theta sketches are of `theta_lg_k`, its KLL ones of
-    `kll_k`. The arguments
-    cross to the JVM in one call (`packed`)."""
+    `kll_k`. The arguments cross to the JVM in one call (`packed`)."""
     from pyspark.sql import DataFrame
 
     session = frame.sparkSession
