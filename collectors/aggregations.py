@@ -30,10 +30,17 @@ from typing import Any
 
 import pyarrow as pa
 
+from collectors.forced_keys import ForcedKeys
 from metastore.column_type import ColumnType
 from metastore.statistics.column_pieces import FIGURES, ColumnFigures
 from metastore.statistics.histograms import HLL_LG_K, KLL_K, THETA_LG_K
-from metastore.statistics.samples import encode_table, sample_kind, sample_of_rows, unpack_sample
+from metastore.statistics.samples import (
+    FORCED,
+    encode_table,
+    sample_kind,
+    sample_of_rows,
+    unpack_sample,
+)
 from metastore.types import format_value
 
 TOP_K_ITEMS = 100
@@ -148,17 +155,35 @@ def aggregate(
     sample_rate: float,
     theta_lg_k: int = THETA_LG_K,
     kll_k: int = KLL_K,
+    forced: ForcedKeys | None = None,
 ) -> Any:
     """Spark's aggregation of the frame's columns grouped by `keys` (the scan without the
     one-pass jar): one row per partition, shaped as `aggregate_expressions` says."""
     drawn = with_draw(project(frame, keys, plans), sample_rate)
     grouped = drawn.groupBy(*[quoted([k]) for k in keys]) if keys else drawn.groupBy()
-    return grouped.agg(*aggregate_expressions(plans, sample_rate, theta_lg_k, kll_k))
+    return grouped.agg(*aggregate_expressions(plans, sample_rate, theta_lg_k, kll_k, forced))
 
 
 def sampled(plans: list[ColumnPlan]) -> list[ColumnPlan]:
     """The columns a row sample keeps (numbers, temporal values, booleans, strings)."""
     return [plan for plan in plans if sample_kind(plan.type) is not None]
+
+
+def forced_column(plans: list[ColumnPlan], forced: ForcedKeys | None) -> int:
+    """The index among `plans` of the column whose `forced` keys put a row in the sample
+    (-1: none, or no keys)."""
+    if forced is None or not forced.values:
+        return -1
+    for index, plan in enumerate(plans):
+        if plan.source == (forced.column,) and ColumnType.of(plan.type).integral:
+            return index
+    return -1
+
+
+def forcing(plans: list[ColumnPlan], sample_rate: float, forced: ForcedKeys | None) -> bool:
+    """Whether a scan's sample marks its rows as forced in or drawn (FORCED): a sample
+    drawn at a rate below one, with forced keys of a scanned column."""
+    return 0 < sample_rate < 1 and bool(sampled(plans)) and forced_column(plans, forced) >= 0
 
 
 def with_draw(frame: Any, sample_rate: float) -> Any:
@@ -176,18 +201,26 @@ def aggregate_expressions(
     sample_rate: float = 0.0,
     theta_lg_k: int = THETA_LG_K,
     kll_k: int = KLL_K,
+    forced: ForcedKeys | None = None,
 ) -> list[Any]:
     """The Spark columns of the one aggregation over a projected frame (`project`),
     aliased `c<i>__<statistic>`, and with a positive `sample_rate` the partition's sampled
-    rows as `__sample`; each partition's Theta sketches are of `theta_lg_k`, its KLL
-    sketches of `kll_k`."""
+    rows as `__sample` (a row of a `forced` key whatever its draw, marked FORCED); each
+    partition's Theta sketches are of `theta_lg_k`, its KLL sketches of `kll_k`."""
     from pyspark.sql import functions as F
 
     exprs = [F.count(F.lit(1)).alias("__rows")]
     kept = sampled(plans)
     if sample_rate > 0 and kept:
-        row = F.struct(*[F.col(p.alias) for p in kept])
-        drawn = row if sample_rate >= 1 else F.when(F.col(DRAW) < sample_rate, row)
+        fields = [F.col(p.alias) for p in kept]
+        chosen = F.col(DRAW) < sample_rate
+        if forced is not None and forcing(plans, sample_rate, forced):
+            key = F.col(plans[forced_column(plans, forced)].alias)
+            hit = F.coalesce(key.isin(list(forced.values)), F.lit(False))
+            fields.append(hit.cast("double").alias(FORCED))
+            chosen = chosen | hit
+        row = F.struct(*fields)
+        drawn = row if sample_rate >= 1 else F.when(chosen, row)
         exprs.append(F.collect_list(drawn).alias("__sample"))  # NULLs (not drawn) skipped
     for plan in plans:
         col = F.col(plan.alias)
@@ -297,18 +330,20 @@ def column_records(values: Mapping[str, Any], plans: list[ColumnPlan]) -> list[C
 
 
 def sample_record(
-    values: Mapping[str, Any], plans: list[ColumnPlan]
+    values: Mapping[str, Any], plans: list[ColumnPlan], marked: bool = False
 ) -> tuple[int, bytes, pa.Table] | None:
     """The partition's sampled rows (of one result row, by column name) as (count, stored
     bytes, the table they encode); None when none were drawn. The one-pass scan packs them
-    by column (`__sample_columns`), Spark's aggregation gives them as rows (`__sample`)."""
+    by column (`__sample_columns`), Spark's aggregation gives them as rows (`__sample`);
+    `marked`: each row says whether it was forced in (FORCED, `forcing`)."""
     kept = sampled(plans)
-    columns = [(p.name, p.type) for p in kept]
+    columns = [(p.name, p.type) for p in kept] + ([(FORCED, "double")] if marked else [])
+    aliases = [p.alias for p in kept] + ([FORCED] if marked else [])
     packed = values.get("__sample_columns")
     if packed is not None:
         table = unpack_sample(bytes(packed), columns)
     elif values.get("__sample"):
-        rows = ([r[p.alias] for p in kept] for r in values["__sample"])
+        rows = ([r[a] for a in aliases] for r in values["__sample"])
         table = sample_of_rows(columns, rows)
     else:
         return None

@@ -29,6 +29,7 @@ from collectors.aggregations import (
     ColumnRecord,
     aggregate,
     column_records,
+    forcing,
     plan_columns,
     sample_record,
 )
@@ -41,6 +42,7 @@ from collectors.file_schemas import (
     read_layout,
     spark_ddl,
 )
+from collectors.forced_keys import ForcedKeys, forced_keys
 from collectors.iceberg.collection import (
     IcebergRead,
     plan_read,
@@ -116,6 +118,8 @@ class CollectionReport:
     columns_added: list[str] = field(default_factory=list)  # by partitions' newer schemas
     # an Iceberg table's statistics file committed after the collection (collectors.iceberg)
     published: dict[str, Any] | None = None
+    sample_rate: float = 0.0  # the scan's row sample's rate (0: no scan, or no sample)
+    forced: ForcedKeys | None = None  # the keys its sample kept whatever the draw
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -130,6 +134,7 @@ class CollectionReport:
             "rows": self.rows,
             "bytes": self.bytes,
             "seconds": round(self.seconds, 3),
+            **({"forced_keys": len(self.forced.values)} if self.forced is not None else {}),
             **({"published": self.published} if self.published is not None else {}),
         }
 
@@ -272,6 +277,9 @@ def collect(
                 guessed = rows_per_byte is None and 0 < report.bytes <= COUNT_FIRST_BYTES
                 if guessed or (rate >= 1.0 and report.bytes > WHOLE_CHECK_BYTES):
                     rate = sample_rate(target, report.bytes, frame.count() / report.bytes, whole)
+                report.sample_rate = rate
+                if iceberg_read is None and 0 < rate < 1:
+                    report.forced = forced_keys(engine, info)
 
                 def completed(values: tuple[KeyValue, ...], scanned: _Scanned) -> _Scanned:
                     """An appended Iceberg partition's statistics: its stored ones and its
@@ -296,6 +304,7 @@ def collect(
                         skipped=layout.skipped,
                         absent=absent,
                         completed=completed if iceberg_read and iceberg_read.stored else None,
+                        forced=report.forced,
                     )
                     built_ahead = {} if ahead is None else ahead.built()
                 finally:
@@ -386,16 +395,40 @@ def collect_tables(
     """Collect each of `tables` in turn on ONE Spark session (`spark`, started by the first
     table that needs it), each in its own transaction with its own run record; a failed
     table is reported and the next one collected. `progress(table)` gives each collection
-    its progress sink; `options` are collect's."""
-    for table in dict.fromkeys(tables):  # each once, in the order given
+    its progress sink; `options` are collect's. Then a table sampled before the others were
+    collected is sampled again (a full collection, reported again) where they now reference
+    keys of it heavily that its sample was not drawn with (collectors.forced_keys)."""
+
+    def one(table: str, **more: Any) -> TableOutcome:
         with progress(table) if progress is not None else nullcontext() as sink:
             try:
-                report = collect(engine, table, spark=spark, progress=sink, **options)
+                report = collect(engine, table, spark=spark, progress=sink, **{**options, **more})
             except StatlasError as error:
-                outcome = TableOutcome(table, error=error)
-            else:
-                outcome = TableOutcome(report.table, report=report)
+                return TableOutcome(table, error=error)
+            return TableOutcome(report.table, report=report)
+
+    sampled_before: list[CollectionReport] = []
+    for table in dict.fromkeys(tables):  # each once, in the order given
+        outcome = one(table)
+        if outcome.report is not None and 0 < outcome.report.sample_rate < 1:
+            sampled_before.append(outcome.report)
         yield outcome
+    for report in sampled_before:
+        if _forced_keys_grew(engine, report):
+            yield one(report.table, full=True, refresh=False)
+
+
+def _forced_keys_grew(engine: Engine, report: CollectionReport) -> bool:
+    """Whether the keys the table's sample would now keep whatever the draw are not all of
+    those its collection (`report`) kept."""
+    try:
+        now = forced_keys(engine, run_read(engine, lambda conn: get_table(conn, report.table)))
+    except StatlasError:
+        return False
+    if now is None:
+        return False
+    used = report.forced
+    return used is None or used.column != now.column or not set(now.values) <= set(used.values)
 
 
 def _jvm_gone(error: BaseException) -> bool:
@@ -507,6 +540,7 @@ def _scan(
     skipped: Mapping[str, str] | None = None,
     absent: Mapping[tuple[KeyValue, ...], AbstractSet[str]] | None = None,
     completed: Callable[[tuple[KeyValue, ...], _Scanned], _Scanned] | None = None,
+    forced: ForcedKeys | None = None,
 ) -> dict[tuple[KeyValue, ...], _Scanned]:
     """ONE scan of the frame of the partitions to scan (`partitions` of them), grouped by
     the partition keys, drawing each partition's row sample at `rate` on the way: the
@@ -514,7 +548,8 @@ def _scan(
     is handed each partition's statistics as they arrive. Columns `skipped` are not read;
     the columns `absent` from a partition's files are recorded as absent there; `completed`
     turns what was scanned of a partition into its statistics (an Iceberg partition's added
-    files merged with its stored statistics)."""
+    files merged with its stored statistics); a row of a `forced` key is sampled whatever
+    its draw (collectors.forced_keys)."""
     plans = plan_columns(scan_columns(info, skipped or {}), theta_columns(info))
     if source_of(info.properties) is not None:
         plans = with_iceberg_sketches(plans)  # what its statistics file publishes
@@ -522,13 +557,15 @@ def _scan(
     table_partitions = max(info.partition_count, partitions)
     theta_lg_k, kll_k = partition_theta_lg_k(table_partitions), partition_kll_k(table_partitions)
     records: Iterator[Mapping[str, Any]]  # generators: they run in the settings below
+    sizes = (theta_lg_k, kll_k)
     if scan_method(frame.sparkSession, plans, method) == "jvm":
         keys = [k.name for k in info.partition_keys]
-        aggregated = jvm_scan(frame, keys, plans, rate, SAMPLE_SEED, partitions, theta_lg_k, kll_k)
+        aggregated = jvm_scan(frame, keys, plans, rate, SAMPLE_SEED, partitions, *sizes, forced)
         records = arrow_records(aggregated)  # scalars and sketches' bytes: as Arrow
     else:
-        aggregated = aggregate(frame, info.key_names, plans, rate, theta_lg_k, kll_k)  # nested
+        aggregated = aggregate(frame, info.key_names, plans, rate, *sizes, forced)  # nested
         records = (r.asDict() for r in driver_rows(aggregated))
+    marked = forcing(plans, rate, forced)
     result: dict[tuple[KeyValue, ...], _Scanned] = {}
     with session_settings(frame.sparkSession, SCAN_SETTINGS):
         for row in records:
@@ -540,7 +577,7 @@ def _scan(
             columns = [
                 r.as_absent(rows) if r.name in lacking else r for r in column_records(row, plans)
             ]
-            got = _Scanned(rows, columns, sample_record(row, plans))
+            got = _Scanned(rows, columns, sample_record(row, plans, marked))
             if completed is not None:
                 got = completed(values, got)
             result[values] = got

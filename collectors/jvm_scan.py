@@ -22,7 +22,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from collectors.aggregations import TOP_K_ITEMS, ColumnPlan, quoted, sampled
+from collectors.aggregations import TOP_K_ITEMS, ColumnPlan, forced_column, quoted, sampled
+from collectors.forced_keys import ForcedKeys
 from metastore.errors import StatlasError
 from metastore.statistics.histograms import HLL_LG_K, KLL_K, THETA_LG_K
 
@@ -181,12 +182,14 @@ def scan(
     partitions: int,
     theta_lg_k: int = THETA_LG_K,
     kll_k: int = KLL_K,
+    forced: ForcedKeys | None = None,
 ) -> Any:
     """The one-pass scan of `frame` grouped by `keys`: a DataFrame shaped like the
     aggregation of collectors.aggregations.aggregate_expressions. The JVM projects the
     frame as collectors.aggregations.project does (each column, or struct leaf, under its
     alias) and scans it; each partition's Theta sketches are of `theta_lg_k`, its KLL ones of
-    `kll_k`. The arguments cross to the JVM in one call (`packed`)."""
+    `kll_k`; a row of a `forced` key is sampled whatever the draw (collectors.forced_keys).
+    The arguments cross to the JVM in one call (`packed`)."""
     from pyspark.sql import DataFrame
 
     session = frame.sparkSession
@@ -201,6 +204,8 @@ def scan(
         float(sample_rate),
         int(seed),
         int(partitions),
+        forced_column(plans, forced),
+        packed([str(v) for v in forced.values] if forced is not None else []),
     )
     return DataFrame(jdf, session)
 

@@ -402,10 +402,15 @@ def _collected_line(report: CollectionReport) -> str:
             f"{report.table}: nothing to scan ({report.partitions_skipped} partitions "
             f"unchanged, {report.partitions_removed} removed)"
         )
+    forced = (
+        f"; its sample kept the rows of {len(report.forced.values)} heavily referenced keys"
+        if report.forced is not None
+        else ""
+    )
     return (
         f"{report.table}: scanned {report.partitions_scanned} partitions{added} "
         f"({report.rows:,} rows, {report.bytes:,} bytes) in {report.seconds:.1f} s; "
-        f"{report.partitions_skipped} unchanged, {report.partitions_removed} removed"
+        f"{report.partitions_skipped} unchanged, {report.partitions_removed} removed{forced}"
     )
 
 

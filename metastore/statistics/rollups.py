@@ -49,9 +49,11 @@ from metastore.statistics.column_pieces import (
 )
 from metastore.statistics.histograms import text_forms
 from metastore.statistics.samples import (
+    FORCED,
     PARTITION_ID,
     WEIGHT,
     encode_table,
+    partition_weights,
     sample_table,
 )
 
@@ -231,7 +233,7 @@ class PartitionPiece:
         if self.sample is None:
             sample = None
         elif self.table is not None:  # not decoded again
-            sample = with_partition_columns(self.table, pid, self.rows / self.sample[0])
+            sample = with_partition_columns(self.table, pid, self.rows)
         else:
             sample = partition_sample(pid, self.rows, *self.sample)
         columns = {record.name: piece_of_partition(record) for record in self.records}
@@ -483,14 +485,17 @@ def partition_sample(pid: int, rows: int, size: int | None, blob: bytes | None) 
     rows per sampled row) as columns; None without a sample."""
     if blob is None or not size:
         return None
-    return with_partition_columns(sample_table(bytes(blob)), pid, rows / size)
+    return with_partition_columns(sample_table(bytes(blob)), pid, rows)
 
 
-def with_partition_columns(table: pa.Table, pid: int, weight: float) -> pa.Table:
-    """A partition's sampled rows with its id and each row's weight (the partition's rows
-    per sampled row) as columns."""
+def with_partition_columns(table: pa.Table, pid: int, rows: int) -> pa.Table:
+    """A partition of `rows` rows' sampled rows with its id and each row's weight (the rows
+    it stands for: samples.partition_weights) as columns; a forced row's mark is dropped."""
+    weights = partition_weights(table, rows)
+    if FORCED in table.column_names:
+        table = table.drop_columns([FORCED])
     return table.append_column(PARTITION_ID, pa.array(np.full(table.num_rows, pid))).append_column(
-        WEIGHT, pa.array(np.full(table.num_rows, weight, dtype=np.float64))
+        WEIGHT, pa.array(weights)
     )
 
 

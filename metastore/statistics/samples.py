@@ -47,6 +47,9 @@ BYTES_PER_ROW_GUESS = 32.0  # before a table's first collection: its rows per fi
 NUMBER, STRING = "number", "string"
 EPOCH = dt.datetime(1970, 1, 1)
 PARTITION_ID, WEIGHT = "__partition_id", "__weight"  # columns of pooled samples (rollups)
+# a partition sample's column: 1 for a row kept whatever the draw (its key is one another
+# table's heavy values reference: collectors/forced_keys.py), 0 for a row drawn
+FORCED = "__forced"
 # the stored form (docs/design.md#sizes): this mark, the length of what follows once
 # inflated, then Zstandard over the columns' names and types (JSON) and one Arrow record batch
 # message; Arrow's own stream repeats its schema's 1.5 KB in every partition's sample
@@ -127,6 +130,19 @@ def sample_rate(
     if expected_rows <= max(target, whole_below):
         return 1.0
     return target / expected_rows
+
+
+def partition_weights(table: pa.Table, rows: int) -> np.ndarray:
+    """The rows of its partition each sampled row of a partition of `rows` rows stands for:
+    one for a row forced in (FORCED), the rest of the partition's rows shared among the rows
+    drawn (the ratio estimator; without forced rows, rows / sample size for every row)."""
+    size = table.num_rows
+    if FORCED not in table.column_names:
+        return np.full(size, rows / size if size else 0.0, dtype=np.float64)
+    forced = np.asarray(table.column(FORCED).to_numpy(zero_copy_only=False)) > 0.5
+    drawn = size - int(forced.sum())
+    share = (rows - (size - drawn)) / drawn if drawn else 0.0
+    return np.where(forced, 1.0, share)
 
 
 def encode_sample(columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[Any]]) -> bytes:

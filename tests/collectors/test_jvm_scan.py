@@ -24,11 +24,13 @@ from collectors.aggregations import (
     ColumnRecord,
     aggregate,
     column_records,
+    forcing,
     plan_columns,
     sample_record,
     sampled,
 )
 from collectors.driver_rows import arrow_records, driver_rows
+from collectors.forced_keys import ForcedKeys
 from collectors.jvm_scan import ScanUnavailable, scan, scan_method, spec, top_k_map_size
 from collectors.spark_session import session_settings, spark_session
 from metastore.errors import StatlasError
@@ -40,7 +42,7 @@ from metastore.statistics.histograms import (
     merge_theta,
     most_common,
 )
-from metastore.statistics.samples import sample_table
+from metastore.statistics.samples import FORCED, sample_table
 from tests.support.heavy_hitters import heavy_hitters_inform
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
@@ -279,6 +281,43 @@ def test_row_sample_keeps_every_row_at_rate_one(spark: Any, lake: Path) -> None:
     drawn = by_partition(scan(frame, keys, plans, 0.5, SEED, 2), keys)
     total = sum(r[0] for r in (sample_record(row, plans) for row in drawn.values()) if r)
     assert 0.4 * 420 < total < 0.6 * 420
+
+
+def test_forced_keys_are_sampled_whatever_the_draw(spark: Any, lake: Path) -> None:
+    frame = spark.read.parquet(str(lake / "dt=2024-01-01"))
+    keys = ["region"]
+    plans = plans_of(frame, keys)
+    ids = [r["id"] for r in frame.select("id").collect() if r["id"] is not None]
+    forced = ForcedKeys("id", tuple(sorted(set(ids[::25]))))  # about 15 of the 420 rows
+    assert forcing(plans, 0.2, forced)
+    assert not forcing(plans, 1.0, forced)
+    plain = by_partition(scan(frame, keys, plans, 0.2, SEED, 2), keys)
+    for method in ("jvm", "spark"):
+        if method == "jvm":
+            got = by_partition(scan(frame, keys, plans, 0.2, SEED, 2, forced=forced), keys)
+        else:
+            got = by_partition(aggregate(frame, keys, plans, 0.2, forced=forced), keys)
+        for key, row in got.items():
+            record = sample_record(row, plans, marked=True)
+            assert record is not None
+            table = record[2]
+            assert table.column_names == [p.name for p in sampled(plans)] + [FORCED]
+            marks = table.column(FORCED).to_pylist()
+            values = table.column("id").to_pylist()
+            # every row of a forced key is in the sample, marked; no other row is
+            in_partition = frame.where(frame.region == key[0]).select("id").collect()
+            wanted = sorted(r["id"] for r in in_partition if r["id"] in forced.values)
+            assert sorted(v for v, m in zip(values, marks, strict=True) if m == 1.0) == wanted
+            assert all(v in forced.values for v, m in zip(values, marks, strict=True) if m)
+            if method == "jvm":  # the rows drawn are those drawn without forced keys
+                unforced = sample_record(plain[key], plans)
+                assert unforced is not None
+                drawn = {repr(r) for r in unforced[2].to_pylist()}
+                kept = table.drop_columns([FORCED]).to_pylist()
+                assert drawn <= {repr(r) for r in kept}
+                assert sum(not m for m in marks) == len(
+                    drawn - {repr(r) for r, m in zip(kept, marks, strict=True) if m}
+                )
 
 
 def test_scan_method_choice(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:

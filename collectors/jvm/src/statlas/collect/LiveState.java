@@ -80,8 +80,13 @@ final class LiveState {
 
   void update(InternalRow row) {
     result.rows++;
-    if (sampler.active() && sampler.draw()) {
-      result.sample.add(layout.sampleValues(row));
+    if (sampler.active()) {
+      // drawn first, forced or not: the rows drawn are those a scan without forced keys draws
+      boolean drawn = sampler.draw();
+      boolean forced = layout.forced(row);
+      if (forced || drawn) {
+        result.sample.add(layout.sampleValues(row, forced));
+      }
     }
     long[] nonNull = result.nonNull;
     for (int j = 0; j < columns.length; j++) {

@@ -37,4 +37,13 @@ final class Packed {
     }
     return numbers;
   }
+
+  static long[] longs(String packed) {
+    String[] values = strings(packed);
+    long[] numbers = new long[values.length];
+    for (int i = 0; i < values.length; i++) {
+      numbers[i] = Long.parseLong(values[i]);
+    }
+    return numbers;
+  }
 }

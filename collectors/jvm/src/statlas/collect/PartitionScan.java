@@ -55,7 +55,9 @@ public final class PartitionScan {
       String sampled,
       double sampleRate,
       long seed,
-      int partitions) {
+      int partitions,
+      int forcedColumn,
+      String forcedKeys) {
     String[] keyNames = Packed.strings(keys);
     String[] references = Packed.strings(sources);
     String[] aliases = Packed.strings(columns);
@@ -81,7 +83,9 @@ public final class PartitionScan {
         Packed.ints(sampled),
         sampleRate,
         seed,
-        partitions);
+        partitions,
+        forcedColumn,
+        Packed.longs(forcedKeys));
   }
 
   /**
@@ -90,6 +94,8 @@ public final class PartitionScan {
    * plan ({@link ColumnSpec#parse}); {@code sampled} the indexes (into {@code columns}) of
    * the columns a row sample keeps; {@code sampleRate} the Bernoulli rate of that sample (0:
    * none). {@code partitions}: how many partitions the scan covers (sizes the merge stage).
+   * A row whose value of column {@code forcedColumn} (an integral one; -1: none) is one of
+   * {@code forcedKeys} is sampled whatever the draw, and marked so (collectors/forced_keys.py).
    */
   private static Dataset<Row> scan(
       Dataset<Row> projected,
@@ -99,7 +105,9 @@ public final class PartitionScan {
       int[] sampled,
       double sampleRate,
       long seed,
-      int partitions) {
+      int partitions,
+      int forcedColumn,
+      long[] forcedKeys) {
     SparkSession session = projected.sparkSession();
     StructType schema = projected.schema();
     DataType[] keyTypes = new DataType[keys.length];
@@ -111,7 +119,8 @@ public final class PartitionScan {
       plans[i] = ColumnSpec.parse(specs[i], schema.apply(columns[i]).dataType());
     }
     ZoneId zone = ZoneId.of(session.sessionState().conf().sessionLocalTimeZone());
-    ScanLayout layout = new ScanLayout(keyTypes, plans, sampled, sampleRate, seed, zone);
+    ScanLayout layout =
+        new ScanLayout(keyTypes, plans, sampled, sampleRate, seed, zone, forcedColumn, forcedKeys);
 
     JavaRDD<InternalRow> rows = projected.queryExecution().toRdd().toJavaRDD();
     JavaPairRDD<List<Object>, PartitionState> perTask =

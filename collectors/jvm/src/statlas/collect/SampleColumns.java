@@ -13,7 +13,9 @@ import org.apache.spark.unsafe.types.UTF8String;
  * row count (int32), then each sampled column in order: a string column as one int32 length
  * per row (-1: NULL) followed by the rows' UTF-8 bytes one after the other; any other column
  * as one double per row (NaN: NULL), dates as days and timestamps as microseconds since the
- * epoch, decimals as the double nearest their value, booleans as 1 or 0.
+ * epoch, decimals as the double nearest their value, booleans as 1 or 0; where the layout
+ * forces rows in ({@link ScanLayout#forcing}), one more such column: 1 for a row forced in, 0
+ * for one drawn.
  */
 final class SampleColumns {
   private SampleColumns() {}
@@ -30,6 +32,9 @@ final class SampleColumns {
       } else {
         size += 8L * n;
       }
+    }
+    if (layout.forcing()) {
+      size += 8L * n;
     }
     if (size > Integer.MAX_VALUE - 16) {
       throw new IllegalStateException("a partition's row sample exceeds 2 GB: lower sample_rows");
@@ -51,6 +56,12 @@ final class SampleColumns {
         for (Object[] row : rows) {
           out.putDouble(row[i] == null ? Double.NaN : number(c, row[i]));
         }
+      }
+    }
+    if (layout.forcing()) {
+      int flag = layout.sampled.length;
+      for (Object[] row : rows) {
+        out.putDouble(((Boolean) row[flag]) ? 1.0 : 0.0);
       }
     }
     return out.array();

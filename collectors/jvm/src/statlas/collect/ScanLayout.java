@@ -3,6 +3,7 @@ package statlas.collect;
 import java.io.Serializable;
 import java.time.ZoneId;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -27,15 +28,41 @@ final class ScanLayout implements Serializable {
   final double sampleRate;
   final long seed;
   final ZoneId zone;
+  /** The integral column whose listed values put a row in the sample whatever the draw (-1: none). */
+  final int forcedColumn;
+  /** Those values, sorted. */
+  final long[] forcedKeys;
 
   ScanLayout(DataType[] keyTypes, ColumnSpec[] columns, int[] sampled, double sampleRate,
-      long seed, ZoneId zone) {
+      long seed, ZoneId zone, int forcedColumn, long[] forcedKeys) {
     this.keyTypes = keyTypes;
     this.columns = columns;
     this.sampled = sampled;
     this.sampleRate = sampled.length > 0 ? sampleRate : 0.0;
     this.seed = seed;
     this.zone = zone;
+    boolean forcing = this.sampleRate > 0 && this.sampleRate < 1 && forcedKeys.length > 0;
+    this.forcedColumn = forcing ? forcedColumn : -1;
+    this.forcedKeys = forcing ? forcedKeys.clone() : new long[0];
+    Arrays.sort(this.forcedKeys);
+  }
+
+  /** Whether the sample marks its rows as forced or drawn (an extra packed column). */
+  boolean forcing() {
+    return forcedColumn >= 0;
+  }
+
+  /** Whether the row's value of the forced column is one of the forced keys. */
+  boolean forced(InternalRow row) {
+    if (forcedColumn < 0) {
+      return false;
+    }
+    int o = ordinal(forcedColumn);
+    if (row.isNullAt(o)) {
+      return false;
+    }
+    long value = ((Number) row.get(o, columns[forcedColumn].type)).longValue();
+    return Arrays.binarySearch(forcedKeys, value) >= 0;
   }
 
   /** The ordinal of column {@code j} in a scanned row. */
@@ -52,12 +79,16 @@ final class ScanLayout implements Serializable {
     return key;
   }
 
-  /** The sampled columns' values of the row, copied out of it. */
-  Object[] sampleValues(InternalRow row) {
-    Object[] values = new Object[sampled.length];
+  /** The sampled columns' values of the row, copied out of it, then whether it was forced
+   * in (only where the layout is {@link #forcing}). */
+  Object[] sampleValues(InternalRow row, boolean forced) {
+    Object[] values = new Object[sampled.length + (forcing() ? 1 : 0)];
     for (int i = 0; i < sampled.length; i++) {
       int o = ordinal(sampled[i]);
       values[i] = row.isNullAt(o) ? null : owned(row.get(o, columns[sampled[i]].type));
+    }
+    if (forcing()) {
+      values[sampled.length] = forced;
     }
     return values;
   }
