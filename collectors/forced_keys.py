@@ -3,21 +3,22 @@ heavy values reference (docs/estimator.md#forced-keys).
 
 A sampled table's key (posts.p_id: as many distinct values as rows) tells, through the
 sampled rows, what each key's row holds (the post's owner). A key that another table
-references heavily (the post with 5,000 of the votes) carries that table's rows along any
-join through it, and a Bernoulli sample drew it or not: one in three, the owner of a
-fifth of the votes is unknown. Such keys' rows are kept in the sample with weight one, the
-others drawn as before and weighted by the rest of the partition's rows
-(metastore.statistics.samples.partition_weights): end-biased sampling (Estan and Naughton,
-"End-biased samples for join cardinality estimation", ICDE 2006), the bias decided by the
-other tables' heavy hitters rather than the row's own frequency, which a key does not have.
+references heavily (the post with 77,775 of the 600,000 votes) carries that table's rows
+along any join through it, and a Bernoulli sample drew it or not: sampled one in three,
+the owner of an eighth of the votes is unknown two times in three. Such keys' rows are
+kept in the sample with weight one, the others drawn as before and weighted by the rest of
+the partition's rows (metastore.statistics.samples.partition_weights): end-biased sampling
+(Estan and Naughton, "End-biased samples for join cardinality estimation", ICDE 2006), the
+bias decided by the other tables' heavy hitters rather than the row's own frequency, which
+a key does not have.
 
 The key is the table's integral column with the most distinct values, if they are at least
 KEY_SHARE of its non-null rows (from its statistics: a table collected for the first time has
 none, and is sampled without; `collect_tables` samples it again once the others are known).
-The heavy values are the most common values of the integral columns of the other tables of
-its database that span the key's range (SPAN_SHARE of it: a column referencing the key
-does) that are at least HEAVY_FACTOR times their column's rows per distinct value and lie
-within the key's range, the MAX_FORCED most frequent kept.
+The heavy values are the most common values, at least HEAVY_FACTOR times their column's rows
+per distinct value and within the key's range, of the integral columns of the other tables
+of its database whose values span SPAN_SHARE of the key's range (as a column referencing
+the key does); the MAX_FORCED most frequent are kept.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 package statlas.collect;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -30,20 +31,10 @@ final class Packed {
   }
 
   static int[] ints(String packed) {
-    String[] values = strings(packed);
-    int[] numbers = new int[values.length];
-    for (int i = 0; i < values.length; i++) {
-      numbers[i] = Integer.parseInt(values[i]);
-    }
-    return numbers;
+    return Arrays.stream(strings(packed)).mapToInt(Integer::parseInt).toArray();
   }
 
   static long[] longs(String packed) {
-    String[] values = strings(packed);
-    long[] numbers = new long[values.length];
-    for (int i = 0; i < values.length; i++) {
-      numbers[i] = Long.parseLong(values[i]);
-    }
-    return numbers;
+    return Arrays.stream(strings(packed)).mapToLong(Long::parseLong).toArray();
   }
 }
