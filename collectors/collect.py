@@ -42,7 +42,7 @@ from collectors.file_schemas import (
     read_layout,
     spark_ddl,
 )
-from collectors.forced_keys import ForcedKeys, forced_keys
+from collectors.forced_keys import ForcedKeys, forced_keys, worth_forcing
 from collectors.iceberg.collection import (
     IcebergRead,
     plan_read,
@@ -118,7 +118,7 @@ class CollectionReport:
     columns_added: list[str] = field(default_factory=list)  # by partitions' newer schemas
     # an Iceberg table's statistics file committed after the collection (collectors.iceberg)
     published: dict[str, Any] | None = None
-    sample_rate: float = 0.0  # the scan's row sample's rate (0: no scan, or no sample)
+    forcing_looked: bool = False  # whether its scan looked for forced keys (worth_forcing)
     forced: ForcedKeys | None = None  # the keys its sample kept whatever the draw
 
     def as_json(self) -> dict[str, Any]:
@@ -277,8 +277,8 @@ def collect(
                 guessed = rows_per_byte is None and 0 < report.bytes <= COUNT_FIRST_BYTES
                 if guessed or (rate >= 1.0 and report.bytes > WHOLE_CHECK_BYTES):
                     rate = sample_rate(target, report.bytes, frame.count() / report.bytes, whole)
-                report.sample_rate = rate
-                if iceberg_read is None and 0 < rate < 1:
+                if iceberg_read is None and worth_forcing(rate, len(to_scan), len(partitions)):
+                    report.forcing_looked = True
                     report.forced = forced_keys(engine, info)
 
                 def completed(values: tuple[KeyValue, ...], scanned: _Scanned) -> _Scanned:
@@ -395,9 +395,10 @@ def collect_tables(
     """Collect each of `tables` in turn on ONE Spark session (`spark`, started by the first
     table that needs it), each in its own transaction with its own run record; a failed
     table is reported and the next one collected. `progress(table)` gives each collection
-    its progress sink; `options` are collect's. Then a table sampled before the others were
-    collected is sampled again (a full collection, reported again) where they now reference
-    keys of it heavily that its sample was not drawn with (collectors.forced_keys)."""
+    its progress sink; `options` are collect's. Then a table sampled with no forced keys
+    (before the others were collected: a first collection) is sampled again, a full
+    collection reported again, where they now reference keys of it heavily
+    (collectors.forced_keys)."""
 
     def one(table: str, **more: Any) -> TableOutcome:
         with progress(table) if progress is not None else nullcontext() as sink:
@@ -407,28 +408,26 @@ def collect_tables(
                 return TableOutcome(table, error=error)
             return TableOutcome(report.table, report=report)
 
-    sampled_before: list[CollectionReport] = []
+    unforced: list[str] = []  # sampled where forced keys were looked for, none found
     for table in dict.fromkeys(tables):  # each once, in the order given
         outcome = one(table)
-        if outcome.report is not None and 0 < outcome.report.sample_rate < 1:
-            sampled_before.append(outcome.report)
+        report = outcome.report
+        if report is not None and report.forced is None and report.forcing_looked:
+            unforced.append(report.table)
         yield outcome
-    for report in sampled_before:
-        if _forced_keys_grew(engine, report):
-            yield one(report.table, full=True, refresh=False)
+    for table in unforced:
+        if _forced_keys_now(engine, table):
+            yield one(table, full=True, refresh=False)
 
 
-def _forced_keys_grew(engine: Engine, report: CollectionReport) -> bool:
-    """Whether the keys the table's sample would now keep whatever the draw are not all of
-    those its collection (`report`) kept."""
+def _forced_keys_now(engine: Engine, table: str) -> bool:
+    """Whether the table's sample would now keep some keys whatever the draw."""
     try:
-        now = forced_keys(engine, run_read(engine, lambda conn: get_table(conn, report.table)))
+        return (
+            forced_keys(engine, run_read(engine, lambda conn: get_table(conn, table))) is not None
+        )
     except StatlasError:
         return False
-    if now is None:
-        return False
-    used = report.forced
-    return used is None or used.column != now.column or not set(now.values) <= set(used.values)
 
 
 def _jvm_gone(error: BaseException) -> bool:

@@ -573,6 +573,11 @@ def describe_table(engine: Engine, name: str) -> TableInfo:
     return run_read(engine, lambda conn: get_table(conn, name, count_partitions=True))
 
 
+def all_tables(conn: Connection) -> list[TableInfo]:
+    """Every table with its columns and keys, without counting their partitions."""
+    return _load_tables(conn, true(), count_partitions=False)
+
+
 def list_tables(engine: Engine) -> list[TableInfo]:
     return run_read(engine, lambda conn: _load_tables(conn, true(), count_partitions=True))
 
