@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine, and_, exists, func, or_, select, true
 
 from collectors.aggregations import (
     SAMPLE_SEED,
@@ -195,12 +195,14 @@ def collect(
         if refresh:
             listing = refresh_listing(engine, info, sessions)
             report.partitions_added, report.partitions_removed = listing.added, listing.removed
-        info, partitions, collected, rows_per_byte = run_read(
-            engine, lambda conn: _plan(conn, table)
+        planned = run_read(engine, lambda conn: _plan(conn, table, full))
+        info, to_scan, added, removed = (
+            planned.info,
+            planned.to_scan,
+            planned.added,
+            planned.removed,
         )
-        to_scan = [p for p in partitions if full or collected.get(p.id) != p.fingerprint]
-        added = frozenset(p.id for p in to_scan if p.id not in collected)
-        removed = sorted(set(collected) - {p.id for p in partitions})
+        partitions, rows_per_byte = planned.partitions, planned.rows_per_byte
         report.partitions_removed += len(removed)
         rows_by_values: dict[tuple[KeyValue, ...], _Scanned] = {}
         built_ahead: dict[tuple[int, int], BuiltBlock] = {}
@@ -210,7 +212,12 @@ def collect(
         iceberg_read: IcebergRead | None = None
         if iceberg is not None:
             iceberg_read = plan_read(
-                engine, info, iceberg, [(p.id, p.name) for p in to_scan], set(collected), full
+                engine,
+                info,
+                iceberg,
+                [(p.id, p.name) for p in to_scan],
+                {p.id for p in to_scan} - added,  # those with statistics
+                full,
             )
         if to_scan:
             session = sessions.get()
@@ -225,7 +232,7 @@ def collect(
             ]
             info = dataclasses.replace(info, columns=tuple(layout.columns))
         report.partitions_scanned = len(to_scan)
-        report.partitions_skipped = len(partitions) - len(to_scan) - len(report.partitions_failed)
+        report.partitions_skipped = partitions - len(to_scan) - len(report.partitions_failed)
         report.bytes = sum(
             p.fingerprint[1]
             if iceberg_read is None
@@ -233,7 +240,7 @@ def collect(
             for p in to_scan
         )
         if to_scan:
-            every = len(to_scan) == len(partitions)
+            every = len(to_scan) == partitions
             # a full collection's blocks, built while the scan runs
             ahead = (
                 BlocksAhead(info.id, {p.values: p.id for p in to_scan}, info.described_columns())
@@ -277,7 +284,7 @@ def collect(
                 guessed = rows_per_byte is None and 0 < report.bytes <= COUNT_FIRST_BYTES
                 if guessed or (rate >= 1.0 and report.bytes > WHOLE_CHECK_BYTES):
                     rate = sample_rate(target, report.bytes, frame.count() / report.bytes, whole)
-                if iceberg_read is None and worth_forcing(rate, len(to_scan), len(partitions)):
+                if iceberg_read is None and worth_forcing(rate, len(to_scan), partitions):
                     report.forcing_looked = True
                     report.forced = forced_keys(engine, info)
 
@@ -442,47 +449,66 @@ def _jvm_gone(error: BaseException) -> bool:
     return False
 
 
-def _plan(
-    conn: Connection, table: str
-) -> tuple[TableInfo, list[_Partition], dict[int, tuple[int, int, int]], float | None]:
-    """The table, its partitions, the fingerprints their statistics were taken at, and its
-    rows per file byte so far (None before the first collection)."""
+@dataclass(frozen=True)
+class _Planned:
+    """What a collection scans, read from the table's listing and its statistics."""
+
+    info: TableInfo
+    to_scan: list[_Partition]  # every partition with `full`, else the new and changed ones
+    partitions: int  # the table's partitions
+    added: frozenset[int]  # those of to_scan without statistics
+    removed: list[int]  # partitions with statistics that are no longer listed
+    rows_per_byte: float | None  # so far (None before the first collection)
+
+
+def _plan(conn: Connection, table: str, full: bool) -> _Planned:
+    """The table, its partitions to scan (all with `full`; else those without statistics, or
+    whose fingerprint changed since their statistics were taken), found by the database:
+    a new partition of a table of thousands reads one row of its listing, not all."""
     info = get_table(conn, table)
-    store = info.store().table
-    partitions = [
-        _Partition(
-            row.id,
-            row.name,
-            tuple(row[2 : 2 + len(info.partition_keys)]),
-            row.location,
-            (row.file_count, row.total_bytes, row.modified_ns),
-        )
-        for row in conn.execute(
-            select(
-                store.c.id,
-                store.c.name,
-                *info.store().key_columns,
-                store.c.location,
-                store.c.file_count,
-                store.c.total_bytes,
-                store.c.modified_ns,
+    store = info.store()
+    listed, stats = store.table, PartitionStats.__table__
+    joined = listed.outerjoin(
+        stats, and_(stats.c.table_id == info.id, stats.c.partition_id == listed.c.id)
+    )
+    fingerprint = (listed.c.file_count, listed.c.total_bytes, listed.c.modified_ns)
+    stale = or_(
+        stats.c.partition_id.is_(None),
+        *(stats.c[column.name].is_distinct_from(column) for column in fingerprint),
+    )
+    keys = len(info.partition_keys)
+    to_scan, added = [], []
+    for row in conn.execute(
+        select(listed.c.id, listed.c.name, *store.key_columns, listed.c.location, *fingerprint)
+        .add_columns(stats.c.partition_id.is_(None).label("unstated"))
+        .select_from(joined)
+        .where(true() if full else stale)
+    ):
+        to_scan.append(
+            _Partition(
+                row.id,
+                row.name,
+                tuple(row[2 : 2 + keys]),
+                row.location,
+                (row.file_count, row.total_bytes, row.modified_ns),
             )
         )
-    ]
-    stats = PartitionStats.__table__.c
-    collected, rows, size_total = {}, 0, 0
-    for pid, files, size, modified, count in conn.execute(
-        select(
-            stats.partition_id,
-            stats.file_count,
-            stats.total_bytes,
-            stats.modified_ns,
-            stats.row_count,
-        ).where(stats.table_id == info.id)
-    ):
-        collected[pid] = (files, size, modified)
-        rows, size_total = rows + count, size_total + size
-    return info, partitions, collected, (rows / size_total if rows and size_total else None)
+        if row.unstated:
+            added.append(row.id)
+    partitions = conn.execute(select(func.count()).select_from(listed)).scalar_one()
+    removed = conn.scalars(
+        select(stats.c.partition_id).where(
+            stats.c.table_id == info.id,
+            ~exists().where(listed.c.id == stats.c.partition_id),
+        )
+    ).all()
+    rows, size = conn.execute(
+        select(func.sum(stats.c.row_count), func.sum(stats.c.total_bytes)).where(
+            stats.c.table_id == info.id
+        )
+    ).one()
+    per_byte = float(rows) / float(size) if rows and size else None
+    return _Planned(info, to_scan, int(partitions), frozenset(added), sorted(removed), per_byte)
 
 
 def _layout(session: Any, info: TableInfo, partitions: list[_Partition]) -> ReadLayout:

@@ -52,6 +52,7 @@ from metastore.statistics.samples import (
     FORCED,
     PARTITION_ID,
     WEIGHT,
+    appended,
     encode_table,
     partition_weights,
     sample_table,
@@ -138,23 +139,50 @@ def _extended(
         old = [pid for pid in members if pid not in added]
         if not new or count != len(old) or (old and max(old) > min(new)):
             continue
+        appending = [fresh[pid].child(pid) for pid in new]
+        encoded = _appended_sample(conn, table_id, level, number, appending)
         (block,) = _children(
             conn,
             table_id,
             level,
             number * span,
             (number + 1) * span,
-            samples=samples_kept(level),
+            samples=samples_kept(level) and encoded is None,
         )
-        if samples_kept(level) and block.sample is None:
+        if samples_kept(level) and encoded is None and block.sample is None:
             continue  # no pooled sample stored (statistics of an earlier form): rebuilt
-        children = [block, *_top_k_as_text([fresh[pid].child(pid) for pid in new])]
-        built = _merged_block(table_id, level, number, children, types)
+        children = [block, *_top_k_as_text(appending)]
+        built = _merged_block(table_id, level, number, children, types, encoded)
         _delete(conn, table_id, [(level, number)])
         bulk_insert(conn, RollupBlock, [built.block])
         bulk_insert(conn, RollupColumn, built.columns)
         done.add(number)
     return done
+
+
+def _appended_sample(
+    conn: Connection, table_id: int, level: int, number: int, appending: list[_Child]
+) -> tuple[int, bytes] | None:
+    """The stored pooled sample of block `number` of `level` with the `appending`
+    partitions' sampled rows after its own (samples.appended: its rows not compressed
+    again), as (rows, bytes); None where the level keeps no sample, or it is to be pooled
+    again from the block's children."""
+    if not samples_kept(level):
+        return None
+    b = RollupBlock.__table__.c
+    found = conn.execute(
+        select(b.sample_size, b.sample).where(
+            b.table_id == table_id, b.level == level, b.block == number
+        )
+    ).one_or_none()
+    if found is None or found.sample is None:
+        return None
+    note_read(conn, len(found.sample))
+    rows = _concatenated([c.sample for c in appending if c.sample is not None])
+    if rows is None:
+        return int(found.sample_size), bytes(found.sample)
+    blob = appended(bytes(found.sample), rows)
+    return None if blob is None else (int(found.sample_size) + rows.num_rows, blob)
 
 
 def _store_built(
@@ -281,20 +309,29 @@ class BuiltBlock:
 
 
 def _merged_block(
-    table_id: int, level: int, number: int, members: list[_Child], types: dict[str, str]
+    table_id: int,
+    level: int,
+    number: int,
+    members: list[_Child],
+    types: dict[str, str],
+    encoded: tuple[int, bytes] | None = None,
 ) -> BuiltBlock:
-    """The block `number` of `level` merged from its children (in id order)."""
-    sample = _concatenated([c.sample for c in members if c.sample is not None])
+    """The block `number` of `level` merged from its children (in id order); its pooled
+    sample `encoded` (rows, bytes) where given (`_appended_sample`: then it is not pooled
+    in memory for a parent)."""
+    sample = None if encoded else _concatenated([c.sample for c in members if c.sample is not None])
     rows, partitions = sum(c.rows for c in members), sum(c.partitions for c in members)
     kept = sample if samples_kept(level) else None  # pooled in memory for the parent either way
+    if encoded is None and kept is not None:
+        encoded = (kept.num_rows, encode_table(kept))
     block = {
         "table_id": table_id,
         "level": level,
         "block": number,
         "partitions": partitions,
         "row_count": rows,
-        "sample_size": None if kept is None else kept.num_rows,
-        "sample": None if kept is None else encode_table(kept),
+        "sample_size": None if encoded is None else encoded[0],
+        "sample": None if encoded is None else encoded[1],
     }
     columns, merged_pieces = [], {}
     names = dict.fromkeys(name for c in members for name in c.columns)

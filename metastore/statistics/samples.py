@@ -54,6 +54,9 @@ FORCED = "__forced"
 # inflated, then Zstandard over the columns' names and types (JSON) and one Arrow record batch
 # message; Arrow's own stream repeats its schema's 1.5 KB in every partition's sample
 PACKED_MARK = b"STS1"
+# a sample appended to: frames of the packed form, each with its compressed length
+FRAMED_MARK = b"STS2"
+MAX_FRAMES = 16  # frames a sample is appended to at most before it is encoded again whole
 PACKED_LEVEL = 3  # Zstandard's level: within 10% of level 15's bytes at a fourteenth of its time
 NUMERIC_FAMILIES = ("integral", "fractional", "decimal", "boolean")  # sampled as numbers
 
@@ -204,11 +207,54 @@ def unpack_sample(packed: bytes, columns: Sequence[tuple[str, str]]) -> pa.Table
     return pa.table(arrays, names=[name for name, _ in columns])
 
 
+def appended(blob: bytes, table: pa.Table) -> bytes | None:
+    """A stored sample (encode_table's form, or this one's) with `table`'s rows after its
+    own, without compressing its rows again: its frames, then `table`'s, each framed with
+    FRAMED_MARK and its lengths. None where the columns or their types differ, or the sample
+    is of an earlier form or holds MAX_FRAMES frames already (to be encoded again whole)."""
+    frames = _frames(blob)
+    if frames is None or len(frames) >= MAX_FRAMES:
+        return None
+    raw_size, compressed = frames[0]
+    raw = pa.Codec("zstd").decompress(compressed, decompressed_size=raw_size)
+    length = int.from_bytes(raw[:4].to_pybytes(), "little")
+    if raw[4 : 4 + length].to_pybytes() != _header(table):
+        return None
+    new = encode_table(table)
+    frames.append((int.from_bytes(new[4:8], "little"), new[8:]))
+    return b"".join(
+        FRAMED_MARK + size.to_bytes(4, "little") + len(data).to_bytes(4, "little") + bytes(data)
+        for size, data in frames
+    )
+
+
+def _frames(blob: bytes) -> list[tuple[int, bytes]] | None:
+    """A stored sample's compressed frames (raw size, bytes); None for an earlier form."""
+    if blob[:4] == PACKED_MARK:
+        return [(int.from_bytes(blob[4:8], "little"), blob[8:])]
+    if blob[:4] != FRAMED_MARK:
+        return None
+    frames, at = [], 0
+    while at < len(blob):
+        if blob[at : at + 4] != FRAMED_MARK:
+            raise ValueError(f"a framed sample without its mark at byte {at}")
+        size = int.from_bytes(blob[at + 4 : at + 8], "little")
+        length = int.from_bytes(blob[at + 8 : at + 12], "little")
+        frames.append((size, blob[at + 12 : at + 12 + length]))
+        at += 12 + length
+    return frames
+
+
+def _header(table: pa.Table) -> bytes:
+    """The packed form's header: the columns' names and types, as JSON."""
+    return json.dumps([[f.name, str(f.type)] for f in table.schema]).encode()
+
+
 def encode_table(table: pa.Table) -> bytes:
     """Sampled rows as stored: PACKED_MARK, then the record batch and its columns' names and
     types, compressed as one (a sample of 20 rows of 17 columns: 1.5 KB instead of 4.8 KB in
     Arrow's stream form)."""
-    header = json.dumps([[f.name, str(f.type)] for f in table.schema]).encode()
+    header = _header(table)
     combined = table.combine_chunks()
     batches = combined.to_batches()
     batch = batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
@@ -229,6 +275,11 @@ def sample_table(blob: bytes) -> pa.Table:
     collected before were stored in: an Arrow IPC stream, or zlib'd JSON."""
     if blob[:4] == PACKED_MARK:
         return _unpacked(blob)
+    if blob[:4] == FRAMED_MARK:  # appended to (`appended`): each frame as the packed form
+        frames = _frames(blob) or []
+        return pa.concat_tables(
+            [_unpacked(PACKED_MARK + size.to_bytes(4, "little") + data) for size, data in frames]
+        )
     if blob[:1] == b"\x78":  # zlib's header: the JSON form
         payload = json.loads(zlib.decompress(blob))
         arrays = [

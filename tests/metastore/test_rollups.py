@@ -30,7 +30,7 @@ from metastore.statistics.block_reads import table_sample
 from metastore.statistics.cache import cache_for
 from metastore.statistics.histograms import inflated, merge_hll
 from metastore.statistics.rollups import refresh_blocks
-from metastore.statistics.samples import Sample
+from metastore.statistics.samples import Sample, sample_table
 from metastore.statistics.summaries import TableSummary, partition_rows, table_statistics
 from optimizer.estimate.sources import MetastoreSource
 
@@ -145,7 +145,8 @@ def without_blocks(ms: Metastore, work: Any) -> Any:
 def stored_records(ms: Metastore) -> list[tuple[Any, ...]]:
     """Every block's records, sorted, each sketch as what it says whatever the order it was
     merged in: a KLL sketch as its count (its compactions are random), an HLL sketch as its
-    estimate, heavy hitters as their items and counts."""
+    estimate, heavy hitters as their items and counts; a pooled sample as its rows (one
+    appended to is stored in frames, one built whole in one)."""
     from datasketches import frequent_items_error_type, frequent_strings_sketch, kll_doubles_sketch
 
     def said(key: str, value: Any) -> Any:
@@ -161,7 +162,15 @@ def stored_records(ms: Metastore) -> list[tuple[Any, ...]]:
             return sorted(sketch.get_frequent_items(frequent_items_error_type.NO_FALSE_NEGATIVES))
 
     with ms.engine.connect() as conn:
-        blocks = [tuple(row) for row in conn.execute(select(*RollupBlock.__table__.c))]
+        blocks = [
+            tuple(
+                repr(sample_table(bytes(value)).to_pylist())
+                if key == "sample" and value is not None
+                else value
+                for key, value in row._mapping.items()
+            )
+            for row in conn.execute(select(*RollupBlock.__table__.c))
+        ]
         columns = [
             tuple(said(key, value) for key, value in row._mapping.items())
             for row in conn.execute(select(*RollupColumn.__table__.c))

@@ -21,9 +21,12 @@ from pyarrow import ipc
 
 from metastore.statistics.rollups import partition_sample
 from metastore.statistics.samples import (
+    FRAMED_MARK,
+    MAX_FRAMES,
     NUMBER,
     PACKED_MARK,
     SampleColumns,
+    appended,
     as_number,
     decode_sample,
     encode_sample,
@@ -217,3 +220,26 @@ def test_a_packed_sample_of_the_wrong_size_is_refused() -> None:
     packed = packed_form(COLUMNS, [(1, Decimal("2.50"), dt.date(2024, 1, 1), "é")])
     with pytest.raises(ValueError, match="packed sample"):
         unpack_sample(packed + b"\0", COLUMNS)
+
+
+def test_a_sample_appended_to_reads_as_its_rows_then_the_new_ones() -> None:
+    first = sample_table(encode_sample(COLUMNS, [(1, Decimal("1.5"), dt.date(2024, 1, 2), "a")]))
+    second = sample_table(encode_sample(COLUMNS, [(2, None, None, None), (3, None, None, "c")]))
+    blob = appended(encode_table(first), second)
+    assert blob is not None
+    assert blob[:4] == FRAMED_MARK
+    # (value for value: NaN is not equal to itself)
+    assert repr(sample_table(blob).to_pylist()) == repr(first.to_pylist() + second.to_pylist())
+    again = appended(blob, first)  # a framed sample appended to again
+    assert again is not None
+    assert sample_table(again).column("id").to_pylist() == [1.0, 2.0, 3.0, 1.0]
+    # other columns, an earlier form, or too many frames: encoded again whole instead
+    assert appended(encode_table(first), first.drop_columns(["name"])) is None
+    assert appended(stream_form(COLUMNS, [(1, None, None, None)]), first) is None
+    framed = encode_table(first)
+    for _ in range(MAX_FRAMES - 1):
+        grown = appended(framed, first)
+        assert grown is not None
+        framed = grown
+    assert sample_table(framed).num_rows == MAX_FRAMES
+    assert appended(framed, first) is None
