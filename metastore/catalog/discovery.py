@@ -90,17 +90,20 @@ def discover(path: str, data_format: str | None = None) -> DiscoveredDataset:
 
     prefix = len(root.rstrip("/")) + 1
     directories: dict[str, DirectoryStats] = {}
+    hidden_parents: set[str] = set()  # (each directory's components checked once)
     sample: str | None = None
-    file_type = pafs.FileType.File
     for info in infos:
-        if info.type != file_type:
+        if not info.is_file:
             continue
         relative = info.path[prefix:]
         parent, _, base = relative.rpartition("/")
-        if is_hidden(base) or (parent and any(is_hidden(c) for c in parent.split("/"))):
+        if is_hidden(base) or parent in hidden_parents:
             continue
         stats = directories.get(parent)
         if stats is None:
+            if parent and any(is_hidden(c) for c in parent.split("/")):
+                hidden_parents.add(parent)
+                continue
             stats = directories[parent] = DirectoryStats()
         stats.file_count += 1
         stats.total_bytes += info.size or 0

@@ -25,6 +25,8 @@ def escape_path_name(value: str) -> str:
 
 def unescape_path_name(text: str) -> str:
     """Undo escape_path_name; a '%' not followed by two hex digits stays as it is."""
+    if "%" not in text:  # most names escape nothing: no pattern run over them
+        return text
     return _HEX_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
 
 
