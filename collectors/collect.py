@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-from sqlalchemy import Connection, Engine, and_, exists, func, or_, select, true
+from sqlalchemy import Connection, Engine
 
 from collectors.aggregations import (
     SAMPLE_SEED,
@@ -55,6 +55,7 @@ from collectors.jvm_scan import scan as jvm_scan
 from collectors.jvm_scan import scan_method
 from collectors.progress import ProgressSink, watch_spark_job
 from collectors.refresh import refresh_listing
+from collectors.scan_plan import ListedPartition, plan_scan
 from collectors.spark_session import LazySession, listing_settings, session_settings
 from collectors.streamed_write import StreamedWrite
 from metastore import runs
@@ -155,15 +156,6 @@ class _Scanned:
         return PartitionPiece(self.rows, (count, stored), self.columns, table)
 
 
-@dataclass(frozen=True)
-class _Partition:
-    id: int
-    name: str
-    values: tuple[KeyValue, ...]
-    location: str
-    fingerprint: tuple[int, int, int]
-
-
 def collect(
     engine: Engine,
     table: str,
@@ -189,13 +181,13 @@ def collect(
     report.run_id = run_id
     streamed: StreamedWrite | None = None  # into PostgreSQL, written while the scan runs
     iceberg = source_of(info.properties)  # an Iceberg table's catalog (collectors.iceberg)
-    to_scan: list[_Partition] = []
+    to_scan: list[ListedPartition] = []
     removed: list[int] = []
     try:
         if refresh:
             listing = refresh_listing(engine, info, sessions)
             report.partitions_added, report.partitions_removed = listing.added, listing.removed
-        planned = run_read(engine, lambda conn: _plan(conn, table, full))
+        planned = run_read(engine, lambda conn: plan_scan(conn, table, full))
         info, to_scan, added, removed = (
             planned.info,
             planned.to_scan,
@@ -449,69 +441,7 @@ def _jvm_gone(error: BaseException) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class _Planned:
-    """What a collection scans, read from the table's listing and its statistics."""
-
-    info: TableInfo
-    to_scan: list[_Partition]  # every partition with `full`, else the new and changed ones
-    partitions: int  # the table's partitions
-    added: frozenset[int]  # those of to_scan without statistics
-    removed: list[int]  # partitions with statistics that are no longer listed
-    rows_per_byte: float | None  # so far (None before the first collection)
-
-
-def _plan(conn: Connection, table: str, full: bool) -> _Planned:
-    """The table, its partitions to scan (all with `full`; else those without statistics, or
-    whose fingerprint changed since their statistics were taken), found by the database:
-    a new partition of a table of thousands reads one row of its listing, not all."""
-    info = get_table(conn, table)
-    store = info.store()
-    listed, stats = store.table, PartitionStats.__table__
-    joined = listed.outerjoin(
-        stats, and_(stats.c.table_id == info.id, stats.c.partition_id == listed.c.id)
-    )
-    fingerprint = (listed.c.file_count, listed.c.total_bytes, listed.c.modified_ns)
-    stale = or_(
-        stats.c.partition_id.is_(None),
-        *(stats.c[column.name].is_distinct_from(column) for column in fingerprint),
-    )
-    keys = len(info.partition_keys)
-    to_scan, added = [], []
-    for row in conn.execute(
-        select(listed.c.id, listed.c.name, *store.key_columns, listed.c.location, *fingerprint)
-        .add_columns(stats.c.partition_id.is_(None).label("unstated"))
-        .select_from(joined)
-        .where(true() if full else stale)
-    ):
-        to_scan.append(
-            _Partition(
-                row.id,
-                row.name,
-                tuple(row[2 : 2 + keys]),
-                row.location,
-                (row.file_count, row.total_bytes, row.modified_ns),
-            )
-        )
-        if row.unstated:
-            added.append(row.id)
-    partitions = conn.execute(select(func.count()).select_from(listed)).scalar_one()
-    removed = conn.scalars(
-        select(stats.c.partition_id).where(
-            stats.c.table_id == info.id,
-            ~exists().where(listed.c.id == stats.c.partition_id),
-        )
-    ).all()
-    rows, size = conn.execute(
-        select(func.sum(stats.c.row_count), func.sum(stats.c.total_bytes)).where(
-            stats.c.table_id == info.id
-        )
-    ).one()
-    per_byte = float(rows) / float(size) if rows and size else None
-    return _Planned(info, to_scan, int(partitions), frozenset(added), sorted(removed), per_byte)
-
-
-def _layout(session: Any, info: TableInfo, partitions: list[_Partition]) -> ReadLayout:
+def _layout(session: Any, info: TableInfo, partitions: list[ListedPartition]) -> ReadLayout:
     """The schema the partitions are read with, from their files' footers, and the
     partitions that cannot be read (collectors.file_schemas)."""
     matched_by_case = case_sensitive(session)
@@ -540,7 +470,11 @@ def _skipped_columns(info: TableInfo, skipped: Mapping[str, str]) -> dict[str, s
 
 
 def _reader(
-    spark: Any, info: TableInfo, partitions: list[_Partition], every: bool, columns: list[Column]
+    spark: Any,
+    info: TableInfo,
+    partitions: list[ListedPartition],
+    every: bool,
+    columns: list[Column],
 ) -> Any:
     """The DataFrame over the given partitions' files (listed here, once), read with the
     `columns` given (collectors.file_schemas), not a schema Spark infers."""
@@ -639,7 +573,7 @@ def theta_columns(info: TableInfo) -> list[str] | None:
 
 
 def _partition_row(
-    table_id: int, run_id: int, partition: _Partition, piece: PartitionPiece
+    table_id: int, run_id: int, partition: ListedPartition, piece: PartitionPiece
 ) -> dict[str, Any]:
     """The partition's partition_stats row."""
     files, size, modified = partition.fingerprint
@@ -675,7 +609,7 @@ def _write(
     conn: Connection,
     info: TableInfo,
     run_id: int,
-    scanned: list[_Partition],
+    scanned: list[ListedPartition],
     removed: list[int],
     rows_by_values: dict[tuple[KeyValue, ...], _Scanned],
     report: CollectionReport,
