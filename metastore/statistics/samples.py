@@ -215,13 +215,9 @@ def appended(blob: bytes, table: pa.Table) -> bytes | None:
     frames = _frames(blob)
     if frames is None or len(frames) >= MAX_FRAMES:
         return None
-    raw_size, compressed = frames[0]
-    raw = pa.Codec("zstd").decompress(compressed, decompressed_size=raw_size)
-    length = int.from_bytes(raw[:4].to_pybytes(), "little")
-    if raw[4 : 4 + length].to_pybytes() != _header(table):
+    if _inflated(*frames[0])[0] != _header(table):
         return None
-    new = encode_table(table)
-    frames.append((int.from_bytes(new[4:8], "little"), new[8:]))
+    frames += _frames(encode_table(table)) or []
     return b"".join(
         FRAMED_MARK + size.to_bytes(4, "little") + len(data).to_bytes(4, "little") + bytes(data)
         for size, data in frames
@@ -273,13 +269,10 @@ def decode_sample(blob: bytes) -> dict[str, np.ndarray]:
 def sample_table(blob: bytes) -> pa.Table:
     """A stored sample as an Arrow table: the packed form (encode_table), or those samples
     collected before were stored in: an Arrow IPC stream, or zlib'd JSON."""
-    if blob[:4] == PACKED_MARK:
-        return _unpacked(blob)
-    if blob[:4] == FRAMED_MARK:  # appended to (`appended`): each frame as the packed form
-        frames = _frames(blob) or []
-        return pa.concat_tables(
-            [_unpacked(PACKED_MARK + size.to_bytes(4, "little") + data) for size, data in frames]
-        )
+    frames = _frames(blob)  # the packed form: one frame; appended to (`appended`): several
+    if frames is not None:
+        tables = [_unpacked(size, data) for size, data in frames]
+        return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
     if blob[:1] == b"\x78":  # zlib's header: the JSON form
         payload = json.loads(zlib.decompress(blob))
         arrays = [
@@ -293,13 +286,18 @@ def sample_table(blob: bytes) -> pa.Table:
     return ipc.open_stream(pa.py_buffer(blob)).read_all()
 
 
-def _unpacked(blob: bytes) -> pa.Table:
-    """encode_table's form back to the table."""
-    size = int.from_bytes(blob[4:8], "little")
-    raw = pa.Codec("zstd").decompress(blob[8:], decompressed_size=size)
+def _inflated(size: int, data: bytes) -> tuple[bytes, pa.Buffer]:
+    """A frame of the packed form (`size` bytes once inflated) as its header (the columns'
+    names and types, JSON) and its record batch message."""
+    raw = pa.Codec("zstd").decompress(data, decompressed_size=size)
     length = int.from_bytes(raw[:4].to_pybytes(), "little")
-    batch = ipc.read_record_batch(raw[4 + length :], _schema(raw[4 : 4 + length].to_pybytes()))
-    return pa.Table.from_batches([batch])
+    return raw[4 : 4 + length].to_pybytes(), raw[4 + length :]
+
+
+def _unpacked(size: int, data: bytes) -> pa.Table:
+    """A frame of encode_table's form back to the table."""
+    header, message = _inflated(size, data)
+    return pa.Table.from_batches([ipc.read_record_batch(message, _schema(header))])
 
 
 @functools.lru_cache(maxsize=1024)
