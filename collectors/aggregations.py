@@ -24,6 +24,7 @@ the rest as strings: `TopKItems` says which, so the sketch can be decoded.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -155,7 +156,7 @@ def aggregate(
     sample_rate: float,
     theta_lg_k: int = THETA_LG_K,
     kll_k: int = KLL_K,
-    forced: ForcedKeys | None = None,
+    forced: Sequence[ForcedKeys] = (),
 ) -> Any:
     """Spark's aggregation of the frame's columns grouped by `keys` (the scan without the
     one-pass jar): one row per partition, shaped as `aggregate_expressions` says."""
@@ -169,21 +170,24 @@ def sampled(plans: list[ColumnPlan]) -> list[ColumnPlan]:
     return [plan for plan in plans if sample_kind(plan.type) is not None]
 
 
-def forced_column(plans: list[ColumnPlan], forced: ForcedKeys | None) -> int:
-    """The index among `plans` of the column whose `forced` keys put a row in the sample
-    (-1: none, or no keys)."""
-    if forced is None or not forced.values:
-        return -1
-    for index, plan in enumerate(plans):
-        if plan.source == (forced.column,) and ColumnType.of(plan.type).integral:
-            return index
-    return -1
+def forced_columns(
+    plans: list[ColumnPlan], forced: Sequence[ForcedKeys]
+) -> list[tuple[int, tuple[int, ...]]]:
+    """The indexes among `plans` of the integral columns whose `forced` keys put a row in the
+    sample, each with its keys (none where a column is not scanned or has no keys)."""
+    found = []
+    for keys in forced:
+        for index, plan in enumerate(plans):
+            if keys.values and plan.source == (keys.column,) and ColumnType.of(plan.type).integral:
+                found.append((index, keys.values))
+                break
+    return found
 
 
-def forcing(plans: list[ColumnPlan], sample_rate: float, forced: ForcedKeys | None) -> bool:
+def forcing(plans: list[ColumnPlan], sample_rate: float, forced: Sequence[ForcedKeys]) -> bool:
     """Whether a scan's sample marks its rows as forced in or drawn (FORCED): a sample
     drawn at a rate below one, with forced keys of a scanned column."""
-    return 0 < sample_rate < 1 and bool(sampled(plans)) and forced_column(plans, forced) >= 0
+    return 0 < sample_rate < 1 and bool(sampled(plans)) and bool(forced_columns(plans, forced))
 
 
 def with_draw(frame: Any, sample_rate: float) -> Any:
@@ -201,7 +205,7 @@ def aggregate_expressions(
     sample_rate: float = 0.0,
     theta_lg_k: int = THETA_LG_K,
     kll_k: int = KLL_K,
-    forced: ForcedKeys | None = None,
+    forced: Sequence[ForcedKeys] = (),
 ) -> list[Any]:
     """The Spark columns of the one aggregation over a projected frame (`project`),
     aliased `c<i>__<statistic>`, and with a positive `sample_rate` the partition's sampled
@@ -214,9 +218,12 @@ def aggregate_expressions(
     if sample_rate > 0 and kept:
         fields = [F.col(p.alias) for p in kept]
         chosen = F.col(DRAW) < sample_rate
-        if forced is not None and forcing(plans, sample_rate, forced):
-            key = F.col(plans[forced_column(plans, forced)].alias)
-            hit = F.coalesce(key.isin(list(forced.values)), F.lit(False))
+        if forcing(plans, sample_rate, forced):
+            hits = [
+                F.coalesce(F.col(plans[index].alias).isin(list(values)), F.lit(False))
+                for index, values in forced_columns(plans, forced)
+            ]
+            hit = functools.reduce(lambda a, b: a | b, hits)
             fields.append(hit.cast("double").alias(FORCED))
             chosen = chosen | hit
         row = F.struct(*fields)

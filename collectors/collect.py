@@ -42,7 +42,13 @@ from collectors.file_schemas import (
     read_layout,
     spark_ddl,
 )
-from collectors.forced_keys import ForcedKeys, forced_keys, worth_forcing
+from collectors.forced_keys import (
+    ForcedKeys,
+    forced_count,
+    forced_keys,
+    looks_for_forced_keys,
+    stored_forced_keys,
+)
 from collectors.iceberg.collection import (
     IcebergRead,
     plan_read,
@@ -66,6 +72,7 @@ from metastore.engine import run_read, run_write
 from metastore.errors import StatlasError, UnknownColumn
 from metastore.models import ColumnStats, PartitionStats
 from metastore.runs import CollectionRunning as CollectionRunning  # refused: one is running
+from metastore.statistics.forced_keys import write_forced_keys
 from metastore.statistics.histograms import partition_kll_k, partition_theta_lg_k
 from metastore.statistics.rollups import BuiltBlock, PartitionPiece, refresh_blocks
 from metastore.statistics.samples import sample_rate, target_rows, whole_table_rows
@@ -119,8 +126,8 @@ class CollectionReport:
     columns_added: list[str] = field(default_factory=list)  # by partitions' newer schemas
     # an Iceberg table's statistics file committed after the collection (collectors.iceberg)
     published: dict[str, Any] | None = None
-    forcing_looked: bool = False  # whether its scan looked for forced keys (worth_forcing)
-    forced: ForcedKeys | None = None  # the keys its sample kept whatever the draw
+    forcing_looked: bool = False  # whether its scan looked for forced keys (looks_for_forced_keys)
+    forced: tuple[ForcedKeys, ...] = ()  # per column, the keys its sample kept whatever the draw
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -135,7 +142,7 @@ class CollectionReport:
             "rows": self.rows,
             "bytes": self.bytes,
             "seconds": round(self.seconds, 3),
-            **({"forced_keys": len(self.forced.values)} if self.forced is not None else {}),
+            **({"forced_keys": forced_count(self.forced)} if self.forced else {}),
             **({"published": self.published} if self.published is not None else {}),
         }
 
@@ -276,9 +283,11 @@ def collect(
                 guessed = rows_per_byte is None and 0 < report.bytes <= COUNT_FIRST_BYTES
                 if guessed or (rate >= 1.0 and report.bytes > WHOLE_CHECK_BYTES):
                     rate = sample_rate(target, report.bytes, frame.count() / report.bytes, whole)
-                if iceberg_read is None and worth_forcing(rate, len(to_scan), partitions):
+                if iceberg_read is None and looks_for_forced_keys(rate, len(to_scan), partitions):
                     report.forcing_looked = True
                     report.forced = forced_keys(engine, info)
+                elif iceberg_read is None and 0 < rate < 1:  # those every partition was drawn with
+                    report.forced = run_read(engine, lambda conn: stored_forced_keys(conn, info))
 
                 def completed(values: tuple[KeyValue, ...], scanned: _Scanned) -> _Scanned:
                     """An appended Iceberg partition's statistics: its stored ones and its
@@ -319,8 +328,13 @@ def collect(
 
         report.columns_skipped = _skipped_columns(info, layout.skipped)
 
+        # a sample of every partition replaces the keys they were drawn with (none if whole)
+        keys_drawn = report.forcing_looked or (bool(to_scan) and len(to_scan) == partitions)
+
         def write(conn: Connection, streamed_ids: AbstractSet[int] | None = None) -> None:
             replace_columns(conn, registered, layout.columns)
+            if keys_drawn:
+                write_forced_keys(conn, info.id, {k.column: k.values for k in report.forced})
             if iceberg is not None:  # the snapshot whose statistics these now are
                 record_collected(conn, info)
             _write(
@@ -394,9 +408,9 @@ def collect_tables(
     """Collect each of `tables` in turn on ONE Spark session (`spark`, started by the first
     table that needs it), each in its own transaction with its own run record; a failed
     table is reported and the next one collected. `progress(table)` gives each collection
-    its progress sink; `options` are collect's. Then a table sampled with no forced keys
-    (before the others were collected: a first collection) is sampled again, a full
-    collection reported again, where they now reference keys of it heavily
+    its progress sink; `options` are collect's. Then a table whose scan looked for forced
+    keys is sampled again, a full collection reported again, where the tables collected
+    after it (a first collection) now hold heavily values its sample did not keep
     (collectors.forced_keys)."""
 
     def one(table: str, **more: Any) -> TableOutcome:
@@ -407,26 +421,26 @@ def collect_tables(
                 return TableOutcome(table, error=error)
             return TableOutcome(report.table, report=report)
 
-    unforced: list[str] = []  # sampled where forced keys were looked for, none found
+    looked: list[CollectionReport] = []  # sampled where forced keys were looked for
     for table in dict.fromkeys(tables):  # each once, in the order given
         outcome = one(table)
-        report = outcome.report
-        if report is not None and report.forced is None and report.forcing_looked:
-            unforced.append(report.table)
+        if outcome.report is not None and outcome.report.forcing_looked:
+            looked.append(outcome.report)
         yield outcome
-    for table in unforced:
-        if _forced_keys_now(engine, table):
-            yield one(table, full=True, refresh=False)
+    for report in looked:
+        if _new_forced_keys(engine, report):
+            yield one(report.table, full=True, refresh=False)
 
 
-def _forced_keys_now(engine: Engine, table: str) -> bool:
-    """Whether the table's sample would now keep some keys whatever the draw."""
+def _new_forced_keys(engine: Engine, report: CollectionReport) -> bool:
+    """Whether the table's sample would now keep, whatever the draw, rows of keys its scan
+    (`report`) did not: keys of tables collected after it."""
     try:
-        return (
-            forced_keys(engine, run_read(engine, lambda conn: get_table(conn, table))) is not None
-        )
+        now = forced_keys(engine, run_read(engine, lambda conn: get_table(conn, report.table)))
     except StatlasError:
         return False
+    kept = {(keys.column, value) for keys in report.forced for value in keys.values}
+    return any((keys.column, value) not in kept for keys in now for value in keys.values)
 
 
 def _jvm_gone(error: BaseException) -> bool:
@@ -499,7 +513,7 @@ def _scan(
     skipped: Mapping[str, str] | None = None,
     absent: Mapping[tuple[KeyValue, ...], AbstractSet[str]] | None = None,
     completed: Callable[[tuple[KeyValue, ...], _Scanned], _Scanned] | None = None,
-    forced: ForcedKeys | None = None,
+    forced: Sequence[ForcedKeys] = (),
 ) -> dict[tuple[KeyValue, ...], _Scanned]:
     """ONE scan of the frame of the partitions to scan (`partitions` of them), grouped by
     the partition keys, drawing each partition's row sample at `rate` on the way: the

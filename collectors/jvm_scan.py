@@ -19,10 +19,11 @@ import shutil
 import subprocess
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from collectors.aggregations import TOP_K_ITEMS, ColumnPlan, forced_column, quoted, sampled
+from collectors.aggregations import TOP_K_ITEMS, ColumnPlan, forced_columns, quoted, sampled
 from collectors.forced_keys import ForcedKeys
 from metastore.errors import StatlasError
 from metastore.statistics.histograms import HLL_LG_K, KLL_K, THETA_LG_K
@@ -182,7 +183,7 @@ def scan(
     partitions: int,
     theta_lg_k: int = THETA_LG_K,
     kll_k: int = KLL_K,
-    forced: ForcedKeys | None = None,
+    forced: Sequence[ForcedKeys] = (),
 ) -> Any:
     """The one-pass scan of `frame` grouped by `keys`: a DataFrame shaped like the
     aggregation of collectors.aggregations.aggregate_expressions. The JVM projects the
@@ -194,6 +195,7 @@ def scan(
 
     session = frame.sparkSession
     kept = sampled(plans) if sample_rate > 0 else []
+    keyed = forced_columns(plans, forced)
     jdf = session._jvm.statlas.collect.PartitionScan.scanPacked(
         frame._jdf,
         packed(keys),
@@ -204,8 +206,8 @@ def scan(
         float(sample_rate),
         int(seed),
         int(partitions),
-        forced_column(plans, forced),
-        packed([str(v) for v in forced.values] if forced is not None else []),
+        packed([str(index) for index, _ in keyed]),
+        packed([packed([str(v) for v in values]) for _, values in keyed]),
     )
     return DataFrame(jdf, session)
 

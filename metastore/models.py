@@ -31,7 +31,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # The Alembic revision these models describe (tests check it is the head of migrations/).
-SCHEMA_REVISION = "0014"
+SCHEMA_REVISION = "0015"
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -129,6 +129,19 @@ class PartitionStats(Base):
     # a uniform random sample of the partition's rows (metastore.statistics.samples), and its size
     sample_size: Mapped[int | None] = mapped_column(Integer)
     sample: Mapped[bytes | None] = mapped_column(LargeBinary)
+
+
+class ForcedKeyList(Base):
+    """A sampled table's forced keys of one column: the values whose rows every partition's
+    row sample holds whatever its draw (collectors/forced_keys.py), comma-separated."""
+
+    __tablename__ = "forced_keys"
+
+    table_id: Mapped[int] = mapped_column(
+        ForeignKey("catalog_tables.id", ondelete="CASCADE"), primary_key=True
+    )
+    column_name: Mapped[str] = mapped_column(String(256), primary_key=True)
+    key_values: Mapped[str] = mapped_column(Text)
 
 
 class ColumnFigures:

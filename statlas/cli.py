@@ -403,8 +403,9 @@ def _collected_line(report: CollectionReport) -> str:
             f"unchanged, {report.partitions_removed} removed)"
         )
     forced = (
-        f"; its sample kept the rows of {len(report.forced.values)} heavily referenced keys"
-        if report.forced is not None
+        f"; its sample kept the rows of {sum(len(k.values) for k in report.forced)} values"
+        f" heavy elsewhere ({', '.join(keys.column for keys in report.forced)})"
+        if report.forced
         else ""
     )
     return (

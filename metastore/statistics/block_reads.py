@@ -36,6 +36,7 @@ from metastore.models import ColumnStats, PartitionStats, RollupBlock, RollupCol
 from metastore.partitions.block_tree import FANOUT, cover
 from metastore.partitions.store import PartitionStore
 from metastore.statistics.column_pieces import ColumnPiece, piece_of_block, piece_of_partition
+from metastore.statistics.forced_keys import read_forced_keys
 from metastore.statistics.rollups import partition_sample, sampled_level
 from metastore.statistics.samples import Sample, pool, sample_table
 
@@ -261,6 +262,7 @@ def table_sample(engine: Engine, table: str, query: PartitionQuery | None = None
         store = info.store()
         predicate = build_predicate(conn.dialect.name, info, query or PartitionQuery())
         selection = select_partitions(conn, info.id, store, predicate, keys=True)
-        return pool(info, sample_pieces(conn, info.id, selection), selection.keys)
+        pieces = sample_pieces(conn, info.id, selection)
+        return pool(info, pieces, selection.keys, forced=read_forced_keys(conn, info.id))
 
     return run_read(engine, read)

@@ -459,6 +459,9 @@ class Sample:
     columns: Mapping[str, np.ndarray]
     weights: np.ndarray
     partitions: int  # partitions whose rows the sample covers
+    # per column, its forced keys (sorted doubles): values whose every row the sample holds,
+    # so one it does not show has none (metastore.statistics.forced_keys)
+    complete: Mapping[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
     # this sample among every one the process loads (never reused): what is derived of a
     # pair of samples is kept with one of them under the other's token
     token: int = field(default_factory=lambda: next(_TOKENS), compare=False, repr=False)
@@ -546,12 +549,14 @@ def pool(
     tables: list[pa.Table],
     keys: KeyColumns,
     rename: Callable[[str], str | None] | None = None,
+    forced: Mapping[str, Sequence[int]] | None = None,
 ) -> Sample | None:
     """Samples (Arrow tables with PARTITION_ID and WEIGHT columns) as one: a column some of
     them lack (added later) is left out; each partition key is filled in from `keys` (the
     selected partitions' ids, sorted, and each key's values in that order). The columns
     stay in Arrow (one contiguous array each) until read (SampleColumns). `rename` gives
-    each column the name the sample has it under (None: left out)."""
+    each column the name the sample has it under (None: left out). `forced`: the table's
+    forced keys per column (Sample.complete)."""
     if not tables:
         return None
     common = set(tables[0].column_names).intersection(*(t.column_names for t in tables[1:]))
@@ -580,4 +585,9 @@ def pool(
             per_partition[key.name] = np.array(values, dtype=object)
     weights = np.array(pooled.column(WEIGHT).to_numpy(), dtype=np.float64)
     columns = SampleColumns(arrays, per_partition, positions)
-    return Sample(columns, weights, int(np.unique(ids).size))
+    complete = {}
+    for name, forced_values in (forced or {}).items():
+        named = rename(name) if rename is not None else name
+        if named is not None and named in arrays:
+            complete[named] = np.asarray(sorted(forced_values), dtype=np.float64)
+    return Sample(columns, weights, int(np.unique(ids).size), complete)

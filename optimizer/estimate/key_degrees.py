@@ -71,6 +71,10 @@ class KeyDegrees:
     # a sampled scan multiplied in is read on a key of its table (`degrees_of`): a value's
     # figure says whether it is there at all, which its peers do not tell (peer_pooling.pooled)
     keyed: bool = False
+    # values known to hold no rows (sorted; None: none known): a value whose every row the
+    # sample holds (forced in: collectors/forced_keys.py) and of which the filter kept none.
+    # Its peers do not fill it in (`_pooled_product`), and a product of it has none
+    absent: np.ndarray | None = field(default=None, repr=False)
 
     @cached_property
     def halves(self) -> Halves:
@@ -96,7 +100,8 @@ class KeyDegrees:
         stride = slice(None, None, FINGERPRINT_STRIDE)
         content = (self.values[stride].tobytes(), self.rows[stride].tobytes())
         shape = (len(self.values), self.total, float(self.support.sum()))
-        return hash((content, shape, self.exact, self.tables, self.half_tables))
+        absent = None if self.absent is None else self.absent.tobytes()
+        return hash((content, shape, self.exact, self.tables, self.half_tables, absent))
 
     def scaled(self, total: float) -> KeyDegrees:
         """The same shape over `total` rows."""
@@ -267,6 +272,7 @@ def _counted(sample: Sample, passed: np.ndarray, name: str, table: str) -> KeyDe
         frozenset() if exact else frozenset({table}),
         # a row drawn with probability 1/w: w (w - 1) (Horvitz and Thompson 1952)
         variance=counted(weights * (weights - 1.0), kept),
+        absent=_absent(sample, passed, name),
     )
 
 
@@ -311,6 +317,20 @@ def _scan_counting(
         return np.bincount(rows, weights=rows_weights, minlength=len(values))[present][order]
 
     return values[present][order], chosen, kept, weights, support[present][order], counted
+
+
+def _absent(sample: Sample, passed: np.ndarray, name: str) -> np.ndarray | None:
+    """The column's forced keys (Sample.complete: values whose every row the sample holds)
+    of which the scan's filter (`passed`) kept no sampled row, sorted; None where there
+    are none."""
+    complete = sample.complete.get(name)
+    coded = None if complete is None else sample_codes(sample, name)
+    if complete is None or coded is None or coded[0].dtype.kind != "f":
+        return None
+    values, codes = coded
+    kept = values[np.unique(codes[passed & (codes >= 0)])]
+    found = np.setdiff1d(complete, kept, assume_unique=True)
+    return found if len(found) else None
 
 
 def row_halves(sample: Sample) -> np.ndarray:
@@ -405,7 +425,16 @@ def _product(left: KeyDegrees, right: KeyDegrees) -> KeyDegrees:
         halves if half_tables else None,
         _product_variance(left_rows, left.noise()[at_left], right_rows, right.noise()[at_right]),
         left.keyed or right.keyed,
+        _absent_either(left, right),
     )
+
+
+def _absent_either(left: KeyDegrees, right: KeyDegrees) -> np.ndarray | None:
+    """The values either side knows to hold no rows (KeyDegrees.absent): a product of
+    them has none."""
+    if left.absent is None or right.absent is None:
+        return left.absent if right.absent is None else right.absent
+    return np.union1d(left.absent, right.absent)
 
 
 class PooledProducts:
@@ -496,6 +525,9 @@ def _pooled_product(left: KeyDegrees, right: KeyDegrees) -> KeyDegrees:
     ]
     left_rows, right_rows = pooled_sides[0][0], pooled_sides[1][0]
     rows = left_rows * right_rows
+    absent = _absent_either(left, right)
+    if absent is not None:  # known to hold no rows on a side: its peers do not fill it in
+        rows[np.isin(values, absent)] = 0.0
     kept = np.flatnonzero(rows > 0)
 
     def halves() -> Halves:
@@ -526,6 +558,7 @@ def _pooled_product(left: KeyDegrees, right: KeyDegrees) -> KeyDegrees:
         halves if half_tables else None,
         _product_variance(left_rows, pooled_sides[0][2], right_rows, pooled_sides[1][2])[kept],
         left.keyed or right.keyed,
+        absent,
     )
 
 

@@ -34,6 +34,12 @@ def pooled(
     if found is None:
         return rows, support, noise, trust, mean
     members, group = held[found >= 0], found[found >= 0]
+    # a figure whose every sampled row stands for itself (forced in: weight one) is known,
+    # not drawn: it keeps its figure, and its group's spread and noise are the others'
+    drawn = (noise[members] > 0) | (support[members] <= 0)
+    members, group = members[drawn], group[drawn]
+    if len(members) == 0:
+        return rows, support, noise, trust, mean
     group_trust, group_mean, group_support = trust_in_groups(
         group, rows[members], support[members], noise[members]
     )
@@ -75,16 +81,22 @@ def trust_in_groups(
     sampled rows per value: too sparse to tell noise from spread), their average, and their
     average support. One share for the whole group, so the group's rows are its figures'
     sum (KeyDegrees.shrinkage within a group)."""
-    count = np.bincount(group).astype(np.float64)
+    count = np.bincount(group).astype(np.float64)  # a group may have no member left
     total = np.bincount(group, weights=rows)
     sampled = np.bincount(group, weights=support)
-    mean = total / count
-    spread = np.bincount(group, weights=rows * rows) / count - mean * mean
+    mean = _per_member(total, count)
+    spread = _per_member(np.bincount(group, weights=rows * rows), count) - mean * mean
     per_sample = np.divide(total, sampled, out=np.ones(len(total)), where=sampled > 0)
     floor = mean * np.maximum(per_sample - 1.0, 0.0)
-    own = np.bincount(group, weights=np.maximum(noise, floor[group])) / count
+    own = _per_member(np.bincount(group, weights=np.maximum(noise, floor[group])), count)
     share = np.divide(
         np.maximum(spread - own, 0.0), spread, out=np.zeros(len(spread)), where=spread > 0
     )
     kept = (mean <= 0) | (sampled < POOL_SUPPORT_LEAST * count)
-    return np.where(kept, 1.0, share), mean, sampled / count
+    return np.where(kept, 1.0, share), mean, _per_member(sampled, count)
+
+
+def _per_member(sums: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Per group, `sums` over its members (`count`; 0 for a group without any)."""
+    averaged: np.ndarray = np.divide(sums, count, out=np.zeros(len(sums)), where=count > 0)
+    return averaged

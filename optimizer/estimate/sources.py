@@ -16,6 +16,7 @@ from metastore.engine import Snapshot, current_snapshot, one_snapshot, run_read
 from metastore.errors import ConcurrentModification
 from metastore.statistics.block_reads import Selection, sample_pieces, select_partitions
 from metastore.statistics.cache import TableStamp, cache_for, table_stamps
+from metastore.statistics.forced_keys import read_forced_keys
 from metastore.statistics.samples import Sample, pool
 from metastore.statistics.summaries import (
     PartitionRows,
@@ -240,7 +241,11 @@ class MetastoreSource(StatisticsSource):
             return run_read(
                 self.engine,
                 lambda conn: pool(
-                    info, sample_pieces(conn, info.id, selection), selection.keys, rename
+                    info,
+                    sample_pieces(conn, info.id, selection),
+                    selection.keys,
+                    rename,
+                    read_forced_keys(conn, info.id),
                 ),
             )
 

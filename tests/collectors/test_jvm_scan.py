@@ -288,27 +288,38 @@ def test_forced_keys_are_sampled_whatever_the_draw(spark: Any, lake: Path) -> No
     keys = ["region"]
     plans = plans_of(frame, keys)
     ids = [r["id"] for r in frame.select("id").collect() if r["id"] is not None]
-    forced = ForcedKeys("id", tuple(sorted(set(ids[::25]))))  # about 15 of the 420 rows
+    # keys of two columns: about 15 of the 420 rows by their id, about 5 by their tiny
+    forced = (ForcedKeys("id", tuple(sorted(set(ids[::25])))), ForcedKeys("tiny", (-7, 5, 100)))
     assert forcing(plans, 0.2, forced)
     assert not forcing(plans, 1.0, forced)
+    assert not forcing(plans, 0.2, (ForcedKeys("nothing", (1, 2)),))
+
+    def is_forced(row: Any) -> bool:
+        return row["id"] in forced[0].values or row["tiny"] in forced[1].values
+
     plain = by_partition(scan(frame, keys, plans, 0.2, SEED, 2), keys)
     for method in ("jvm", "spark"):
         if method == "jvm":
             got = by_partition(scan(frame, keys, plans, 0.2, SEED, 2, forced=forced), keys)
         else:
             got = by_partition(aggregate(frame, keys, plans, 0.2, forced=forced), keys)
+        by_tiny_alone = 0
         for key, row in got.items():
             record = sample_record(row, plans, marked=True)
             assert record is not None
             table = record[2]
             assert table.column_names == [p.name for p in sampled(plans)] + [FORCED]
             marks = table.column(FORCED).to_pylist()
-            values = table.column("id").to_pylist()
-            # every row of a forced key is in the sample, marked; no other row is
-            in_partition = frame.where(frame.region == key[0]).select("id").collect()
-            wanted = sorted(r["id"] for r in in_partition if r["id"] in forced.values)
-            assert sorted(v for v, m in zip(values, marks, strict=True) if m == 1.0) == wanted
-            assert all(v in forced.values for v, m in zip(values, marks, strict=True) if m)
+            rows = [  # the sample's doubles, NaN for NULL, as the frame's values
+                {k: None if v != v else int(v) for k, v in r.items()}
+                for r in table.select(["id", "tiny"]).to_pylist()
+            ]
+            # every row of a forced key of either column is in the sample, marked; no other row
+            in_partition = frame.where(frame.region == key[0]).select("id", "tiny").collect()
+            wanted = sorted(((r["id"], r["tiny"]) for r in in_partition if is_forced(r)), key=repr)
+            got_forced = [r for r, m in zip(rows, marks, strict=True) if m == 1.0]
+            assert sorted(((r["id"], r["tiny"]) for r in got_forced), key=repr) == wanted
+            by_tiny_alone += sum(r["id"] not in forced[0].values for r in got_forced)
             if method == "jvm":  # the rows drawn are those drawn without forced keys
                 unforced = sample_record(plain[key], plans)
                 assert unforced is not None
@@ -318,6 +329,7 @@ def test_forced_keys_are_sampled_whatever_the_draw(spark: Any, lake: Path) -> No
                 assert sum(not m for m in marks) == len(
                     drawn - {repr(r) for r, m in zip(kept, marks, strict=True) if m}
                 )
+        assert by_tiny_alone > 0
 
 
 def test_scan_method_choice(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -334,8 +334,8 @@ def test_blocks_give_the_partitions_merge(
             # the stamp; in one snapshot the stamp again (the figures must be of the state
             # it names), the table and its partition count, the selection (partitions and
             # blocks), the columns' pieces (blocks and partitions); then in a second snapshot
-            # the stamp and the sample's pieces
-            assert len(statements) == 8, [s[:70] for s in statements]
+            # the stamp, the sample's pieces and the table's forced keys
+            assert len(statements) == 9, [s[:70] for s in statements]
 
     check()
     # each column's distinct (partition, value) pairs: every day's own distinct values

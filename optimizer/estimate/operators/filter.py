@@ -54,7 +54,7 @@ def derive(stats: StatsQuery, node: Filter) -> NodeStats:
             # the sample is the table: its count is the filter's
             precision: Precision = EXACT if child.rows.precision == EXACT else ESTIMATED
             estimate = Estimate(count.fraction, precision, "sample: every row")
-        elif count is not None and worth_sampling(node.condition, estimate):
+        elif count is not None and worth_sampling(node.condition, estimate, count):
             estimate = combine_with_sample(estimate, count, child.rows.value)
     rows = child.rows.scaled(estimate)
     columns = _after_filter(child, columns, rows.value, stats.level)

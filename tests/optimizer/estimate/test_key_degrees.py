@@ -224,6 +224,45 @@ def test_a_light_key_of_a_sampled_side_meets_its_peers_rows_not_a_zero() -> None
     assert found.rows == pytest.approx(160.0)  # the sum over the peers is kept
 
 
+def test_a_forced_key_the_filter_removed_has_no_rows_its_peers_would_fill_in() -> None:
+    # as above, but the comments' sample holds every comment of owners 4 and 5 (forced
+    # keys: rows weighing one), and the filter keeps neither: they have none, known, where
+    # the owners the sample missed meet their peers' rows
+    owners = [float(k) for k in range(16)]
+    posts = degrees(scan("posts", 1.0, k=[k for k in owners for _ in range(10)]))
+    drawn = [*owners[:4], 4.0, 5.0]
+    sample = Sample(
+        {"k": np.array(drawn)}, np.array([4.0] * 4 + [1.0, 1.0]), 1, {"k": np.array([4.0, 5.0])}
+    )
+    kept = np.array([True] * 4 + [False, False])
+    comments = degrees(ScanSample("c", lambda: sample, kept, table="comments"))
+    assert comments.absent is not None
+    assert comments.absent.tolist() == [4.0, 5.0]
+    found = as_dict(join(posts, comments).degrees)
+    assert 4.0 not in found
+    assert 5.0 not in found
+    assert found[6.0] > 0  # missed, not known: its peers' rows
+    # without the forced keys' list, owners 4 and 5 are missed like the others
+    unknown = Sample({"k": np.array(drawn)}, np.array([4.0] * 4 + [1.0, 1.0]), 1)
+    comments = degrees(ScanSample("c", lambda: unknown, kept, table="comments"))
+    assert as_dict(join(posts, comments).degrees)[4.0] > 0
+
+
+def test_a_figure_of_rows_forced_in_is_known_and_not_pooled() -> None:
+    # owner 0's three comments are forced in (weight one, no sampling variance); its peers'
+    # were drawn one in four and spread widely: pooling draws theirs to the group's average,
+    # not owner 0's
+    owners = [float(k) for k in range(16)]
+    posts = degrees(scan("posts", 1.0, k=[k for k in owners for _ in range(10)]))
+    keys = [0.0] * 3 + [k for k in owners[1:] for _ in range(int(k) % 4)]
+    weights = [1.0] * 3 + [4.0] * (len(keys) - 3)
+    comments = degrees(
+        ScanSample("c", lambda: Sample({"k": np.array(keys)}, np.array(weights), 1), None)
+    )
+    found = as_dict(join(posts, comments).degrees)
+    assert found[0.0] == pytest.approx(30.0)  # 10 posts x its 3 comments, as they are
+
+
 def test_pooling_keeps_the_correlation_of_the_two_sides() -> None:
     # 8 owners with 64 posts have about 20 comments each, 8 with two posts about one: owner
     # 0, none of whose comments was sampled, is drawn towards its heavy peers' average (the

@@ -2,6 +2,7 @@ package statlas.collect;
 
 import java.time.ZoneId;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -56,7 +57,7 @@ public final class PartitionScan {
       double sampleRate,
       long seed,
       int partitions,
-      int forcedColumn,
+      String forcedColumns,
       String forcedKeys) {
     String[] keyNames = Packed.strings(keys);
     String[] references = Packed.strings(sources);
@@ -84,8 +85,8 @@ public final class PartitionScan {
         sampleRate,
         seed,
         partitions,
-        forcedColumn,
-        Packed.longs(forcedKeys));
+        Packed.ints(forcedColumns),
+        Arrays.stream(Packed.strings(forcedKeys)).map(Packed::longs).toArray(long[][]::new));
   }
 
   /**
@@ -94,8 +95,9 @@ public final class PartitionScan {
    * plan ({@link ColumnSpec#parse}); {@code sampled} the indexes (into {@code columns}) of
    * the columns a row sample keeps; {@code sampleRate} the Bernoulli rate of that sample (0:
    * none). {@code partitions}: how many partitions the scan covers (sizes the merge stage).
-   * A row whose value of column {@code forcedColumn} (an integral one; -1: none) is one of
-   * {@code forcedKeys} is sampled whatever the draw, and marked so (collectors/forced_keys.py).
+   * A row whose value of a column of {@code forcedColumns} (integral ones) is one of that
+   * column's {@code forcedKeys} is sampled whatever the draw, and marked so
+   * (collectors/forced_keys.py).
    */
   private static Dataset<Row> scan(
       Dataset<Row> projected,
@@ -106,8 +108,8 @@ public final class PartitionScan {
       double sampleRate,
       long seed,
       int partitions,
-      int forcedColumn,
-      long[] forcedKeys) {
+      int[] forcedColumns,
+      long[][] forcedKeys) {
     SparkSession session = projected.sparkSession();
     StructType schema = projected.schema();
     DataType[] keyTypes = new DataType[keys.length];
@@ -119,8 +121,8 @@ public final class PartitionScan {
       plans[i] = ColumnSpec.parse(specs[i], schema.apply(columns[i]).dataType());
     }
     ZoneId zone = ZoneId.of(session.sessionState().conf().sessionLocalTimeZone());
-    ScanLayout layout =
-        new ScanLayout(keyTypes, plans, sampled, sampleRate, seed, zone, forcedColumn, forcedKeys);
+    ScanLayout layout = new ScanLayout(
+        keyTypes, plans, sampled, sampleRate, seed, zone, forcedColumns, forcedKeys);
 
     JavaRDD<InternalRow> rows = projected.queryExecution().toRdd().toJavaRDD();
     JavaPairRDD<List<Object>, PartitionState> perTask =

@@ -28,41 +28,57 @@ final class ScanLayout implements Serializable {
   final double sampleRate;
   final long seed;
   final ZoneId zone;
-  /** The integral column whose listed values put a row in the sample whatever the draw (-1: none). */
-  final int forcedColumn;
-  /** Those values, sorted. */
-  final long[] forcedKeys;
+  /** The integral columns whose listed values put a row in the sample whatever the draw. */
+  final int[] forcedColumns;
+  /** Those values, per column, sorted. */
+  final long[][] forcedKeys;
 
   ScanLayout(DataType[] keyTypes, ColumnSpec[] columns, int[] sampled, double sampleRate,
-      long seed, ZoneId zone, int forcedColumn, long[] forcedKeys) {
+      long seed, ZoneId zone, int[] forcedColumns, long[][] forcedKeys) {
+    if (forcedColumns.length != forcedKeys.length) {
+      throw new IllegalArgumentException(
+          forcedColumns.length + " forced columns for " + forcedKeys.length + " lists of keys");
+    }
     this.keyTypes = keyTypes;
     this.columns = columns;
     this.sampled = sampled;
     this.sampleRate = sampled.length > 0 ? sampleRate : 0.0;
     this.seed = seed;
     this.zone = zone;
-    boolean forcing = this.sampleRate > 0 && this.sampleRate < 1 && forcedKeys.length > 0;
-    this.forcedColumn = forcing ? forcedColumn : -1;
-    this.forcedKeys = forcing ? forcedKeys.clone() : new long[0];
-    Arrays.sort(this.forcedKeys);
+    boolean drawing = this.sampleRate > 0 && this.sampleRate < 1;
+    List<Integer> kept = new ArrayList<>();
+    for (int i = 0; i < forcedColumns.length; i++) {
+      if (drawing && forcedColumns[i] >= 0 && forcedKeys[i].length > 0) {
+        kept.add(i);
+      }
+    }
+    this.forcedColumns = new int[kept.size()];
+    this.forcedKeys = new long[kept.size()][];
+    for (int i = 0; i < kept.size(); i++) {
+      this.forcedColumns[i] = forcedColumns[kept.get(i)];
+      this.forcedKeys[i] = forcedKeys[kept.get(i)].clone();
+      Arrays.sort(this.forcedKeys[i]);
+    }
   }
 
   /** Whether the sample marks its rows as forced or drawn (an extra packed column). */
   boolean forcing() {
-    return forcedColumn >= 0;
+    return forcedColumns.length > 0;
   }
 
-  /** Whether the row's value of the forced column is one of the forced keys. */
+  /** Whether the row's value of a forced column is one of that column's forced keys. */
   boolean forced(InternalRow row) {
-    if (forcedColumn < 0) {
-      return false;
+    for (int i = 0; i < forcedColumns.length; i++) {
+      int j = forcedColumns[i];
+      int o = ordinal(j);
+      if (!row.isNullAt(o)) {
+        long value = ((Number) row.get(o, columns[j].type)).longValue();
+        if (Arrays.binarySearch(forcedKeys[i], value) >= 0) {
+          return true;
+        }
+      }
     }
-    int o = ordinal(forcedColumn);
-    if (row.isNullAt(o)) {
-      return false;
-    }
-    long value = ((Number) row.get(o, columns[forcedColumn].type)).longValue();
-    return Arrays.binarySearch(forcedKeys, value) >= 0;
+    return false;
   }
 
   /** The ordinal of column {@code j} in a scanned row. */
