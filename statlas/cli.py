@@ -396,6 +396,8 @@ def cmd_collect(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _collected_line(report: CollectionReport) -> str:
+    from collectors.forced_keys import forced_count
+
     added = f", {report.partitions_added} new" if report.partitions_added else ""
     if report.partitions_scanned == 0:
         return (
@@ -403,7 +405,7 @@ def _collected_line(report: CollectionReport) -> str:
             f"unchanged, {report.partitions_removed} removed)"
         )
     forced = (
-        f"; its sample kept the rows of {sum(len(k.values) for k in report.forced)} values"
+        f"; its sample kept the rows of {forced_count(report.forced)} values"
         f" heavy elsewhere ({', '.join(keys.column for keys in report.forced)})"
         if report.forced
         else ""

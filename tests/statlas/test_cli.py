@@ -239,3 +239,16 @@ def test_estimate_json_and_errors(registered: str, capsys: pytest.CaptureFixture
         assert err.startswith("statlas: error: ")
         assert message in err
         assert err.count("\n") == 1
+
+
+def test_a_collections_line_names_the_values_its_sample_kept_whatever_the_draw() -> None:
+    from collectors.collect import CollectionReport
+    from collectors.forced_keys import ForcedKeys
+    from statlas.cli import _collected_line
+
+    report = CollectionReport("shop.returns", partitions_scanned=12, rows=24_009, bytes=90_000)
+    assert "heavy elsewhere" not in _collected_line(report)
+    report.forced = (ForcedKeys("item_id", (101, 2222, 5005)), ForcedKeys("store", (7,)))
+    line = _collected_line(report)
+    assert line.startswith("shop.returns: scanned 12 partitions (24,009 rows, 90,000 bytes)")
+    assert line.endswith("; its sample kept the rows of 4 values heavy elsewhere (item_id, store)")
