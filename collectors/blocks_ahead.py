@@ -61,7 +61,7 @@ class BlocksAhead:
     def _build(self, number: int, pieces: dict[int, PartitionPiece]) -> None:
         """On the builder's thread: the level-1 block `number`, then each block above it
         whose children are now all built."""
-        self._built[(1, number)] = leaf_block(self._table_id, pieces, self._types)
+        self._built[(1, number)] = leaf_block(self._table_id, pieces, self._types, len(self._ids))
         for level in range(2, self._top + 1):
             parent = (level, number // FANOUT)
             unbuilt = self._unbuilt[parent]
@@ -70,7 +70,9 @@ class BlocksAhead:
                 return
             keys = [(level - 1, child) for child in self._children[parent]]
             children = [self._built[key] for key in keys]
-            self._built[parent] = upper_block(self._table_id, level, children, self._types)
+            self._built[parent] = upper_block(
+                self._table_id, level, children, self._types, len(self._ids)
+            )
             for key, child in zip(keys, children, strict=True):  # their merged forms freed
                 self._built[key] = replace(child, child=None)
             number = parent[1]

@@ -19,6 +19,7 @@ from datasketches import compact_theta_sketch, hll_sketch
 
 from metastore.column_type import ColumnType
 from metastore.statistics.histograms import (
+    THETA_LG_K,
     inflated,
     merge_hll,
     merge_kll,
@@ -131,8 +132,11 @@ def piece_of_block(row: Any) -> ColumnPiece:
     )
 
 
-def merge_pieces(type_: str, pieces: Sequence[ColumnPiece]) -> ColumnPiece:
-    """The pieces as one, sketches serialised: what a block of them stores."""
+def merge_pieces(
+    type_: str, pieces: Sequence[ColumnPiece], theta_lg_k: int = THETA_LG_K
+) -> ColumnPiece:
+    """The pieces as one, sketches serialised: what a block of them stores (its Theta
+    union of `theta_lg_k`)."""
     parse = value_parser(type_)
     hlls = [p.hll for p in pieces if p.hll is not None]
     klls = [p.kll for p in pieces if p.kll is not None]
@@ -153,7 +157,7 @@ def merge_pieces(type_: str, pieces: Sequence[ColumnPiece]) -> ColumnPiece:
         max_len=max(max_lens) if max_lens else None,
         hll=stored_hll(merge_hll(hlls)) if hlls else None,
         kll=packed_kll(merge_kll(klls).serialize()) if klls else None,
-        theta=merge_theta(thetas).serialize(compress=True) if thetas else None,
+        theta=merge_theta(thetas, theta_lg_k).serialize(compress=True) if thetas else None,
         top_k=merge_text_items(tops, items).sketch.serialize() if tops else None,
         top_k_items=items,
         top_k_text=True,

@@ -268,8 +268,8 @@ def merge_kll(blobs: Iterable[bytes], k: int = KLL_K) -> kll_doubles_sketch:
     return merged
 
 
-def merge_theta(blobs: Iterable[bytes]) -> compact_theta_sketch:
-    union = theta_union()
+def merge_theta(blobs: Iterable[bytes], lg_k: int = THETA_LG_K) -> compact_theta_sketch:
+    union = theta_union(lg_k)
     for blob in blobs:
         union.update(compact_theta_sketch.deserialize(blob))
     return union.get_result()

@@ -47,7 +47,7 @@ from metastore.statistics.column_pieces import (
     piece_of_block,
     piece_of_partition,
 )
-from metastore.statistics.histograms import text_forms
+from metastore.statistics.histograms import partition_theta_lg_k, text_forms
 from metastore.statistics.samples import (
     FORCED,
     PARTITION_ID,
@@ -152,7 +152,7 @@ def _extended(
         if samples_kept(level) and encoded is None and block.sample is None:
             continue  # no pooled sample stored (statistics of an earlier form): rebuilt
         children = [block, *_top_k_as_text(appending)]
-        built = _merged_block(table_id, level, number, children, types, encoded)
+        built = _merged_block(table_id, level, number, children, types, len(ids), encoded)
         _delete(conn, table_id, [(level, number)])
         bulk_insert(conn, RollupBlock, [built.block])
         bulk_insert(conn, RollupColumn, built.columns)
@@ -289,7 +289,7 @@ def _build(
         by_block.setdefault(child.start // span, []).append(child)
     block_rows, column_rows = [], []
     for number, members in sorted(by_block.items()):
-        built = _merged_block(table_id, level, number, members, types)
+        built = _merged_block(table_id, level, number, members, types, len(ids))
         block_rows.append(built.block)
         column_rows += built.columns
     bulk_insert(conn, RollupBlock, block_rows)
@@ -308,17 +308,28 @@ class BuiltBlock:
     child: _Child | None = field(default=None, compare=False, repr=False)
 
 
+def block_theta_lg_k(partitions: int, level: int) -> int:
+    """lgK of the Theta union a block of `level` keeps in a table of `partitions`
+    partitions (docs/design.md#sizes): as a partition's (histograms.partition_theta_lg_k)
+    of a table of its blocks, so that a sixteenth of the table still unions to THETA_LG_K's
+    hashes whatever blocks cover it; a selection of fewer sees the block's own error
+    (1/sqrt(2**lgK): 6.25% at lgK 8, lineitem's level-1 blocks of 8 partitions)."""
+    return partition_theta_lg_k(max(1, partitions // FANOUT**level))
+
+
 def _merged_block(
     table_id: int,
     level: int,
     number: int,
     members: list[_Child],
     types: dict[str, str],
+    partitions_in_table: int,
     encoded: tuple[int, bytes] | None = None,
 ) -> BuiltBlock:
-    """The block `number` of `level` merged from its children (in id order); its pooled
-    sample `encoded` (rows, bytes) where given (`_appended_sample`: then it is not pooled
-    in memory for a parent)."""
+    """The block `number` of `level` merged from its children (in id order), in a table
+    of `partitions_in_table` partitions with statistics (its Theta sketches sized to them:
+    `block_theta_lg_k`); its pooled sample `encoded` (rows, bytes) where given
+    (`_appended_sample`: then it is not pooled in memory for a parent)."""
     sample = None if encoded else _concatenated([c.sample for c in members if c.sample is not None])
     rows, partitions = sum(c.rows for c in members), sum(c.partitions for c in members)
     kept = sample if samples_kept(level) else None  # pooled in memory for the parent either way
@@ -334,10 +345,11 @@ def _merged_block(
         "sample": None if encoded is None else encoded[1],
     }
     columns, merged_pieces = [], {}
+    lg_k = block_theta_lg_k(partitions_in_table, level)
     names = dict.fromkeys(name for c in members for name in c.columns)
     for name in names:
         pieces = [c.columns[name] for c in members if name in c.columns]
-        merged = merged_pieces[name] = merge_pieces(types.get(name, "string"), pieces)
+        merged = merged_pieces[name] = merge_pieces(types.get(name, "string"), pieces, lg_k)
         columns.append(
             {
                 "table_id": table_id,
@@ -353,7 +365,7 @@ def _merged_block(
 
 
 def leaf_block(
-    table_id: int, pieces: Mapping[int, PartitionPiece], types: dict[str, str]
+    table_id: int, pieces: Mapping[int, PartitionPiece], types: dict[str, str], partitions: int
 ) -> BuiltBlock:
     """The level-1 block over exactly the partitions `pieces` (fresh statistics by id, all
     in one block's range), built ahead of the write that stores them: a collection builds
@@ -361,12 +373,16 @@ def leaf_block(
     with statistics in the block's range are these)."""
     ids = sorted(pieces)
     children = _top_k_as_text([pieces[pid].child(pid) for pid in ids])
-    built = _merged_block(table_id, 1, ids[0] // FANOUT, children, types)
+    built = _merged_block(table_id, 1, ids[0] // FANOUT, children, types, partitions)
     return replace(built, members=tuple(ids))
 
 
 def upper_block(
-    table_id: int, level: int, children: Sequence[BuiltBlock], types: dict[str, str]
+    table_id: int,
+    level: int,
+    children: Sequence[BuiltBlock],
+    types: dict[str, str],
+    partitions: int,
 ) -> BuiltBlock:
     """The block of `level` (2 and up) over exactly the blocks `children` of the level
     below (built ahead, in number order, all in its range), merged from them as they are
@@ -375,7 +391,7 @@ def upper_block(
     if len(forms) != len(children):
         raise ValueError("a block built ahead was already merged into its parent")
     number = children[0].block["block"] // FANOUT
-    built = _merged_block(table_id, level, number, forms, types)
+    built = _merged_block(table_id, level, number, forms, types, partitions)
     return replace(built, members=tuple(pid for c in children for pid in c.members))
 
 
