@@ -328,8 +328,9 @@ def collect(
 
         report.columns_skipped = _skipped_columns(info, layout.skipped)
 
-        # a sample of every partition replaces the keys they were drawn with (none if whole)
-        keys_drawn = report.forcing_looked or (bool(to_scan) and len(to_scan) == partitions)
+        # a sample of every partition replaces the keys they were drawn with (none if whole;
+        # a scan that looked for them scanned every partition)
+        keys_drawn = bool(to_scan) and len(to_scan) == partitions
 
         def write(conn: Connection, streamed_ids: AbstractSet[int] | None = None) -> None:
             replace_columns(conn, registered, layout.columns)

@@ -39,6 +39,7 @@ rely on (a forced key the sample does not show has no rows).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from sqlalchemy import Connection, Engine
@@ -121,19 +122,20 @@ class _LazySample:
 
     def __init__(self, engine: Engine, table: str) -> None:
         self.engine, self.table = engine, table
-        self._sample: Sample | None = None
-        self._read = False
+
+    @cached_property
+    def sample(self) -> Sample | None:
+        return table_sample(self.engine, self.table)
 
     def counts(self, name: str) -> dict[int, float]:
         """Per value of the column, the rows its sampled rows stand for (their weights)."""
-        if not self._read:
-            self._sample, self._read = table_sample(self.engine, self.table), True
-        if self._sample is None or name not in self._sample.columns:
+        sample = self.sample
+        if sample is None or name not in sample.columns:
             return {}
-        values = np.asarray(self._sample.columns[name], dtype=np.float64)
+        values = np.asarray(sample.columns[name], dtype=np.float64)
         known = ~np.isnan(values)
         found, at = np.unique(values[known], return_inverse=True)
-        weights = np.bincount(at, weights=self._sample.weights[known], minlength=len(found))
+        weights = np.bincount(at, weights=sample.weights[known], minlength=len(found))
         return dict(zip(found.astype(np.int64).tolist(), weights.tolist(), strict=True))
 
 
