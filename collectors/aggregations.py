@@ -34,7 +34,7 @@ import pyarrow as pa
 from collectors.forced_keys import ForcedKeys
 from metastore.column_type import ColumnType
 from metastore.statistics.column_pieces import FIGURES, ColumnFigures
-from metastore.statistics.histograms import HLL_LG_K, KLL_K, THETA_LG_K
+from metastore.statistics.histograms import HLL_LG_K, KLL_K, THETA_LG_K, stored_top_k
 from metastore.statistics.samples import (
     FORCED,
     encode_table,
@@ -328,7 +328,7 @@ def column_records(values: Mapping[str, Any], plans: list[ColumnPlan]) -> list[C
                 hll=_bytes(values.get(f"{a}__hll")),
                 kll=_bytes(values.get(f"{a}__kll")),
                 theta=_bytes(values.get(f"{a}__theta")),
-                top_k=_bytes(values.get(f"{a}__topk")),
+                top_k=stored_top_k(_bytes(values.get(f"{a}__topk"))),
                 top_k_items=plan.top_k_items if plan.has_sketches else None,
                 iceberg_theta=_bytes(values.get(f"{a}__iceberg")),
             )

@@ -73,7 +73,11 @@ from metastore.errors import StatlasError, UnknownColumn
 from metastore.models import ColumnStats, PartitionStats
 from metastore.runs import CollectionRunning as CollectionRunning  # refused: one is running
 from metastore.statistics.forced_keys import write_forced_keys
-from metastore.statistics.histograms import partition_kll_k, partition_theta_lg_k
+from metastore.statistics.histograms import (
+    partition_kll_k,
+    partition_theta_lg_k,
+    sparse_theta_lg_k,
+)
 from metastore.statistics.rollups import BuiltBlock, PartitionPiece, refresh_blocks
 from metastore.statistics.samples import sample_rate, target_rows, whole_table_rows
 from metastore.types import KeyValue
@@ -534,7 +538,10 @@ def _scan(
     sizes = (theta_lg_k, kll_k)
     if scan_method(frame.sparkSession, plans, method) == "jvm":
         keys = [k.name for k in info.partition_keys]
-        aggregated = jvm_scan(frame, keys, plans, rate, SAMPLE_SEED, partitions, *sizes, forced)
+        least = sparse_theta_lg_k(table_partitions)
+        aggregated = jvm_scan(
+            frame, keys, plans, rate, SAMPLE_SEED, partitions, *sizes, forced, theta_least=least
+        )
         records = arrow_records(aggregated)  # scalars and sketches' bytes: as Arrow
     else:
         aggregated = aggregate(frame, info.key_names, plans, rate, *sizes, forced)  # nested

@@ -68,10 +68,16 @@ def packed(values: list[str]) -> str:
     return "".join(f"{len(v.encode('utf-16-le')) // 2}:{v}" for v in values)
 
 
-def spec(plan: ColumnPlan, theta_lg_k: int = THETA_LG_K, kll_k: int = KLL_K) -> str:
+def spec(
+    plan: ColumnPlan,
+    theta_lg_k: int = THETA_LG_K,
+    kll_k: int = KLL_K,
+    theta_least: int | None = None,
+) -> str:
     """The column's plan as PartitionScan reads it (ColumnSpec.parse), each partition's
-    Theta sketch of `theta_lg_k` (histograms.partition_theta_lg_k) and KLL sketch of `kll_k`
-    (histograms.partition_kll_k)."""
+    Theta sketch of `theta_lg_k` (histograms.partition_theta_lg_k; of an integral column,
+    trimmed down to `theta_least` where its values are sparse: histograms.sparse_key_lg_k)
+    and KLL sketch of `kll_k` (histograms.partition_kll_k)."""
     items = [f"alias={plan.alias}"]
     if plan.orderable:
         items.append("minmax")
@@ -85,6 +91,8 @@ def spec(plan: ColumnPlan, theta_lg_k: int = THETA_LG_K, kll_k: int = KLL_K) -> 
         if plan.iceberg:
             items.append("iceberg")
     items += [f"hll={HLL_LG_K}", f"theta={theta_lg_k}", f"k={kll_k}", f"items={top_k_map_size()}"]
+    if theta_least is not None and theta_least < theta_lg_k:
+        items.append(f"thetaleast={theta_least}")
     return ",".join(items)
 
 
@@ -184,12 +192,14 @@ def scan(
     theta_lg_k: int = THETA_LG_K,
     kll_k: int = KLL_K,
     forced: Sequence[ForcedKeys] = (),
+    theta_least: int | None = None,
 ) -> Any:
     """The one-pass scan of `frame` grouped by `keys`: a DataFrame shaped like the
     aggregation of collectors.aggregations.aggregate_expressions. The JVM projects the
     frame as collectors.aggregations.project does (each column, or struct leaf, under its
-    alias) and scans it; each partition's Theta sketches are of `theta_lg_k`, its KLL ones of
-    `kll_k`; a row of a `forced` key is sampled whatever the draw (collectors.forced_keys).
+    alias) and scans it; each partition's Theta sketches are of `theta_lg_k` (of integral
+    columns, down to `theta_least` where their values are sparse), its KLL ones of `kll_k`;
+    a row of a `forced` key is sampled whatever the draw (collectors.forced_keys).
     The arguments cross to the JVM in one call (`packed`)."""
     from pyspark.sql import DataFrame
 
@@ -201,7 +211,7 @@ def scan(
         packed(keys),
         packed([quoted(p.source) for p in plans]),
         packed([p.alias for p in plans]),
-        packed([spec(p, theta_lg_k, kll_k) for p in plans]),
+        packed([spec(p, theta_lg_k, kll_k, theta_least) for p in plans]),
         packed([str(i) for i, p in enumerate(plans) if p in kept]),
         float(sample_rate),
         int(seed),

@@ -22,7 +22,12 @@ from sqlalchemy import Connection, select
 from collectors.aggregations import ColumnRecord
 from collectors.iceberg.listing import DataFile, SnapshotListing
 from metastore.models import ColumnStats, PartitionStats
-from metastore.statistics.column_pieces import FIGURES, merge_pieces, piece_of_partition
+from metastore.statistics.column_pieces import (
+    FIGURES,
+    merge_pieces,
+    piece_of_partition,
+    stored_figures,
+)
 from metastore.statistics.histograms import merge_frequent_items, merge_theta
 from metastore.statistics.samples import encode_table, sample_table
 
@@ -96,7 +101,7 @@ def merged_record(type_: str, stored: Any, added: ColumnRecord) -> ColumnRecord:
     serialised = [_bytes(stored.iceberg_theta), added.iceberg_theta]
     figures = {f: getattr(merged, f) for f in FIGURES}
     return ColumnRecord(
-        **{**figures, "top_k": top_k},
+        **stored_figures({**figures, "top_k": top_k}),
         name=added.name,
         iceberg_theta=_merged(serialised, lambda b: merge_theta(b).serialize(True)),
     )

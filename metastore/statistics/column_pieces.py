@@ -19,6 +19,7 @@ from datasketches import compact_theta_sketch, hll_sketch
 
 from metastore.column_type import ColumnType
 from metastore.statistics.histograms import (
+    KLL_K,
     THETA_LG_K,
     inflated,
     merge_hll,
@@ -26,6 +27,7 @@ from metastore.statistics.histograms import (
     merge_text_items,
     merge_theta,
     stored_hll,
+    stored_top_k,
     text_form,
 )
 from metastore.statistics.kll_packing import packed_kll
@@ -60,13 +62,21 @@ _read_figures = attrgetter(*FIGURES)
 
 def figures_of(row: Any) -> dict[str, Any]:
     """The figures of a row that has them (column_stats', rollup_columns', a collected
-    record), by name, sketches as bytes."""
+    record), by name, sketches as bytes (heavy hitters inflated: `stored_figures`)."""
     found = dict(zip(FIGURES, _read_figures(row), strict=True))
     found["null_count"] = int(found["null_count"])
     for name in SKETCHES:
         if (value := found[name]) is not None:
             found[name] = bytes(value)
+    if found["top_k"] is not None:
+        found["top_k"] = inflated(found["top_k"])
     return found
+
+
+def stored_figures(figures: dict[str, Any]) -> dict[str, Any]:
+    """Figures as a row stores them: heavy hitters deflated where that is smaller (the
+    other sketches are serialised in their stored forms already)."""
+    return {**figures, "top_k": stored_top_k(figures.get("top_k"))}
 
 
 @dataclass(frozen=True)
@@ -133,10 +143,10 @@ def piece_of_block(row: Any) -> ColumnPiece:
 
 
 def merge_pieces(
-    type_: str, pieces: Sequence[ColumnPiece], theta_lg_k: int = THETA_LG_K
+    type_: str, pieces: Sequence[ColumnPiece], theta_lg_k: int = THETA_LG_K, kll_k: int = KLL_K
 ) -> ColumnPiece:
     """The pieces as one, sketches serialised: what a block of them stores (its Theta
-    union of `theta_lg_k`)."""
+    union of `theta_lg_k`, its KLL sketch of `kll_k`)."""
     parse = value_parser(type_)
     hlls = [p.hll for p in pieces if p.hll is not None]
     klls = [p.kll for p in pieces if p.kll is not None]
@@ -156,7 +166,7 @@ def merge_pieces(
         total_len=sum(lengths) if lengths else None,
         max_len=max(max_lens) if max_lens else None,
         hll=stored_hll(merge_hll(hlls)) if hlls else None,
-        kll=packed_kll(merge_kll(klls).serialize()) if klls else None,
+        kll=packed_kll(merge_kll(klls, kll_k).serialize()) if klls else None,
         theta=merge_theta(thetas, theta_lg_k).serialize(compress=True) if thetas else None,
         top_k=merge_text_items(tops, items).sketch.serialize() if tops else None,
         top_k_items=items,

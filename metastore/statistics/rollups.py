@@ -46,8 +46,9 @@ from metastore.statistics.column_pieces import (
     merge_pieces,
     piece_of_block,
     piece_of_partition,
+    stored_figures,
 )
-from metastore.statistics.histograms import partition_theta_lg_k, text_forms
+from metastore.statistics.histograms import partition_kll_k, partition_theta_lg_k, text_forms
 from metastore.statistics.samples import (
     FORCED,
     PARTITION_ID,
@@ -317,6 +318,15 @@ def block_theta_lg_k(partitions: int, level: int) -> int:
     return partition_theta_lg_k(max(1, partitions // FANOUT**level))
 
 
+def block_kll_k(partitions: int, level: int) -> int:
+    """k of the KLL sketch a block of `level` keeps in a table of `partitions` partitions
+    (docs/design.md#sizes): as a partition's (histograms.partition_kll_k) of a table of its
+    blocks, so that a sixteenth of the table or more still merges about as accurately as
+    one sketch of KLL_K; a selection of fewer sees the blocks' own error (about 5% at k
+    64, lineitem's level-1 blocks), shrinking as 1/sqrt(blocks merged)."""
+    return partition_kll_k(max(1, partitions // FANOUT**level))
+
+
 def _merged_block(
     table_id: int,
     level: int,
@@ -327,8 +337,8 @@ def _merged_block(
     encoded: tuple[int, bytes] | None = None,
 ) -> BuiltBlock:
     """The block `number` of `level` merged from its children (in id order), in a table
-    of `partitions_in_table` partitions with statistics (its Theta sketches sized to them:
-    `block_theta_lg_k`); its pooled sample `encoded` (rows, bytes) where given
+    of `partitions_in_table` partitions with statistics (its Theta and KLL sketches sized to
+    them: `block_theta_lg_k`, `block_kll_k`); its pooled sample `encoded` (rows, bytes) where given
     (`_appended_sample`: then it is not pooled in memory for a parent)."""
     sample = None if encoded else _concatenated([c.sample for c in members if c.sample is not None])
     rows, partitions = sum(c.rows for c in members), sum(c.partitions for c in members)
@@ -346,17 +356,18 @@ def _merged_block(
     }
     columns, merged_pieces = [], {}
     lg_k = block_theta_lg_k(partitions_in_table, level)
+    kll_k = block_kll_k(partitions_in_table, level)
     names = dict.fromkeys(name for c in members for name in c.columns)
     for name in names:
         pieces = [c.columns[name] for c in members if name in c.columns]
-        merged = merged_pieces[name] = merge_pieces(types.get(name, "string"), pieces, lg_k)
+        merged = merged_pieces[name] = merge_pieces(types.get(name, "string"), pieces, lg_k, kll_k)
         columns.append(
             {
                 "table_id": table_id,
                 "level": level,
                 "block": number,
                 "column_name": name,
-                **{k: v for k, v in merged.__dict__.items() if k != "top_k_text"},
+                **stored_figures({k: v for k, v in merged.__dict__.items() if k != "top_k_text"}),
             }
         )
     start = number * FANOUT**level

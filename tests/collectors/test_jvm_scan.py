@@ -251,6 +251,42 @@ def test_sketch_sizes_follow_what_they_carry(spark: Any, tmp_path: Path) -> None
         assert most_common(merge_frequent_items([kept], "longs"), 1)[0] == (7, 1_667)
 
 
+def test_sparse_integral_sketches_are_trimmed_dense_ones_kept(spark: Any, tmp_path: Path) -> None:
+    """issue 49: a partition's Theta sketch of an integral column whose values are few in
+    their range is trimmed down to the least lgK the driver allows (histograms.sparse_key_lg_k:
+    2**12 x their share of the range); one whose values fill much of it, and strings, keep
+    the lgK asked; either way within the sketch's error of the partition's distinct count."""
+    rng = random.Random(49)
+    distinct = {}
+    for day in ("2024-01-01", "2024-01-02"):
+        sparse = rng.sample(range(10**7), 5_000)  # 0.05% of their range
+        dense = [rng.randrange(6_000) for _ in range(5_000)]  # about 3,400 of 6,000
+        names = [f"n{v}" for v in sparse]
+        directory = tmp_path / f"dt={day}"
+        directory.mkdir()
+        table = pa.table({"sparse": sparse, "dense": dense, "name": names})
+        distinct[day] = {"sparse": 5_000, "dense": len(set(dense)), "name": 5_000}
+        pq.write_table(table, directory / "part.parquet")
+    frame = spark.read.parquet(str(tmp_path))
+    plans = plans_of(frame, ["dt"])
+    rows = scan(frame, ["dt"], plans, 0.0, SEED, 2, 10, theta_least=5).collect()
+    assert len(rows) == 2
+    for row in rows:
+        records = {r.name: r for r in column_records(row.asDict(), plans)}
+        retained = {}
+        for name in ("sparse", "dense", "name"):
+            theta = records[name].theta
+            assert theta is not None
+            sketch = compact_theta_sketch.deserialize(theta)
+            retained[name] = sketch.num_retained
+            relative = 3 / math.sqrt(sketch.num_retained)
+            exact = distinct[row["dt"]][name]
+            assert math.isclose(sketch.get_estimate(), exact, rel_tol=relative), name
+        assert retained["sparse"] == 32
+        assert retained["dense"] >= 1_024
+        assert retained["name"] >= 1_024
+
+
 def test_row_sample_keeps_every_row_at_rate_one(spark: Any, lake: Path) -> None:
     frame = spark.read.parquet(str(lake / "dt=2024-01-01"))
     keys = ["region"]

@@ -17,6 +17,7 @@ from datasketches import (
     frequent_items_sketch,
     hll_sketch,
     kll_doubles_sketch,
+    theta_union,
     update_theta_sketch,
 )
 from hypothesis import given
@@ -41,6 +42,9 @@ from metastore.statistics.histograms import (
     partition_kll_k,
     partition_theta_lg_k,
     seed_uniform,
+    sparse_key_lg_k,
+    sparse_theta_lg_k,
+    stored_top_k,
     text_form,
     text_forms,
     to_grid,
@@ -142,6 +146,32 @@ def test_heavy_hitters_of_longs_merge() -> None:
     assert [item for item, _ in most_common(merged, 2)] == [7, 9]
     assert merged.get_lower_bound(7) <= 602 <= merged.get_upper_bound(7)
     assert merged.get_lower_bound(9) <= 301 <= merged.get_upper_bound(9)
+
+
+def test_heavy_hitters_are_stored_deflated_and_read_in_either_form() -> None:
+    """issue 49: heavy hitters are stored deflated where that is smaller; those stored
+    before (as Spark writes them) still read, alone or merged with new ones."""
+    from metastore.statistics.column_pieces import figures_of
+
+    sketch = frequent_items_sketch(6)
+    counts = ((0.0, 219), (0.01, 230), (0.02, 201), (0.05, 210), (0.08, 224), (0.1, 207))
+    for value, weight in counts:
+        sketch.update(value, weight)
+    raw = sketch.serialize(PyDoublesSerDe())
+    stored = stored_top_k(raw)
+    assert stored is not None
+    assert len(stored) < 0.7 * len(raw)
+    assert stored[0] == 0x78
+    expected = [(0.01, 230), (0.08, 224), (0.0, 219), (0.05, 210), (0.1, 207), (0.02, 201)]
+    assert most_common(merge_frequent_items([stored], "doubles"), 10) == expected
+    assert most_common(merge_frequent_items([raw], "doubles"), 10) == expected
+    both = dict(most_common(merge_frequent_items([raw, stored], "doubles"), 10))
+    assert both == {item: 2 * count for item, count in expected}
+    row: dict[str, Any] = dict.fromkeys(("min_value", "max_value", "total_len", "max_len"))
+    row.update(null_count=0, hll=None, kll=None, theta=None, top_k=stored, top_k_items="doubles")
+    assert figures_of(type("Row", (), row))["top_k"] == raw
+    empty = frequent_items_sketch(6).serialize(PyDoublesSerDe())
+    assert stored_top_k(empty) == empty  # eight bytes: deflating would only add to them
 
 
 # ---- bounds on the column's grid (issue 21, part 5) -----------------------------------
@@ -286,6 +316,38 @@ def test_partition_theta_sketches_are_sized_to_the_table(partitions: int) -> Non
     assert lg_k == THETA_LG_K or 2**lg_k * partitions / 16 >= 2**THETA_LG_K
     assert partition_theta_lg_k(2_526) == 7
     assert partition_theta_lg_k(200) == 9
+
+
+def test_sparse_integral_sketches_are_sized_to_their_share_of_the_range() -> None:
+    # the least a sparse column's sketch takes: the sixteenth rule without the floor of 7
+    assert [sparse_theta_lg_k(p) for p in (8, 200, 1_000, 1_024, 2_526, 10**6)] == [
+        12,
+        9,
+        7,
+        6,
+        5,
+        5,
+    ]
+    # TPC-H lineitem's partitions by ship date: 2,375 order keys of 1..6,000,000, 2,375 part
+    # keys of 1..200,000, 2,100 supplier keys of 1..10,000
+    assert sparse_key_lg_k(2_375, 1, 6_000_000, 5, 7) == 5
+    assert sparse_key_lg_k(2_375, 1, 200_000, 5, 7) == 6
+    assert sparse_key_lg_k(2_100, 1, 10_000, 5, 7) == 7
+    # partitions that share the values of their range union to no more than it holds: a
+    # union of every partition keeps about 2**12 hashes, however many partitions share them
+    rng = np.random.default_rng(49)
+    union, seen = theta_union(THETA_LG_K), set()
+    for _ in range(400):
+        values = rng.choice(200_000, 2_000, replace=False)
+        seen.update(values.tolist())
+        lg_k = sparse_key_lg_k(2_000, 0, 199_999, 5, 12)
+        sketch = update_theta_sketch(lg_k)
+        for v in values.tolist():
+            sketch.update(v)
+        union.update(sketch.compact())
+    merged = union.get_result()
+    assert merged.num_retained >= 0.9 * 2**THETA_LG_K
+    assert merged.get_estimate() == pytest.approx(len(seen), rel=3 / 64)
 
 
 def test_partition_kll_sketches_are_sized_to_the_table() -> None:

@@ -158,7 +158,7 @@ def stored_records(ms: Metastore) -> list[tuple[Any, ...]]:
         if key == "hll":
             return round(merge_hll([blob]).get_estimate(), 6)
         if key == "top_k":
-            sketch = frequent_strings_sketch.deserialize(blob)
+            sketch = frequent_strings_sketch.deserialize(inflated(blob))
             return sorted(sketch.get_frequent_items(frequent_items_error_type.NO_FALSE_NEGATIVES))
 
     with ms.engine.connect() as conn:

@@ -8,7 +8,7 @@ import math
 
 from datasketches import frequent_items_error_type, frequent_strings_sketch
 
-from metastore.statistics.histograms import text_form
+from metastore.statistics.histograms import inflated, text_form
 
 FEW_VALUES = 16  # a partition's exact heavy hitters over at most this many values are kept
 
@@ -19,7 +19,7 @@ def heavy_hitters_inform(top_k: bytes, items: str | None) -> bool:
     error; one that never did counts every value exactly, and is kept over at most
     FEW_VALUES values, or where its heaviest value holds at least twice the average count
     and four standard deviations of a uniform draw more."""
-    sketch = frequent_strings_sketch.deserialize(text_form(top_k, items))
+    sketch = frequent_strings_sketch.deserialize(text_form(inflated(top_k), items))
     found = sketch.get_frequent_items(frequent_items_error_type.NO_FALSE_POSITIVES)
     if not found:
         return False

@@ -48,13 +48,15 @@ final class ColumnSpec implements Serializable {
   final int topK;
   final int hllLgK;
   final int thetaLgK;
+  /** The least lgK a sketch of an integral column is trimmed to (Sketches.sizedTheta). */
+  final int thetaLeast;
   final int kllK;
   final int topKMapSize;
   final boolean iceberg;
 
   private ColumnSpec(String alias, DataType type, boolean minMax, boolean length, int distinct,
-      boolean kll, int topK, int hllLgK, int thetaLgK, int kllK, int topKMapSize,
-      boolean iceberg) {
+      boolean kll, int topK, int hllLgK, int thetaLgK, int thetaLeast, int kllK,
+      int topKMapSize, boolean iceberg) {
     this.alias = alias;
     this.type = type;
     this.kind = kindOf(type);
@@ -65,6 +67,7 @@ final class ColumnSpec implements Serializable {
     this.topK = topK;
     this.hllLgK = hllLgK;
     this.thetaLgK = thetaLgK;
+    this.thetaLeast = Math.min(thetaLeast, thetaLgK);
     this.kllK = kllK;
     this.topKMapSize = topKMapSize;
     this.iceberg = iceberg;
@@ -85,6 +88,7 @@ final class ColumnSpec implements Serializable {
     int topK = 0;
     int hllLgK = 12;
     int thetaLgK = 12;
+    int thetaLeast = Integer.MAX_VALUE; // none given: the sketch as built
     int kllK = 200;
     int items = 256;
     for (String token : text.split(",")) {
@@ -104,6 +108,7 @@ final class ColumnSpec implements Serializable {
         };
         case "hll" -> hllLgK = Integer.parseInt(value);
         case "theta" -> thetaLgK = Integer.parseInt(value);
+        case "thetaleast" -> thetaLeast = Integer.parseInt(value);
         case "k" -> kllK = Integer.parseInt(value);
         case "items" -> items = Integer.parseInt(value);
         case "" -> { }
@@ -114,7 +119,8 @@ final class ColumnSpec implements Serializable {
       throw new IllegalArgumentException("a column plan needs alias=: " + text);
     }
     return new ColumnSpec(
-        alias, type, minMax, length, distinct, kll, topK, hllLgK, thetaLgK, kllK, items, iceberg);
+        alias, type, minMax, length, distinct, kll, topK, hllLgK, thetaLgK, thetaLeast, kllK, items,
+        iceberg);
   }
 
   static Kind kindOf(DataType type) {

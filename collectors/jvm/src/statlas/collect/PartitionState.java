@@ -116,13 +116,16 @@ final class PartitionState implements Serializable {
         values.add(any ? maxLen[j] : null);
       }
       if (c.distinct != ColumnSpec.NO_SKETCH) {
-        values.add(c.distinct == ColumnSpec.HLL ? Sketches.deflatedIfSmaller(distinct[j]) : distinct[j]);
+        values.add(
+            c.distinct == ColumnSpec.HLL
+                ? Sketches.deflatedIfSmaller(distinct[j])
+                : Sketches.sizedTheta(distinct[j], c, min[j], max[j]));
       }
       if (c.kll) {
         values.add(Sketches.packKll(kll[j]));
       }
       if (c.topK != 0) {
-        values.add(topKInformative[j] ? topK[j] : null);
+        values.add(topKInformative[j] ? Sketches.deflatedIfSmaller(topK[j]) : null);
       }
       if (c.iceberg) {
         values.add(iceberg[j]);

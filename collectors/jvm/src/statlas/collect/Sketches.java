@@ -41,6 +41,36 @@ final class Sketches {
     return union.getResult().toByteArrayCompressed();
   }
 
+  /**
+   * A partition's Theta sketch as stored (metastore/statistics/histograms.py
+   * sparse_key_lg_k): of an integral column, trimmed to the least lgK from
+   * {@code c.thetaLeast} up with 2^12 x (its distinct values' share of [min, max]) hashes;
+   * of other columns, or already as small, as it is.
+   */
+  static byte[] sizedTheta(byte[] sketch, ColumnSpec c, Object min, Object max) {
+    if (sketch == null || c.thetaLeast >= c.thetaLgK || min == null || max == null) {
+      return sketch;
+    }
+    switch (c.kind) {
+      case BYTE, SHORT, INT, LONG -> { }
+      default -> {
+        return sketch;
+      }
+    }
+    CompactSketch compact = CompactSketch.heapify(Memory.wrap(sketch));
+    double width = (double) ((Number) max).longValue() - ((Number) min).longValue() + 1;
+    double wanted = Math.max(1.0, 4096.0 * compact.getEstimate() / width);
+    int lgK = (int) Math.ceil(Math.log(wanted) / Math.log(2) - 1e-9);
+    lgK = Math.min(c.thetaLgK, Math.max(c.thetaLeast, lgK));
+    if (compact.getRetainedEntries() <= (1 << lgK)) {
+      return sketch;
+    }
+    org.apache.datasketches.theta.Union union =
+        SetOperation.builder().setNominalEntries(1 << lgK).buildUnion();
+    union.union(compact);
+    return union.getResult().toByteArrayCompressed();
+  }
+
   static byte[] mergeKll(byte[] a, byte[] b) {
     KllDoublesSketch merged = KllDoublesSketch.heapify(Memory.wrap(a));
     merged.merge(KllDoublesSketch.heapify(Memory.wrap(b)));
@@ -129,9 +159,10 @@ final class Sketches {
   }
 
   /**
-   * An HLL sketch as the metastore stores it: deflated where that is smaller (registers of
-   * HLL mode, about 0.57 of their bytes), else as it is (lists and sets of coupons, which
-   * are random); an HLL sketch never begins with zlib's 0x78 (histograms.inflated).
+   * An HLL or heavy-hitters sketch as the metastore stores it: deflated where that is
+   * smaller (registers of HLL mode, about 0.57 of their bytes; heavy hitters' weights and
+   * items, about half), else as it is (lists and sets of coupons, which are random); neither
+   * sketch begins with zlib's 0x78 (histograms.inflated).
    */
   static byte[] deflatedIfSmaller(byte[] sketch) {
     if (sketch == null) {
