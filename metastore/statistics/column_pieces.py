@@ -21,6 +21,7 @@ from metastore.column_type import ColumnType
 from metastore.statistics.histograms import (
     KLL_K,
     THETA_LG_K,
+    exact_values,
     inflated,
     merge_hll,
     merge_kll,
@@ -123,6 +124,8 @@ def partition_distinct(theta: bytes | None, hll: bytes | None) -> int | None:
         estimate: float = compact_theta_sketch.deserialize(theta).get_estimate()
         return round(estimate)
     if hll:
+        if (values := exact_values(hll)) is not None:
+            return int(values.size)
         estimate = hll_sketch.deserialize(inflated(hll)).get_estimate()
         return round(estimate)
     return None

@@ -35,6 +35,7 @@ from datasketches import (
     hll_sketch,
     hll_union,
     kll_doubles_sketch,
+    tgt_hll_type,
     theta_union,
 )
 
@@ -253,10 +254,53 @@ def _check_buckets(buckets: int) -> None:
 
 
 def merge_hll(blobs: Iterable[bytes], lg_k: int = HLL_LG_K) -> hll_sketch:
+    """The union of stored HLL sketches (stored_hll's forms, or exact sets of values, hashed
+    into the union as the scan hashed them: exact_values)."""
     union = hll_union(lg_k)
     for blob in blobs:
-        union.update(hll_sketch.deserialize(inflated(blob)))
+        values = exact_values(blob)
+        if values is None:
+            union.update(hll_sketch.deserialize(inflated(blob)))
+            continue
+        for value in values.tolist():
+            union.update(value)
     return union.get_result()
+
+
+EXACT_SET = 0x53
+"""The first byte of a partition's distinct values stored whole in place of its HLL sketch
+(the collection scan's Sketches.storedHll: a column fed longs, whose heavy hitters never
+purged and so named every value): the least as 8 little-endian bytes, then zlib over each
+value's difference from the one before as an unsigned LEB128 varint (0 for the first)."""
+
+
+def exact_values(blob: bytes) -> np.ndarray | None:
+    """The distinct values (int64, sorted) of a stored exact set; None for a sketch. Each
+    hashed into an HLL sketch (hll_sketch.update of the int) gives the scan's own sketch:
+    dates as days and timestamps as microseconds, as it fed them."""
+    if blob[:1] != bytes([EXACT_SET]):
+        return None
+    least = int.from_bytes(blob[1:9], "little", signed=True)
+    data = np.frombuffer(zlib.decompress(blob[9:]), dtype=np.uint8)
+    ends = np.flatnonzero(data < 0x80)  # a varint's last byte has no continuation bit
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    steps = np.zeros(ends.size, dtype=np.uint64)
+    for shift in range(10):  # an unsigned 64-bit varint has at most ten bytes
+        position = starts + shift
+        within = position <= ends
+        if not within.any():
+            break
+        chunk = (data[position[within]] & 0x7F).astype(np.uint64)
+        steps[within] |= chunk << np.uint64(7 * shift)
+    return (np.cumsum(steps) + np.int64(least).view(np.uint64)).view(np.int64)
+
+
+def exact_hll(values: np.ndarray, lg_k: int = HLL_LG_K) -> hll_sketch:
+    """An HLL sketch of the values as the scan builds it (4-bit registers)."""
+    sketch = hll_sketch(lg_k, tgt_hll_type.HLL_4)
+    for value in values.tolist():
+        sketch.update(value)
+    return sketch
 
 
 def stored_hll(sketch: hll_sketch) -> bytes:
@@ -291,11 +335,13 @@ def deflated(blob: bytes) -> bytes:
 
 def inflated(blob: bytes) -> bytes:
     """A stored KLL, HLL or heavy-hitters sketch as DataSketches reads it: unpacked
-    (kll_packing), inflated if it was deflated, or as it is (statistics collected before
-    sketches were deflated, and Spark's own aggregates). An HLL sketch begins with its
-    preamble's length (2, 3 or 10)."""
+    (kll_packing), built from an exact set of values (exact_values), inflated if it was
+    deflated, or as it is (statistics collected before sketches were deflated, and Spark's
+    own aggregates). An HLL sketch begins with its preamble's length (2, 3 or 10)."""
     if blob[:1] == bytes([PACKED_KLL]):
         return unpacked_kll(blob)
+    if (values := exact_values(blob)) is not None:
+        return bytes(exact_hll(values).serialize_compact())
     return zlib.decompress(blob) if blob[:1] == bytes([ZLIB_HEADER]) else blob
 
 

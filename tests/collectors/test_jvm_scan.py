@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from datasketches import compact_theta_sketch
+from datasketches import compact_theta_sketch, hll_sketch, hll_union, tgt_hll_type
 
 from collectors import jvm_scan
 from collectors.aggregations import (
@@ -36,6 +36,8 @@ from collectors.spark_session import session_settings, spark_session
 from metastore.errors import StatlasError
 from metastore.partitions.names import partition_name
 from metastore.statistics.histograms import (
+    exact_values,
+    inflated,
     merge_frequent_items,
     merge_hll,
     merge_kll,
@@ -285,6 +287,49 @@ def test_sparse_integral_sketches_are_trimmed_dense_ones_kept(spark: Any, tmp_pa
         assert retained["sparse"] == 32
         assert retained["dense"] >= 1_024
         assert retained["name"] >= 1_024
+
+
+def test_few_dates_are_stored_as_their_values_many_as_a_sketch(spark: Any, tmp_path: Path) -> None:
+    """issue 49: a partition's HLL sketch of a date column whose heavy hitters name every
+    value is stored as those values (histograms.exact_values), which hashed again give the
+    scan's own sketch; a column of more values than its heavy hitters hold stays a sketch."""
+    rng = random.Random(49)
+    day0 = dt.date(1995, 1, 1)
+    few = [day0 + dt.timedelta(rng.randrange(170)) for _ in range(3_000)]
+    many = [day0 + dt.timedelta(rng.randrange(2_000)) for _ in range(3_000)]
+    directory = tmp_path / "dt=2024-01-01"
+    directory.mkdir()
+    pq.write_table(pa.table({"few": few, "many": many}), directory / "part.parquet")
+    frame = spark.read.parquet(str(tmp_path))
+    plans = plans_of(frame, ["dt"])
+    [row] = scan(frame, ["dt"], plans, 0.0, SEED, 1).collect()
+    records = {r.name: r for r in column_records(row.asDict(), plans)}
+    stored = records["few"].hll
+    assert stored is not None
+    values = exact_values(stored)
+    assert values is not None
+    days = sorted({(d - dt.date(1970, 1, 1)).days for d in few})
+    assert values.tolist() == days
+    assert len(stored) < 100  # 170 days of 4-byte coupons: about 700 bytes as a sketch
+    rebuilt = hll_sketch.deserialize(inflated(stored))
+    assert rebuilt.get_estimate() == pytest.approx(len(days), rel=0.01)
+    # the same coupons as a sketch fed the days: their union counts no more
+    union = hll_union(12)
+    union.update(rebuilt)
+    fed = hll_sketch(12, tgt_hll_type.HLL_4)
+    for day in days:
+        fed.update(day)
+    union.update(fed)
+    assert union.get_estimate() == pytest.approx(rebuilt.get_estimate())
+    assert merge_hll([stored]).get_estimate() == pytest.approx(len(days), rel=0.01)
+    kept = records["many"].hll
+    assert kept is not None
+    assert exact_values(kept) is None
+    distinct = len(set(many))
+    assert merge_hll([kept, stored]).get_estimate() == pytest.approx(
+        len(set(many) | set(few)), rel=0.05
+    )
+    assert merge_hll([kept]).get_estimate() == pytest.approx(distinct, rel=0.05)
 
 
 def test_row_sample_keeps_every_row_at_rate_one(spark: Any, lake: Path) -> None:

@@ -24,6 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metastore.statistics.histograms import (
+    EXACT_SET,
     KLL_K,
     PARTITION_KLL_K_LEAST,
     PARTITION_LG_K_LEAST,
@@ -31,6 +32,7 @@ from metastore.statistics.histograms import (
     Histogram,
     equi_depth,
     equi_width,
+    exact_values,
     from_grid,
     grid_edges,
     merge_frequent_items,
@@ -316,6 +318,28 @@ def test_partition_theta_sketches_are_sized_to_the_table(partitions: int) -> Non
     assert lg_k == THETA_LG_K or 2**lg_k * partitions / 16 >= 2**THETA_LG_K
     assert partition_theta_lg_k(2_526) == 7
     assert partition_theta_lg_k(200) == 9
+
+
+@given(st.lists(st.integers(-(2**62), 2**62), min_size=1, max_size=300, unique=True))
+def test_exact_sets_of_values_read_back(values: list[int]) -> None:
+    """The layout EXACT_SET documents (the scan's JVM writes it: Sketches.storedHll), read
+    back whatever the steps between values (LEB128 varints of up to ten bytes)."""
+    import zlib
+
+    ordered = sorted(values)
+    varints = bytearray()
+    for i, value in enumerate(ordered):
+        step = 0 if i == 0 else value - ordered[i - 1]
+        while step >= 0x80:
+            varints.append(step & 0x7F | 0x80)
+            step >>= 7
+        varints.append(step)
+    blob = bytes([EXACT_SET]) + ordered[0].to_bytes(8, "little", signed=True)
+    blob += zlib.compress(bytes(varints), 1)
+    back = exact_values(blob)
+    assert back is not None
+    assert back.tolist() == ordered
+    assert merge_hll([blob]).get_estimate() == pytest.approx(len(ordered), rel=0.03)
 
 
 def test_sparse_integral_sketches_are_sized_to_their_share_of_the_range() -> None:

@@ -118,7 +118,7 @@ final class PartitionState implements Serializable {
       if (c.distinct != ColumnSpec.NO_SKETCH) {
         values.add(
             c.distinct == ColumnSpec.HLL
-                ? Sketches.deflatedIfSmaller(distinct[j])
+                ? Sketches.storedHll(distinct[j], c, topK[j])
                 : Sketches.sizedTheta(distinct[j], c, min[j], max[j]));
       }
       if (c.kll) {

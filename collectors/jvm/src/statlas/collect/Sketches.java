@@ -10,6 +10,7 @@ import org.apache.datasketches.common.ArrayOfDoublesSerDe;
 import org.apache.datasketches.common.ArrayOfItemsSerDe;
 import org.apache.datasketches.common.ArrayOfLongsSerDe;
 import org.apache.datasketches.common.ArrayOfStringsSerDe;
+import org.apache.datasketches.frequencies.ErrorType;
 import org.apache.datasketches.frequencies.ItemsSketch;
 import org.apache.datasketches.hll.HllSketch;
 import org.apache.datasketches.hll.TgtHllType;
@@ -170,6 +171,56 @@ final class Sketches {
     }
     byte[] deflated = deflate(sketch, null);
     return deflated.length < sketch.length ? deflated : sketch;
+  }
+
+  /** The first byte of a partition's distinct values stored whole (histograms.EXACT_SET). */
+  static final int EXACT_SET = 0x53;
+
+  /**
+   * A partition's HLL sketch of a column fed longs (integers, dates as days, timestamps as
+   * microseconds) as the metastore stores it: where its heavy hitters never purged, they
+   * hold every distinct value, and those values, sorted, are stored instead when that is
+   * smaller (EXACT_SET, the least as 8 bytes, then the differences as LEB128 varints,
+   * deflated: a day's 170 commit dates in 40 bytes, not 700), which the metastore hashes
+   * into HLL sketches again as the scan does (histograms.merge_hll); else
+   * deflatedIfSmaller.
+   */
+  @SuppressWarnings("unchecked")
+  static byte[] storedHll(byte[] hll, ColumnSpec c, byte[] topK) {
+    byte[] stored = deflatedIfSmaller(hll);
+    if (stored == null || topK == null || c.topK != ColumnSpec.LONGS) {
+      return stored;
+    }
+    switch (c.kind) {
+      case BYTE, SHORT, INT, LONG, DATE, TIMESTAMP, TIMESTAMP_NTZ -> { }
+      default -> {
+        return stored;
+      }
+    }
+    ItemsSketch<Object> items =
+        ItemsSketch.getInstance(Memory.wrap(topK), (ArrayOfItemsSerDe<Object>) serde(c.topK));
+    if (items.getMaximumError() > 0 || items.getNumActiveItems() == 0) {
+      return stored; // purged: not every value is named
+    }
+    ItemsSketch.Row<Object>[] rows = items.getFrequentItems(0, ErrorType.NO_FALSE_NEGATIVES);
+    long[] values = new long[rows.length];
+    for (int i = 0; i < rows.length; i++) {
+      values[i] = (Long) rows[i].getItem();
+    }
+    Arrays.sort(values);
+    ByteArrayOutputStream differences = new ByteArrayOutputStream(values.length * 2);
+    for (int i = 0; i < values.length; i++) {
+      long step = i == 0 ? 0 : values[i] - values[i - 1];
+      while ((step & ~0x7FL) != 0) {
+        differences.write((int) ((step & 0x7F) | 0x80));
+        step >>>= 7;
+      }
+      differences.write((int) step);
+    }
+    byte[] prefix = ByteBuffer.allocate(9).order(ByteOrder.LITTLE_ENDIAN)
+        .put((byte) EXACT_SET).putLong(values[0]).array();
+    byte[] set = deflate(differences.toByteArray(), prefix);
+    return set.length < stored.length ? set : stored;
   }
 
   /** `data` deflated at the fastest level, behind `prefix` if any. */
