@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import xxhash
 from datasketches import (
     compact_theta_sketch,
     frequent_items_error_type,
@@ -267,19 +268,38 @@ def merge_hll(blobs: Iterable[bytes], lg_k: int = HLL_LG_K) -> hll_sketch:
     return union.get_result()
 
 
-EXACT_SET = 0x53
+def _hashed(values: np.ndarray) -> np.ndarray:
+    """Spark's xxhash64 (seed 42) of each decimal's unscaled value (its 8 little-endian
+    bytes), as the scan feeds a decimal column's HLL sketch (precision up to 18)."""
+    hashes = [
+        xxhash.xxh64_intdigest(v.to_bytes(8, "little", signed=True), seed=42)
+        for v in values.tolist()
+    ]
+    return np.array(hashes, dtype=np.uint64).view(np.int64)
+
+
+EXACT_SET, HASHED_SET = 0x53, 0x58
 """The first byte of a partition's distinct values stored whole in place of its HLL sketch
-(the collection scan's Sketches.storedHll: a column fed longs, whose heavy hitters never
-purged and so named every value): the least as 8 little-endian bytes, then zlib over each
-value's difference from the one before as an unsigned LEB128 varint (0 for the first)."""
+(the collection scan's Sketches.storedHll: a column whose heavy hitters never purged and so
+named every value): the least as 8 little-endian bytes, then zlib over each value's
+difference from the one before as an unsigned LEB128 varint (0 for the first). EXACT_SET:
+values the scan fed the sketch (integers, dates as days, timestamps as microseconds);
+HASHED_SET: a decimal column's unscaled values, which it fed through xxhash64 (`_hashed`)."""
 
 
 def exact_values(blob: bytes) -> np.ndarray | None:
-    """The distinct values (int64, sorted) of a stored exact set; None for a sketch. Each
-    hashed into an HLL sketch (hll_sketch.update of the int) gives the scan's own sketch:
-    dates as days and timestamps as microseconds, as it fed them."""
+    """What the scan fed the HLL sketch a stored exact set stands for (int64): hashed into
+    an HLL sketch (hll_sketch.update of each int), they give the scan's own sketch. None for
+    a sketch."""
+    if blob[:1] == bytes([HASHED_SET]):
+        return _hashed(_set_values(blob))
     if blob[:1] != bytes([EXACT_SET]):
         return None
+    return _set_values(blob)
+
+
+def _set_values(blob: bytes) -> np.ndarray:
+    """An exact set's values (EXACT_SET's layout), sorted."""
     least = int.from_bytes(blob[1:9], "little", signed=True)
     data = np.frombuffer(zlib.decompress(blob[9:]), dtype=np.uint8)
     ends = np.flatnonzero(data < 0x80)  # a varint's last byte has no continuation bit

@@ -36,6 +36,7 @@ from collectors.spark_session import session_settings, spark_session
 from metastore.errors import StatlasError
 from metastore.partitions.names import partition_name
 from metastore.statistics.histograms import (
+    HASHED_SET,
     exact_values,
     inflated,
     merge_frequent_items,
@@ -297,13 +298,27 @@ def test_few_dates_are_stored_as_their_values_many_as_a_sketch(spark: Any, tmp_p
     day0 = dt.date(1995, 1, 1)
     few = [day0 + dt.timedelta(rng.randrange(170)) for _ in range(3_000)]
     many = [day0 + dt.timedelta(rng.randrange(2_000)) for _ in range(3_000)]
+    prices = [Decimal(rng.randrange(1, 51)) + Decimal("0.25") for _ in range(3_000)]
     directory = tmp_path / "dt=2024-01-01"
     directory.mkdir()
-    pq.write_table(pa.table({"few": few, "many": many}), directory / "part.parquet")
+    table = pa.table({"few": few, "many": many, "price": pa.array(prices, pa.decimal128(15, 2))})
+    pq.write_table(table, directory / "part.parquet")
     frame = spark.read.parquet(str(tmp_path))
     plans = plans_of(frame, ["dt"])
     [row] = scan(frame, ["dt"], plans, 0.0, SEED, 1).collect()
     records = {r.name: r for r in column_records(row.asDict(), plans)}
+    # a decimal's: its unscaled values, hashed as Spark hashes them: the same coupons as
+    # Spark's own sketch of the partition (hll_sketch_agg)
+    price = records["price"].hll
+    assert price is not None
+    assert price[0] == HASHED_SET
+    [theirs] = spark_aggregates(frame, ["dt"], plans, 0.0).collect()
+    spark_price = {r.name: r for r in column_records(theirs.asDict(), plans)}["price"].hll
+    assert spark_price is not None
+    assert merge_hll([price]).get_estimate() == pytest.approx(50, rel=0.01)
+    assert merge_hll([price, spark_price]).get_estimate() == pytest.approx(
+        merge_hll([spark_price]).get_estimate()
+    )
     stored = records["few"].hll
     assert stored is not None
     values = exact_values(stored)

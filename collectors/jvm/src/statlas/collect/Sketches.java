@@ -1,6 +1,8 @@
 package statlas.collect;
 
 import java.io.ByteArrayOutputStream;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -19,6 +21,7 @@ import org.apache.datasketches.kll.KllDoublesSketch;
 import org.apache.datasketches.memory.Memory;
 import org.apache.datasketches.theta.CompactSketch;
 import org.apache.datasketches.theta.SetOperation;
+import org.apache.spark.sql.types.DecimalType;
 
 /** Merges of serialised sketches: the same unions Spark's sketch aggregates use. */
 final class Sketches {
@@ -176,26 +179,45 @@ final class Sketches {
   /** The first byte of a partition's distinct values stored whole (histograms.EXACT_SET). */
   static final int EXACT_SET = 0x53;
 
+  /** The same, of a decimal column's unscaled values, hashed before HLL (HASHED_SET). */
+  static final int HASHED_SET = 0x58;
+
+  /** Decimals of at most this many digits are read back exactly from their doubles. */
+  static final int EXACT_DECIMAL_DIGITS = 15;
+
   /**
-   * A partition's HLL sketch of a column fed longs (integers, dates as days, timestamps as
-   * microseconds) as the metastore stores it: where its heavy hitters never purged, they
-   * hold every distinct value, and those values, sorted, are stored instead when that is
-   * smaller (EXACT_SET, the least as 8 bytes, then the differences as LEB128 varints,
+   * A partition's HLL sketch as the metastore stores it: where its heavy hitters never
+   * purged, they hold every distinct value, and those values, sorted, are stored instead
+   * when that is smaller (the least as 8 bytes, then the differences as LEB128 varints,
    * deflated: a day's 170 commit dates in 40 bytes, not 700), which the metastore hashes
-   * into HLL sketches again as the scan does (histograms.merge_hll); else
-   * deflatedIfSmaller.
+   * into HLL sketches again as the scan does (histograms.merge_hll): EXACT_SET for a column
+   * fed longs (integers, dates as days, timestamps as microseconds), HASHED_SET for a
+   * decimal of up to EXACT_DECIMAL_DIGITS digits (its unscaled values, which the scan feeds
+   * through Spark's xxhash64); else deflatedIfSmaller.
    */
   @SuppressWarnings("unchecked")
   static byte[] storedHll(byte[] hll, ColumnSpec c, byte[] topK) {
     byte[] stored = deflatedIfSmaller(hll);
-    if (stored == null || topK == null || c.topK != ColumnSpec.LONGS) {
+    if (stored == null || topK == null) {
       return stored;
     }
+    int mark;
     switch (c.kind) {
-      case BYTE, SHORT, INT, LONG, DATE, TIMESTAMP, TIMESTAMP_NTZ -> { }
+      case BYTE, SHORT, INT, LONG, DATE, TIMESTAMP, TIMESTAMP_NTZ -> mark = EXACT_SET;
+      case DECIMAL -> mark = HASHED_SET;
       default -> {
         return stored;
       }
+    }
+    int scale = 0;
+    if (mark == HASHED_SET) {
+      DecimalType type = (DecimalType) c.type;
+      if (type.precision() > EXACT_DECIMAL_DIGITS || c.topK != ColumnSpec.DOUBLES) {
+        return stored;
+      }
+      scale = type.scale();
+    } else if (c.topK != ColumnSpec.LONGS) {
+      return stored;
     }
     ItemsSketch<Object> items =
         ItemsSketch.getInstance(Memory.wrap(topK), (ArrayOfItemsSerDe<Object>) serde(c.topK));
@@ -205,7 +227,17 @@ final class Sketches {
     ItemsSketch.Row<Object>[] rows = items.getFrequentItems(0, ErrorType.NO_FALSE_NEGATIVES);
     long[] values = new long[rows.length];
     for (int i = 0; i < rows.length; i++) {
-      values[i] = (Long) rows[i].getItem();
+      Object item = rows[i].getItem();
+      if (mark == EXACT_SET) {
+        values[i] = (Long) item;
+        continue;
+      }
+      double value = (Double) item;
+      BigDecimal exact = new BigDecimal(Double.toString(value)).setScale(scale, RoundingMode.HALF_UP);
+      values[i] = exact.unscaledValue().longValueExact();
+      if (exact.doubleValue() != value) {
+        return stored; // not the decimal the double was made from
+      }
     }
     Arrays.sort(values);
     ByteArrayOutputStream differences = new ByteArrayOutputStream(values.length * 2);
@@ -218,7 +250,7 @@ final class Sketches {
       differences.write((int) step);
     }
     byte[] prefix = ByteBuffer.allocate(9).order(ByteOrder.LITTLE_ENDIAN)
-        .put((byte) EXACT_SET).putLong(values[0]).array();
+        .put((byte) mark).putLong(values[0]).array();
     byte[] set = deflate(differences.toByteArray(), prefix);
     return set.length < stored.length ? set : stored;
   }
