@@ -317,6 +317,7 @@ def column_records(values: Mapping[str, Any], plans: list[ColumnPlan]) -> list[C
     records = []
     for plan in plans:
         a = plan.alias
+        top_k = stored_top_k(_bytes(values.get(f"{a}__topk")))
         records.append(
             ColumnRecord(
                 name=plan.name,
@@ -328,8 +329,10 @@ def column_records(values: Mapping[str, Any], plans: list[ColumnPlan]) -> list[C
                 hll=_bytes(values.get(f"{a}__hll")),
                 kll=_bytes(values.get(f"{a}__kll")),
                 theta=_bytes(values.get(f"{a}__theta")),
-                top_k=stored_top_k(_bytes(values.get(f"{a}__topk"))),
-                top_k_items=plan.top_k_items if plan.has_sketches else None,
+                top_k=top_k,
+                # the kind of the heavy hitters' items, kept with them (none, where they
+                # tell nothing: collectors/jvm LiveState.informative)
+                top_k_items=plan.top_k_items if top_k is not None else None,
                 iceberg_theta=_bytes(values.get(f"{a}__iceberg")),
             )
         )
