@@ -18,10 +18,10 @@ from typing import Any
 from datasketches import compact_theta_sketch, hll_sketch
 
 from metastore.column_type import ColumnType
+from metastore.statistics.exact_sets import exact_values
 from metastore.statistics.histograms import (
     KLL_K,
     THETA_LG_K,
-    exact_values,
     inflated,
     merge_hll,
     merge_kll,

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import xxhash
 from datasketches import (
     compact_theta_sketch,
     frequent_items_error_type,
@@ -36,10 +35,10 @@ from datasketches import (
     hll_sketch,
     hll_union,
     kll_doubles_sketch,
-    tgt_hll_type,
     theta_union,
 )
 
+from metastore.statistics.exact_sets import exact_hll, exact_values
 from metastore.statistics.kll_packing import MARK as PACKED_KLL
 from metastore.statistics.kll_packing import unpacked_kll
 
@@ -268,61 +267,6 @@ def merge_hll(blobs: Iterable[bytes], lg_k: int = HLL_LG_K) -> hll_sketch:
     return union.get_result()
 
 
-def _hashed(values: np.ndarray) -> np.ndarray:
-    """Spark's xxhash64 (seed 42) of each decimal's unscaled value (its 8 little-endian
-    bytes), as the scan feeds a decimal column's HLL sketch (precision up to 18)."""
-    hashes = [
-        xxhash.xxh64_intdigest(v.to_bytes(8, "little", signed=True), seed=42)
-        for v in values.tolist()
-    ]
-    return np.array(hashes, dtype=np.uint64).view(np.int64)
-
-
-EXACT_SET, HASHED_SET = 0x53, 0x58
-"""The first byte of a partition's distinct values stored whole in place of its HLL sketch
-(the collection scan's Sketches.storedHll: a column whose heavy hitters never purged and so
-named every value): the least as 8 little-endian bytes, then zlib over each value's
-difference from the one before as an unsigned LEB128 varint (0 for the first). EXACT_SET:
-values the scan fed the sketch (integers, dates as days, timestamps as microseconds);
-HASHED_SET: a decimal column's unscaled values, which it fed through xxhash64 (`_hashed`)."""
-
-
-def exact_values(blob: bytes) -> np.ndarray | None:
-    """What the scan fed the HLL sketch a stored exact set stands for (int64): hashed into
-    an HLL sketch (hll_sketch.update of each int), they give the scan's own sketch. None for
-    a sketch."""
-    if blob[:1] == bytes([HASHED_SET]):
-        return _hashed(_set_values(blob))
-    if blob[:1] != bytes([EXACT_SET]):
-        return None
-    return _set_values(blob)
-
-
-def _set_values(blob: bytes) -> np.ndarray:
-    """An exact set's values (EXACT_SET's layout), sorted."""
-    least = int.from_bytes(blob[1:9], "little", signed=True)
-    data = np.frombuffer(zlib.decompress(blob[9:]), dtype=np.uint8)
-    ends = np.flatnonzero(data < 0x80)  # a varint's last byte has no continuation bit
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    steps = np.zeros(ends.size, dtype=np.uint64)
-    for shift in range(10):  # an unsigned 64-bit varint has at most ten bytes
-        position = starts + shift
-        within = position <= ends
-        if not within.any():
-            break
-        chunk = (data[position[within]] & 0x7F).astype(np.uint64)
-        steps[within] |= chunk << np.uint64(7 * shift)
-    return (np.cumsum(steps) + np.int64(least).view(np.uint64)).view(np.int64)
-
-
-def exact_hll(values: np.ndarray, lg_k: int = HLL_LG_K) -> hll_sketch:
-    """An HLL sketch of the values as the scan builds it (4-bit registers)."""
-    sketch = hll_sketch(lg_k, tgt_hll_type.HLL_4)
-    for value in values.tolist():
-        sketch.update(value)
-    return sketch
-
-
 def stored_hll(sketch: hll_sketch) -> bytes:
     """An HLL sketch as stored: deflated where that is smaller (registers of HLL mode, about
     0.57 of their bytes; lists and sets of coupons are random and stay as they are)."""
@@ -361,7 +305,7 @@ def inflated(blob: bytes) -> bytes:
     if blob[:1] == bytes([PACKED_KLL]):
         return unpacked_kll(blob)
     if (values := exact_values(blob)) is not None:
-        return bytes(exact_hll(values).serialize_compact())
+        return bytes(exact_hll(values, HLL_LG_K).serialize_compact())
     return zlib.decompress(blob) if blob[:1] == bytes([ZLIB_HEADER]) else blob
 
 

@@ -35,9 +35,8 @@ from collectors.jvm_scan import ScanUnavailable, scan, scan_method, spec, top_k_
 from collectors.spark_session import session_settings, spark_session
 from metastore.errors import StatlasError
 from metastore.partitions.names import partition_name
+from metastore.statistics.exact_sets import HASHED_SET, exact_values
 from metastore.statistics.histograms import (
-    HASHED_SET,
-    exact_values,
     inflated,
     merge_frequent_items,
     merge_hll,
@@ -293,7 +292,7 @@ def test_sparse_integral_sketches_are_trimmed_dense_ones_kept(spark: Any, tmp_pa
 
 def test_few_dates_are_stored_as_their_values_many_as_a_sketch(spark: Any, tmp_path: Path) -> None:
     """issue 49: a partition's HLL sketch of a date column whose heavy hitters name every
-    value is stored as those values (histograms.exact_values), which hashed again give the
+    value is stored as those values (exact_sets.exact_values), which hashed again give the
     scan's own sketch; a column of more values than its heavy hitters hold stays a sketch."""
     rng = random.Random(49)
     day0 = dt.date(1995, 1, 1)

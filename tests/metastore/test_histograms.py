@@ -23,8 +23,8 @@ from datasketches import (
 from hypothesis import given
 from hypothesis import strategies as st
 
+from metastore.statistics.exact_sets import EXACT_SET, exact_values
 from metastore.statistics.histograms import (
-    EXACT_SET,
     KLL_K,
     PARTITION_KLL_K_LEAST,
     PARTITION_LG_K_LEAST,
@@ -32,7 +32,6 @@ from metastore.statistics.histograms import (
     Histogram,
     equi_depth,
     equi_width,
-    exact_values,
     from_grid,
     grid_edges,
     merge_frequent_items,

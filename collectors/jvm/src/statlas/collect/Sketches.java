@@ -176,7 +176,7 @@ final class Sketches {
     return deflated.length < sketch.length ? deflated : sketch;
   }
 
-  /** The first byte of a partition's distinct values stored whole (histograms.EXACT_SET). */
+  /** The first byte of a partition's distinct values stored whole (metastore/statistics/exact_sets.py). */
   static final int EXACT_SET = 0x53;
 
   /** The same, of a decimal column's unscaled values, hashed before HLL (HASHED_SET). */
@@ -190,7 +190,7 @@ final class Sketches {
    * purged, they hold every distinct value, and those values, sorted, are stored instead
    * when that is smaller (the least as 8 bytes, then the differences as LEB128 varints,
    * deflated: a day's 170 commit dates in 40 bytes, not 700), which the metastore hashes
-   * into HLL sketches again as the scan does (histograms.merge_hll): EXACT_SET for a column
+   * into HLL sketches again as the scan does (metastore/statistics/exact_sets.py): EXACT_SET for a column
    * fed longs (integers, dates as days, timestamps as microseconds), HASHED_SET for a
    * decimal of up to EXACT_DECIMAL_DIGITS digits (its unscaled values, which the scan feeds
    * through Spark's xxhash64); else deflatedIfSmaller.
