@@ -4,10 +4,10 @@ statistics and pooled for any set of partitions (`metastore.statistics.block_rea
 
 Sketches describe one column at a time; a sample keeps the rows together, so a conjunction
 over correlated columns (l_returnflag = 'R' AND l_linestatus = 'O' never holds in TPC-H) can
-be counted on it instead of multiplied. Values are stored per column in one Arrow IPC
-stream per partition and decoded in Arrow's native code: numbers, dates (days since the
-epoch), timestamps (microseconds) and booleans as doubles, strings as text; binary and
-nested columns are not sampled. A table's `sample_rows` property sets the
+be counted on it instead of multiplied. Values are kept per column as Arrow arrays and
+stored packed column by column (metastore.statistics.sample_packing): numbers, dates (days
+since the epoch), timestamps (microseconds) and booleans as doubles, strings as text; binary
+and nested columns are not sampled. A table's `sample_rows` property sets the
 target sample size per table (0: no sample); the default is 100,000 rows, and a scan of at
 most 250,000 rows (a dimension table) is then kept whole.
 """
