@@ -71,6 +71,7 @@ from metastore.catalog.tables import TableInfo, forget_statistics, get_table, re
 from metastore.engine import run_read, run_write
 from metastore.errors import StatlasError, UnknownColumn
 from metastore.models import ColumnStats, PartitionStats
+from metastore.partitions.block_tree import FANOUT, levels_for
 from metastore.runs import CollectionRunning as CollectionRunning  # refused: one is running
 from metastore.statistics.forced_keys import write_forced_keys
 from metastore.statistics.histograms import (
@@ -78,6 +79,7 @@ from metastore.statistics.histograms import (
     partition_theta_lg_k,
     sparse_theta_lg_k,
 )
+from metastore.statistics.partition_samples import HOLDING_LEVEL, restore
 from metastore.statistics.rollups import BuiltBlock, PartitionPiece, refresh_blocks
 from metastore.statistics.samples import sample_rate, target_rows, whole_table_rows
 from metastore.types import KeyValue
@@ -209,6 +211,7 @@ def collect(
         report.partitions_removed += len(removed)
         rows_by_values: dict[tuple[KeyValue, ...], _Scanned] = {}
         built_ahead: dict[tuple[int, int], BuiltBlock] = {}
+        held = False  # partitions' samples left to their blocks (set where they are)
         layout, registered = ReadLayout(list(info.columns)), info
         # an Iceberg table's snapshot and files; refused, even with nothing to scan, when
         # its rows are not its data files' (deletes): its statistics would be published
@@ -259,13 +262,17 @@ def collect(
                 else None
             )
             by_values = {p.values: p for p in to_scan}
+            # a full collection's blocks of HOLDING_LEVEL hold its partitions' samples
+            held = ahead is not None and levels_for(max(by_values[v].id for v in by_values)) >= (
+                HOLDING_LEVEL
+            )
 
             def received(values: tuple[KeyValue, ...], piece: PartitionPiece) -> None:
                 if ahead is not None:
                     ahead.add(values, piece)
                 partition = by_values.get(values)
                 if streamed is not None and partition is not None:
-                    row = _partition_row(info.id, run_id, partition, piece)
+                    row = _partition_row(info.id, run_id, partition, piece, held)
                     streamed.add(partition.id, row, _column_rows(info.id, partition.id, piece))
 
             described = info.described_columns()
@@ -353,6 +360,7 @@ def collect(
                 built_ahead,
                 streamed_ids,
                 added,
+                held,
             )
 
         if streamed is None or not streamed.finish(lambda conn: write(conn, streamed.written)):
@@ -595,9 +603,15 @@ def theta_columns(info: TableInfo) -> list[str] | None:
 
 
 def _partition_row(
-    table_id: int, run_id: int, partition: ListedPartition, piece: PartitionPiece
+    table_id: int,
+    run_id: int,
+    partition: ListedPartition,
+    piece: PartitionPiece,
+    held: bool = False,
 ) -> dict[str, Any]:
-    """The partition's partition_stats row."""
+    """The partition's partition_stats row; `held`: without the sample's bytes, which the
+    block of HOLDING_LEVEL built over it is to hold (metastore.statistics.partition_samples;
+    `_write` restores them where it does not)."""
     files, size, modified = partition.fingerprint
     return {
         "table_id": table_id,
@@ -608,7 +622,7 @@ def _partition_row(
         "modified_ns": modified,
         "run_id": run_id,
         "sample_size": piece.sample[0] if piece.sample else None,
-        "sample": piece.sample[1] if piece.sample else None,
+        "sample": piece.sample[1] if piece.sample and not held else None,
     }
 
 
@@ -638,10 +652,13 @@ def _write(
     built_ahead: Mapping[tuple[int, int], BuiltBlock],
     streamed: AbstractSet[int] | None = None,
     added: AbstractSet[int] = frozenset(),
+    held: bool = False,
 ) -> None:
     """The collection's write; `streamed`: the partitions whose rows a StreamedWrite has
     put in this transaction, after dropping the old statistics of all (none to drop);
-    `added`: the scanned partitions that had no statistics (no block merges them yet)."""
+    `added`: the scanned partitions that had no statistics (no block merges them yet);
+    `held`: partitions' rows written without their samples' bytes, for their blocks of
+    HOLDING_LEVEL to hold (those it builds that cannot get theirs back)."""
     if streamed is None:
         forget_statistics(conn, info.id, [p.id for p in scanned] + removed, added)
     partition_rows, column_rows = [], []
@@ -651,10 +668,23 @@ def _write(
         piece = fresh[partition.id] = got.piece()
         if streamed is not None and partition.id in streamed:
             continue
-        partition_rows.append(_partition_row(info.id, run_id, partition, piece))
+        partition_rows.append(_partition_row(info.id, run_id, partition, piece, held))
         column_rows += _column_rows(info.id, partition.id, piece)
     bulk_insert(conn, PartitionStats, partition_rows)
     bulk_insert(conn, ColumnStats, column_rows)
     # the pre-merged blocks over what changed, and any missing (metastore.statistics.rollups)
-    refresh_blocks(conn, info.id, {c.name: c.type for c in info.columns}, fresh, built_ahead, added)
+    holding: set[int] = set()
+    types = {c.name: c.type for c in info.columns}
+    refresh_blocks(conn, info.id, types, fresh, built_ahead, added, holding)
+    if held:
+        span = FANOUT**HOLDING_LEVEL
+        restore(
+            conn,
+            info.id,
+            {
+                pid: piece.sample[1]
+                for pid, piece in fresh.items()
+                if piece.sample and pid // span not in holding
+            },
+        )
     runs.succeed(conn, run_id, report)

@@ -12,7 +12,7 @@ these: it is scanned whole, as a new partition is.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,7 @@ from metastore.statistics.column_pieces import (
     stored_figures,
 )
 from metastore.statistics.histograms import merge_frequent_items, merge_theta
+from metastore.statistics.partition_samples import held_samples, stored_form
 from metastore.statistics.samples import encode_table, sample_table
 
 COLLECTED = "iceberg_collected_snapshot"  # the table property: the snapshot last collected
@@ -75,6 +76,10 @@ def stored_partitions(
             ).where(partitions.table_id == table_id, partitions.partition_id.in_(ids))
         )
     }
+    # a partition whose sample only its block keeps (partition_samples): in its stored form
+    held = [pid for pid, stored in found.items() if stored.sample is None and stored.sample_size]
+    for pid, table in held_samples(conn, table_id, held).items():
+        found[pid] = replace(found[pid], sample=encode_table(stored_form(table)))
     columns = ColumnStats.__table__
     for row in conn.execute(
         select(columns).where(columns.c.table_id == table_id, columns.c.partition_id.in_(ids))

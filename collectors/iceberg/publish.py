@@ -35,7 +35,8 @@ from collectors.iceberg.source import IcebergSource, IcebergUnavailable, load_ta
 from metastore.catalog.tables import TableInfo
 from metastore.engine import run_read, run_write
 from metastore.models import ColumnStats
-from metastore.statistics.histograms import THETA_LG_K, merge_theta
+from metastore.statistics.from_top_k import read_theta
+from metastore.statistics.histograms import THETA_LG_K, inflated, merge_theta
 
 COMMIT_ATTEMPTS = 10
 CREATED_BY = "statlas"
@@ -71,8 +72,10 @@ def column_sketches(engine: Engine, info: TableInfo) -> dict[str, bytes]:
     def read(conn: Any) -> tuple[dict[str, list[bytes]], dict[str, set[Any]]]:
         blobs: dict[str, list[bytes]] = {}
         stats = ColumnStats.__table__.c
-        for name, theta, serialized in conn.execute(
-            select(stats.column_name, stats.theta, stats.iceberg_theta).where(
+        for name, theta, serialized, top_k, items in conn.execute(
+            select(
+                stats.column_name, stats.theta, stats.iceberg_theta, stats.top_k, stats.top_k_items
+            ).where(
                 stats.table_id == info.id,
                 stats.column_name.in_(list(types)),
             )
@@ -80,7 +83,11 @@ def column_sketches(engine: Engine, info: TableInfo) -> dict[str, bytes]:
             if serialized is not None:
                 blobs.setdefault(name, []).append(bytes(serialized))
             elif theta is not None and types[name] in SERIALIZED_ALIKE:
-                blobs.setdefault(name, []).append(bytes(theta))
+                # a sketch its heavy hitters stand for, built again (from_top_k)
+                heavy = None if top_k is None else inflated(bytes(top_k))
+                read = read_theta(bytes(theta), heavy, items)
+                if read is not None:
+                    blobs.setdefault(name, []).append(read)
         keys = [k for k in info.partition_keys if str(k.type) in ("bigint", "string")]
         values: dict[str, set[Any]] = {k.name: set() for k in keys}
         if keys:

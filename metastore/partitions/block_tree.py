@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from sqlalchemy import Connection, delete, select, tuple_
+from sqlalchemy import Connection, delete, select, true, tuple_, update
 
 from metastore.models import RollupBlock, RollupColumn
 
@@ -55,9 +55,17 @@ def stored_blocks(conn: Connection, table_id: int) -> dict[tuple[int, int], int]
     return {(int(level), int(block)): int(count) for level, block, count in rows}
 
 
+SAMPLE_HOLDING_LEVEL = 2
+"""The level whose blocks keep their partitions' row samples in place of the partitions
+(metastore.statistics.partition_samples): a block of it over partitions whose statistics go
+is kept as a holder of the others' samples, its partition count 0 (no selection reads it
+as a block), until the blocks are built again."""
+
+
 def forget_blocks(conn: Connection, table_id: int, partition_ids: Sequence[int]) -> None:
     """Drop the blocks over these partitions (their statistics are dropped or replaced):
-    until they are built again, selections read those partitions one by one."""
+    until they are built again, selections read those partitions one by one (a block of
+    SAMPLE_HOLDING_LEVEL stays as a holder of samples)."""
     if not len(partition_ids):
         return
     ids = np.unique(np.asarray(partition_ids, dtype=np.int64))
@@ -67,12 +75,22 @@ def forget_blocks(conn: Connection, table_id: int, partition_ids: Sequence[int])
         for block in np.unique(ids // FANOUT**level)
     ]
     pairs += [(level, 0) for level in range(levels_for(int(ids[-1])) + 1, MAX_LEVEL + 1)]
-    for model in (RollupColumn, RollupBlock):
-        for start in range(0, len(pairs), 500):
-            chunk = pairs[start : start + 500]
+    for start in range(0, len(pairs), 500):
+        chunk = pairs[start : start + 500]
+        for model in (RollupColumn, RollupBlock):
             conn.execute(
                 delete(model).where(
                     model.table_id == table_id,
                     tuple_(model.level, model.block).in_(chunk),
+                    model.level != SAMPLE_HOLDING_LEVEL if model is RollupBlock else true(),
                 )
             )
+        conn.execute(
+            update(RollupBlock)
+            .where(
+                RollupBlock.table_id == table_id,
+                tuple_(RollupBlock.level, RollupBlock.block).in_(chunk),
+                RollupBlock.level == SAMPLE_HOLDING_LEVEL,
+            )
+            .values(partitions=0)
+        )

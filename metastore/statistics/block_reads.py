@@ -37,7 +37,12 @@ from metastore.partitions.block_tree import FANOUT, cover
 from metastore.partitions.store import PartitionStore
 from metastore.statistics.column_pieces import ColumnPiece, piece_of_block, piece_of_partition
 from metastore.statistics.forced_keys import read_forced_keys
-from metastore.statistics.rollups import partition_sample, sampled_level
+from metastore.statistics.partition_samples import (
+    HOLDING_LEVEL,
+    partition_sample,
+    sampled_level,
+    split,
+)
 from metastore.statistics.samples import Sample, pool, sample_table
 
 
@@ -150,7 +155,7 @@ def column_pieces(
             *(zero.label(name) for name in counts),  # counted from the blobs
             *(s[name] for name in figures),
             s.theta,
-            top(s.top_k),
+            s.top_k,  # read whatever `top_k`: a partition's may stand for its KLL or Theta
             s.top_k_items,
             cast(null(), BigInteger).label("distinct_sum"),  # counted from the blobs
             cast(s.absent, Integer).label("absent"),
@@ -165,7 +170,10 @@ def column_pieces(
                 piece = replace(piece, top_k=None)
             by_column[row.column_name].append((int(row.block) * FANOUT**level, piece))
         else:
-            by_column[row.column_name].append((int(row.block), piece_of_partition(row)))
+            piece = piece_of_partition(row)  # (from_top_k: sketches its heavy hitters stand for)
+            if not top_k:
+                piece = replace(piece, top_k=None, top_k_items=None)
+            by_column[row.column_name].append((int(row.block), piece))
     return {
         name: [piece for _, piece in sorted(found, key=_first)] for name, found in by_column.items()
     }
@@ -177,16 +185,39 @@ def _first(item: tuple[int, Any]) -> int:
 
 def sample_pieces(conn: Connection, table_id: int, selection: Selection) -> list[pa.Table]:
     """The pooled samples over the selection, in id order: its blocks' and its partitions'
-    (with PARTITION_ID and WEIGHT columns), read in one statement (UNION ALL)."""
+    (with PARTITION_ID and WEIGHT columns), read in one statement (UNION ALL); a partition
+    whose rows only its block of HOLDING_LEVEL keeps (partition_samples), from that block,
+    read in the same statement."""
     b, p = RollupBlock.__table__.c, PartitionStats.__table__.c
     none = cast(null(), BigInteger)
-    blocks = select(
-        b.level, b.block, none.label("row_count"), none.label("sample_size"), b.sample
-    ).where(
-        b.table_id == table_id,
-        b.sample.is_not(None),
-        _sampled_cover(selection.blocks),
-    )
+    sampled_leaves = _sampled_leaves(selection)
+    pieces = []
+    if any(sampled_level(level) for level, _ in selection.blocks):
+        pieces.append(
+            select(
+                b.level, b.block, none.label("row_count"), none.label("sample_size"), b.sample
+            ).where(
+                b.table_id == table_id,
+                b.sample.is_not(None),
+                _sampled_cover(selection.blocks),
+            )
+        )
+    holding = np.unique(sampled_leaves // FANOUT**HOLDING_LEVEL).tolist()
+    if holding:  # marked by a negative level
+        pieces.append(
+            select(
+                literal(-HOLDING_LEVEL, Integer).label("level"),
+                b.block,
+                none.label("row_count"),
+                none.label("sample_size"),
+                b.sample,
+            ).where(
+                b.table_id == table_id,
+                b.level == HOLDING_LEVEL,
+                b.block.in_(holding),
+                b.sample.is_not(None),
+            )
+        )
 
     def leaves(chunk: list[int]) -> Any:
         return select(
@@ -195,29 +226,51 @@ def sample_pieces(conn: Connection, table_id: int, selection: Selection) -> list
             p.row_count,
             p.sample_size,
             p.sample,
-        ).where(p.table_id == table_id, p.partition_id.in_(chunk), p.sample.is_not(None))
+        ).where(p.table_id == table_id, p.partition_id.in_(chunk), p.sample_size > 0)
 
     found: list[tuple[int, pa.Table]] = []
-    rows = _read_union(conn, blocks if selection.blocks else None, leaves, selection.leaves)
-    for level, number, row_count, size, blob in rows:
-        note_read(conn, len(blob))
-        if level:
-            found.append((int(number) * FANOUT ** int(level), sample_table(bytes(blob))))
+    held: list[int] = []  # partitions whose rows only their block keeps
+    holders: list[pa.Table] = []
+    for level, number, row_count, size, blob in _read_union(conn, pieces, leaves, sampled_leaves):
+        if blob is None:
+            held.append(int(number))
             continue
-        table = partition_sample(int(number), int(row_count), size, blob)
-        if table is not None:
-            found.append((int(number), table))
+        note_read(conn, len(blob))
+        if level < 0:
+            holders.append(sample_table(bytes(blob)))
+        elif level:
+            found.append((int(number) * FANOUT ** int(level), sample_table(bytes(blob))))
+        else:
+            table = partition_sample(int(number), int(row_count), size, blob)
+            if table is not None:
+                found.append((int(number), table))
+    wanted = np.asarray(held, dtype=np.int64)
+    for pooled in holders:
+        found += split(pooled, wanted).items()
     return [table for _, table in sorted(found, key=_first)]
+
+
+def _sampled_leaves(selection: Selection) -> np.ndarray:
+    """The partitions whose own samples a selection's sample reads: its leaves and the
+    partitions of its blocks read as partitions (sampled_level 0), in id order."""
+    ids = [selection.leaves]
+    for level, number in selection.blocks:
+        if sampled_level(level) == 0:
+            span = FANOUT**level
+            low, high = np.searchsorted(selection.ids, [number * span, (number + 1) * span])
+            ids.append(selection.ids[low:high])
+    return np.sort(np.concatenate(ids)) if len(ids) > 1 else selection.leaves
 
 
 def _sampled_cover(blocks: list[tuple[int, int]]) -> ColumnElement[bool]:
     """The blocks that keep samples over the partitions of `blocks` (wholly selected): a
-    block of a level that keeps none as its blocks of sampled_level."""
+    block of a level that keeps none as its blocks of sampled_level (a level 0: its
+    partitions, `_sampled_leaves`)."""
     kept = [(level, number) for level, number in blocks if sampled_level(level) == level]
     ranges = []
     for level, number in blocks:
         below = sampled_level(level)
-        if below != level:
+        if 0 < below != level:
             span = FANOUT ** (level - below)
             ranges.append(
                 and_(
@@ -238,15 +291,23 @@ def _read_union(
     leaves: Callable[[list[int]], Any],
     ids: np.ndarray,
 ) -> Iterator[Any]:
-    """The rows of `blocks` and of `leaves` over `ids`: the blocks and the first
-    LEAVES_PER_STATEMENT ids in one statement, any further ids in one statement each."""
+    """The rows of `blocks` (a select, or a list of them) and of `leaves` over `ids`: the
+    blocks and the first LEAVES_PER_STATEMENT ids in one statement, any further ids in one
+    statement each."""
     chunks = [
         ids[start : start + LEAVES_PER_STATEMENT].tolist()
         for start in range(0, int(ids.size), LEAVES_PER_STATEMENT)
     ]
     statements = [leaves(chunk) for chunk in chunks]
-    if blocks is not None:
-        statements = [union_all(blocks, statements[0]) if statements else blocks, *statements[1:]]
+    firsts: list[Any] = []
+    if isinstance(blocks, list):
+        firsts = blocks
+    elif blocks is not None:
+        firsts = [blocks]
+    if firsts:
+        together: list[Any] = [*firsts, *statements[:1]]
+        first: Any = union_all(*together) if len(together) > 1 else together[0]
+        statements = [first, *statements[1:]]
     for statement in statements:
         yield from conn.execute(statement)
 

@@ -19,6 +19,7 @@ from datasketches import compact_theta_sketch, hll_sketch
 
 from metastore.column_type import ColumnType
 from metastore.statistics.exact_sets import exact_values
+from metastore.statistics.from_top_k import read_kll, read_theta, stored_kll
 from metastore.statistics.histograms import (
     KLL_K,
     THETA_LG_K,
@@ -71,13 +72,19 @@ def figures_of(row: Any) -> dict[str, Any]:
             found[name] = bytes(value)
     if found["top_k"] is not None:
         found["top_k"] = inflated(found["top_k"])
+    found["kll"] = read_kll(found["kll"], found["top_k"], found["top_k_items"])
+    found["theta"] = read_theta(found["theta"], found["top_k"], found["top_k_items"])
     return found
 
 
 def stored_figures(figures: dict[str, Any]) -> dict[str, Any]:
     """Figures as a row stores them: heavy hitters deflated where that is smaller (the
     other sketches are serialised in their stored forms already)."""
-    return {**figures, "top_k": stored_top_k(figures.get("top_k"))}
+    return {
+        **figures,
+        "kll": stored_kll(figures.get("kll")),
+        "top_k": stored_top_k(figures.get("top_k")),
+    }
 
 
 @dataclass(frozen=True)
@@ -105,9 +112,10 @@ class ColumnPiece(ColumnFigures):
 
 def piece_of_partition(row: Any) -> ColumnPiece:
     """One partition's column_stats record (or a collected one) as a piece."""
-    hll, theta = _blob(row.hll), _blob(row.theta)
+    figures = figures_of(row)
+    hll, theta = figures["hll"], figures["theta"]
     return ColumnPiece(
-        **figures_of(row),
+        **figures,
         partitions=1,
         with_hll=int(hll is not None),
         with_theta=int(theta is not None),

@@ -39,6 +39,8 @@ from datasketches import (
 )
 
 from metastore.statistics.exact_sets import exact_hll, exact_values
+from metastore.statistics.exact_top_k import EXACT_TOP_K, expanded
+from metastore.statistics.from_top_k import counted_values
 from metastore.statistics.kll_packing import MARK as PACKED_KLL
 from metastore.statistics.kll_packing import unpacked_kll
 
@@ -90,17 +92,17 @@ def sparse_key_lg_k(distinct: float, low: int, high: int, least: int, most: int)
     return min(most, max(least, math.ceil(math.log2(wanted))))
 
 
-PARTITION_KLL_K_LEAST = 64  # a partition's KLL sketch's least k: 5% normalised rank error
+PARTITION_KLL_K_LEAST = 32  # a partition's KLL sketch's least k: 7.9% normalised rank error
 
 
 def partition_kll_k(partitions: int) -> int:
     """k of each partition's own KLL sketch in a table of `partitions` partitions
     (docs/design.md#sizes): the least with which a sixteenth of the table's partitions
     merged are as accurate as one KLL_K sketch, from PARTITION_KLL_K_LEAST to KLL_K (200 up
-    to 16 partitions, 100 at 64, 64 from 157). The compactions of different partitions' sketches
-    err independently, so m merged partitions of about equal rows err about 1/sqrt(m) as
-    much, relatively, as one; and a sketch errs about as 1/k (Karnin, Lang and Liberty,
-    Optimal Quantile Approximation in Streams, 2016)."""
+    to 16 partitions, 100 at 64, 57 at 200, 32 from 625). The compactions of different
+    partitions' sketches err independently, so m merged partitions of about equal rows err
+    about 1/sqrt(m) as much, relatively, as one; and a sketch errs about as 1/k (Karnin,
+    Lang and Liberty, Optimal Quantile Approximation in Streams, 2016)."""
     wanted = KLL_K * math.sqrt(SELECTION_SHARE / max(1, partitions))
     return min(KLL_K, max(PARTITION_KLL_K_LEAST, math.ceil(wanted)))
 
@@ -278,8 +280,8 @@ def stored_hll(sketch: hll_sketch) -> bytes:
 def stored_top_k(blob: bytes | None) -> bytes | None:
     """Heavy hitters as stored: deflated where that is smaller (their 8-byte weights and
     items: about half, 0.43 to 0.73 of lineitem's)."""
-    if blob is None or blob[:1] == bytes([ZLIB_HEADER]):
-        return blob  # none, or deflated already (by the scan's JVM)
+    if blob is None or blob[:1] in (bytes([ZLIB_HEADER]), bytes([EXACT_TOP_K])):
+        return blob  # none, deflated already (by the scan's JVM), or items and counts
     deflated_form = deflated(blob)
     return deflated_form if len(deflated_form) < len(blob) else blob
 
@@ -299,11 +301,19 @@ def deflated(blob: bytes) -> bytes:
 
 def inflated(blob: bytes) -> bytes:
     """A stored KLL, HLL or heavy-hitters sketch as DataSketches reads it: unpacked
-    (kll_packing), built from an exact set of values (exact_values), inflated if it was
+    (kll_packing), built from an exact set of values (exact_values), from counted values
+    (from_top_k, a KLL sketch of k KLL_K fed them) or from exact heavy hitters' items and
+    counts (exact_top_k), inflated if it was
     deflated, or as it is (statistics collected before sketches were deflated, and Spark's
     own aggregates). An HLL sketch begins with its preamble's length (2, 3 or 10)."""
     if blob[:1] == bytes([PACKED_KLL]):
         return unpacked_kll(blob)
+    if (sketch_bytes := expanded(blob)) is not None:
+        return sketch_bytes
+    if (counted := counted_values(blob)) is not None:
+        sketch = kll_doubles_sketch(KLL_K)
+        sketch.update(counted)
+        return bytes(sketch.serialize())
     if (values := exact_values(blob)) is not None:
         return bytes(exact_hll(values, HLL_LG_K).serialize_compact())
     return zlib.decompress(blob) if blob[:1] == bytes([ZLIB_HEADER]) else blob
@@ -311,8 +321,14 @@ def inflated(blob: bytes) -> bytes:
 
 def merge_kll(blobs: Iterable[bytes], k: int = KLL_K) -> kll_doubles_sketch:
     merged = kll_doubles_sketch(k)
+    counted = []
     for blob in blobs:
+        if (values := counted_values(blob)) is not None:
+            counted.append(values)  # fed to the merge as rows, all at once
+            continue
         merged.merge(kll_doubles_sketch.deserialize(inflated(blob)))
+    if counted:
+        merged.update(np.concatenate(counted))
     return merged
 
 

@@ -49,15 +49,17 @@ from metastore.statistics.column_pieces import (
     stored_figures,
 )
 from metastore.statistics.histograms import partition_kll_k, partition_theta_lg_k, text_forms
-from metastore.statistics.samples import (
-    FORCED,
-    PARTITION_ID,
-    WEIGHT,
-    appended,
-    encode_table,
-    partition_weights,
-    sample_table,
+from metastore.statistics.partition_samples import (
+    HOLDING_LEVEL,
+    partition_sample,
+    read_samples,
+    release,
+    sampled_level,
+    samples_kept,
+    spill,
+    with_partition_columns,
 )
+from metastore.statistics.samples import appended, encode_table, sample_table
 
 CHILD_RANGE_IDS = 256  # partition ids whose records one read of a rebuild fetches at most
 
@@ -69,6 +71,7 @@ def refresh_blocks(
     fresh: Mapping[int, PartitionPiece] | None = None,
     built_ahead: Mapping[tuple[int, int], BuiltBlock] | None = None,
     added: AbstractSet[int] = frozenset(),
+    holding: set[int] | None = None,
 ) -> int:
     """Build every block that is missing or whose partition count differs from the
     partitions' with statistics, bottom-up, and drop blocks over no partition; returns how
@@ -77,8 +80,11 @@ def refresh_blocks(
     built from them (leaf_block, upper_block), stored as they are where they merge exactly
     the partitions with statistics in their range; `added`: those of `fresh` that had no
     statistics before, so a stored block over them merges the others (`_extended`: the
-    block and the added partitions merged, where they come after its partitions). Runs in
-    the caller's transaction."""
+    block and the added partitions merged, where they come after its partitions);
+    `holding`, if given, gets the numbers of the blocks of HOLDING_LEVEL stored that hold
+    their partitions' samples whole (partition_samples.release). Runs in the caller's
+    transaction."""
+    holding = set() if holding is None else holding
     p = PartitionStats.__table__.c
     ids = np.fromiter(
         (i for (i,) in conn.execute(select(p.partition_id).where(p.table_id == table_id))),
@@ -100,15 +106,15 @@ def refresh_blocks(
             )
             built += len(extended)
             dirty = [b for b in dirty if b not in extended]
-        _delete(conn, table_id, [(level, b) for b in dirty])
+        _delete(conn, table_id, [(level, b) for b in dirty], going=set(fresh or ()))
         if built_ahead:
-            taken = _store_built(conn, level, ids, dirty, built_ahead)
+            taken = _store_built(conn, table_id, level, ids, dirty, built_ahead, holding)
             built += len(taken)
             dirty = [b for b in dirty if b not in taken]
         for run in _runs(dirty, max(1, CHILD_RANGE_IDS // FANOUT**level)):
-            _build(conn, table_id, level, run, column_types, ids, fresh or {})
+            _build(conn, table_id, level, run, column_types, ids, fresh or {}, holding)
         built += len(dirty)
-    _delete(conn, table_id, stale)
+    _delete(conn, table_id, stale, going=set(fresh or ()))
     return built
 
 
@@ -132,8 +138,8 @@ def _extended(
     done: set[int] = set()
     for number in dirty:
         count = stored.get((level, number))
-        if count is None:
-            continue
+        if not count:
+            continue  # none, or a holder of samples (block_tree.forget_blocks)
         low, high = np.searchsorted(ids, [number * span, (number + 1) * span])
         members = ids[low:high].tolist()
         new = [pid for pid in members if pid in added]
@@ -154,9 +160,13 @@ def _extended(
             continue  # no pooled sample stored (statistics of an earlier form): rebuilt
         children = [block, *_top_k_as_text(appending)]
         built = _merged_block(table_id, level, number, children, types, len(ids), encoded)
-        _delete(conn, table_id, [(level, number)])
+        _delete(conn, table_id, [(level, number)], spilled=False)
         bulk_insert(conn, RollupBlock, [built.block])
         bulk_insert(conn, RollupColumn, built.columns)
+        if level == HOLDING_LEVEL and encoded is not None:  # their rows appended as they are
+            release(conn, table_id, ids=new)
+        elif built.holds:
+            release(conn, table_id, numbers=[number])
         done.add(number)
     return done
 
@@ -188,10 +198,12 @@ def _appended_sample(
 
 def _store_built(
     conn: Connection,
+    table_id: int,
     level: int,
     ids: np.ndarray,
     dirty: list[int],
     built_ahead: Mapping[tuple[int, int], BuiltBlock],
+    holding: set[int],
 ) -> set[int]:
     """Insert the blocks of `level` built ahead whose members are exactly the partitions
     with statistics (`ids`, sorted) in their range; the numbers of those stored."""
@@ -210,6 +222,9 @@ def _store_built(
         column_rows += built.columns
     bulk_insert(conn, RollupBlock, block_rows)
     bulk_insert(conn, RollupColumn, column_rows)
+    held = [n for n in taken if built_ahead[(level, n)].holds]
+    release(conn, table_id, numbers=held)
+    holding.update(held)
     return taken
 
 
@@ -225,7 +240,19 @@ def _runs(numbers: list[int], longest: int) -> Iterator[list[int]]:
         yield run
 
 
-def _delete(conn: Connection, table_id: int, pairs: list[tuple[int, int]]) -> None:
+def _delete(
+    conn: Connection,
+    table_id: int,
+    pairs: list[tuple[int, int]],
+    *,
+    spilled: bool = True,
+    going: AbstractSet[int] = frozenset(),
+) -> None:
+    """Drop the blocks `pairs`; with `spilled`, the samples only they keep written back to
+    their partitions first (partition_samples.spill), but to those of `going` (statistics
+    just written: their samples are theirs, not the block's)."""
+    if spilled:
+        spill(conn, table_id, pairs, going)
     for model in (RollupColumn, RollupBlock):
         for start in range(0, len(pairs), 500):
             conn.execute(
@@ -245,6 +272,9 @@ class _Child:
     partitions: int
     sample: pa.Table | None  # with PARTITION_ID and WEIGHT columns
     columns: dict[str, ColumnPiece]
+    # whether `sample` holds every sampled row of its partitions with all their columns
+    # (a pool of samples whose columns differ keeps only those all of them have)
+    whole: bool = True
 
 
 @dataclass(frozen=True)
@@ -258,15 +288,17 @@ class PartitionPiece:
     records: Sequence[Any]
     table: pa.Table | None = None  # the sample's rows as the bytes encode them, if at hand
 
-    def child(self, pid: int) -> _Child:
+    def sample_table(self, pid: int) -> pa.Table | None:
+        """The sample with PARTITION_ID and WEIGHT columns (None without one)."""
         if self.sample is None:
-            sample = None
-        elif self.table is not None:  # not decoded again
-            sample = with_partition_columns(self.table, pid, self.rows)
-        else:
-            sample = partition_sample(pid, self.rows, *self.sample)
+            return None
+        if self.table is not None:  # not decoded again
+            return with_partition_columns(self.table, pid, self.rows)
+        return partition_sample(pid, self.rows, *self.sample)
+
+    def child(self, pid: int) -> _Child:
         columns = {record.name: piece_of_partition(record) for record in self.records}
-        return _Child(pid, self.rows, 1, sample, columns)
+        return _Child(pid, self.rows, 1, self.sample_table(pid), columns)
 
 
 def _build(
@@ -277,24 +309,32 @@ def _build(
     types: dict[str, str],
     ids: np.ndarray,
     fresh: Mapping[int, PartitionPiece],
+    holding: set[int],
 ) -> None:
-    """Build the blocks `numbers` (adjacent) of `level` from their children."""
+    """Build the blocks `numbers` (adjacent) of `level` from their children (those of
+    HOLDING_LEVEL that hold their partitions' samples added to `holding`)."""
     span = FANOUT**level
     low, high = numbers[0] * span, (numbers[-1] + 1) * span
     if level == 1:
         children = _leaves(conn, table_id, ids[(ids >= low) & (ids < high)], fresh)
     else:
-        children = _children(conn, table_id, level - 1, low, high, samples=samples_kept(level))
+        children = _children(
+            conn, table_id, level - 1, low, high, samples=samples_kept(level), fresh=fresh
+        )
     by_block: dict[int, list[_Child]] = {}
     for child in children:
         by_block.setdefault(child.start // span, []).append(child)
-    block_rows, column_rows = [], []
+    block_rows, column_rows, held = [], [], []
     for number, members in sorted(by_block.items()):
         built = _merged_block(table_id, level, number, members, types, len(ids))
         block_rows.append(built.block)
         column_rows += built.columns
+        if built.holds:
+            held.append(number)
     bulk_insert(conn, RollupBlock, block_rows)
     bulk_insert(conn, RollupColumn, column_rows)
+    release(conn, table_id, numbers=held)
+    holding.update(held)
 
 
 @dataclass(frozen=True)
@@ -307,6 +347,9 @@ class BuiltBlock:
     columns: list[dict[str, Any]]
     members: tuple[int, ...] = ()
     child: _Child | None = field(default=None, compare=False, repr=False)
+    # a block of HOLDING_LEVEL whose stored sample holds its partitions' whole
+    # (partition_samples.release)
+    holds: bool = False
 
 
 def block_theta_lg_k(partitions: int, level: int) -> int:
@@ -340,7 +383,10 @@ def _merged_block(
     of `partitions_in_table` partitions with statistics (its Theta and KLL sketches sized to
     them: `block_theta_lg_k`, `block_kll_k`); its pooled sample `encoded` (rows, bytes) where given
     (`_appended_sample`: then it is not pooled in memory for a parent)."""
-    sample = None if encoded else _concatenated([c.sample for c in members if c.sample is not None])
+    sampled = [c for c in members if c.sample is not None]
+    sample = None if encoded else _concatenated([c.sample for c in sampled])
+    shapes = {tuple(c.sample.column_names) for c in sampled if c.sample is not None}
+    whole = all(c.whole for c in sampled) and len(shapes) <= 1
     rows, partitions = sum(c.rows for c in members), sum(c.partitions for c in members)
     kept = sample if samples_kept(level) else None  # pooled in memory for the parent either way
     if encoded is None and kept is not None:
@@ -371,8 +417,9 @@ def _merged_block(
             }
         )
     start = number * FANOUT**level
-    child = _Child(start, rows, partitions, sample, merged_pieces)
-    return BuiltBlock(block, columns, child=child)
+    child = _Child(start, rows, partitions, sample, merged_pieces, whole)
+    holds = level == HOLDING_LEVEL and whole and sample is not None and kept is not None
+    return BuiltBlock(block, columns, child=child, holds=holds)
 
 
 def leaf_block(
@@ -433,38 +480,41 @@ def _top_k_as_text(children: list[_Child]) -> list[_Child]:
     return children
 
 
-def samples_kept(level: int) -> bool:
-    """Whether the blocks of `level` keep their pooled sample: the odd levels (docs/design.md
-    #roll-ups). Each level would keep the whole table's sample again; a block of an even level
-    is read as the eight of the level below (so level 1 keeps them, and every level has one
-    that does at or just below it)."""
-    return level % 2 == 1
-
-
-def sampled_level(level: int) -> int:
-    """The nearest level at or below `level` (1 and up) whose blocks keep their pooled sample
-    (samples_kept): a block of `level` is read as its FANOUT ** (level - that) blocks there."""
-    kept = level
-    while kept > 1 and not samples_kept(kept):
-        kept -= 1
-    return kept
-
-
 def _pooled_samples(
-    conn: Connection, table_id: int, level: int, first: int, end: int
-) -> dict[int, pa.Table]:
-    """The pooled samples of the blocks [first, end) of `level` (1 and up) by number: as
-    stored where the level keeps them, else pooled from the blocks of sampled_level."""
+    conn: Connection,
+    table_id: int,
+    level: int,
+    first: int,
+    end: int,
+    fresh: Mapping[int, PartitionPiece],
+) -> dict[int, tuple[pa.Table, bool]]:
+    """The pooled samples of the blocks [first, end) of `level` (1 and up) by number, each
+    with whether it is whole (_Child.whole): as stored where the level keeps them, else
+    pooled from the blocks of sampled_level, or from the partitions (those in `fresh` as
+    given)."""
     b = RollupBlock.__table__.c
     kept = sampled_level(level)
     if kept != level:
         span = FANOUT ** (level - kept)
-        found: dict[int, list[pa.Table]] = {}
-        below = _pooled_samples(conn, table_id, kept, first * span, end * span)
-        for number, table in sorted(below.items()):
-            found.setdefault(number // span, []).append(table)
-        pooled = {number: _concatenated(tables) for number, tables in found.items()}
-        return {number: table for number, table in pooled.items() if table is not None}
+        found: dict[int, list[tuple[pa.Table, bool]]] = {}
+        if kept == 0:
+            below = {
+                pid: (table, True)
+                for pid, table in _partition_samples(
+                    conn, table_id, first * span, end * span, fresh
+                ).items()
+            }
+        else:
+            below = _pooled_samples(conn, table_id, kept, first * span, end * span, fresh)
+        for number, pooled in sorted(below.items()):
+            found.setdefault(number // span, []).append(pooled)
+        result = {}
+        for number, parts in found.items():
+            table = _concatenated([t for t, _ in parts])
+            if table is not None:
+                shapes = {tuple(t.column_names) for t, _ in parts}
+                result[number] = (table, all(w for _, w in parts) and len(shapes) == 1)
+        return result
     rows = conn.execute(
         select(b.block, b.sample).where(
             b.table_id == table_id,
@@ -477,15 +527,40 @@ def _pooled_samples(
     samples = {}
     for number, blob in rows:
         note_read(conn, len(blob))
-        samples[int(number)] = sample_table(bytes(blob))
+        samples[int(number)] = (sample_table(bytes(blob)), True)
     return samples
 
 
+def _partition_samples(
+    conn: Connection, table_id: int, low: int, high: int, fresh: Mapping[int, PartitionPiece]
+) -> dict[int, pa.Table]:
+    """The samples of the partitions with ids in [low, high), by id (with PARTITION_ID and
+    WEIGHT columns): those of `fresh` as given, the others wherever they are kept."""
+    p = PartitionStats.__table__.c
+    ids = [pid for pid in fresh if low <= pid < high]
+    where = and_(p.partition_id >= low, p.partition_id < high)
+    if ids:
+        where = and_(where, p.partition_id.not_in(ids))
+    samples = read_samples(conn, table_id, where)
+    for pid in ids:
+        if (table := fresh[pid].sample_table(pid)) is not None:
+            samples[pid] = table
+    return dict(sorted(samples.items()))
+
+
 def _children(
-    conn: Connection, table_id: int, level: int, low: int, high: int, *, samples: bool = True
+    conn: Connection,
+    table_id: int,
+    level: int,
+    low: int,
+    high: int,
+    *,
+    samples: bool = True,
+    fresh: Mapping[int, PartitionPiece] | None = None,
 ) -> list[_Child]:
     """The blocks of `level` (1 and up) over ids [low, high), in id order; with `samples`,
-    their pooled samples too (a parent that keeps none needs none)."""
+    their pooled samples too (a parent that keeps none needs none), those of partitions in
+    `fresh` as given."""
     span = FANOUT**level
     b = RollupBlock.__table__.c
     first, end = low // span, -(-high // span)  # the blocks of `level` over [low, high)
@@ -501,24 +576,29 @@ def _children(
     columns: dict[int, dict[str, ColumnPiece]] = {}
     for row in conn.execute(select(RollupColumn).where(in_range(RollupColumn))):
         columns.setdefault(int(row.block), {})[row.column_name] = piece_of_block(row)
-    pooled = _pooled_samples(conn, table_id, level, first, end) if samples else {}
+    pooled = _pooled_samples(conn, table_id, level, first, end, fresh or {}) if samples else {}
     blocks = conn.execute(
         select(b.block, b.row_count, b.partitions).where(in_range(RollupBlock)).order_by(b.block)
     )
-    return [
-        _Child(
-            int(number) * span,
-            int(rows),
-            int(partitions),
-            pooled.get(int(number)),
-            columns.get(int(number), {}),
+    children = []
+    for number, rows, partitions in blocks:
+        sample, whole = pooled.get(int(number), (None, True))
+        children.append(
+            _Child(
+                int(number) * span,
+                int(rows),
+                int(partitions),
+                sample,
+                columns.get(int(number), {}),
+                whole,
+            )
         )
-        for number, rows, partitions in blocks
-    ]
+    return children
 
 
 def _partitions(conn: Connection, table_id: int, ids: list[int]) -> list[_Child]:
-    """The partitions `ids` as read from column_stats and partition_stats."""
+    """The partitions `ids` as read from column_stats and partition_stats (their samples
+    wherever they are kept: partition_samples.read_samples)."""
     p, c = PartitionStats.__table__.c, ColumnStats.__table__.c
     columns: dict[int, dict[str, ColumnPiece]] = {}
     children = []
@@ -528,39 +608,15 @@ def _partitions(conn: Connection, table_id: int, ids: list[int]) -> list[_Child]
             select(ColumnStats).where(c.table_id == table_id, c.partition_id.in_(chunk))
         ):
             columns.setdefault(int(row.partition_id), {})[row.column_name] = piece_of_partition(row)
-        selected = select(p.partition_id, p.row_count, p.sample_size, p.sample).where(
+        samples = read_samples(conn, table_id, p.partition_id.in_(chunk))
+        selected = select(p.partition_id, p.row_count).where(
             p.table_id == table_id, p.partition_id.in_(chunk)
         )
         children += [
-            _Child(
-                int(pid),
-                int(rows),
-                1,
-                partition_sample(int(pid), int(rows), size, sample),
-                columns.get(int(pid), {}),
-            )
-            for pid, rows, size, sample in conn.execute(selected)
+            _Child(int(pid), int(rows), 1, samples.get(int(pid)), columns.get(int(pid), {}))
+            for pid, rows in conn.execute(selected)
         ]
     return children
-
-
-def partition_sample(pid: int, rows: int, size: int | None, blob: bytes | None) -> pa.Table | None:
-    """One partition's stored sample with its id and the weight of its rows (the partition's
-    rows per sampled row) as columns; None without a sample."""
-    if blob is None or not size:
-        return None
-    return with_partition_columns(sample_table(bytes(blob)), pid, rows)
-
-
-def with_partition_columns(table: pa.Table, pid: int, rows: int) -> pa.Table:
-    """A partition of `rows` rows' sampled rows with its id and each row's weight (the rows
-    it stands for: samples.partition_weights) as columns; a forced row's mark is dropped."""
-    weights = partition_weights(table, rows)
-    if FORCED in table.column_names:
-        table = table.drop_columns([FORCED])
-    return table.append_column(PARTITION_ID, pa.array(np.full(table.num_rows, pid))).append_column(
-        WEIGHT, pa.array(weights)
-    )
 
 
 def _concatenated(tables: Iterable[pa.Table]) -> pa.Table | None:

@@ -272,6 +272,13 @@ def test_only_changed_partitions_are_scanned_after_appends_deletes_and_overwrite
              files["file_size_in_bytes"].to_pylist(), strict=True) if path not in had]  # fmt: skip
     assert merged.rows == 480
     assert merged.bytes == sum(added)
+    # a table this small is sampled whole: each appended partition's sample is its stored
+    # rows (kept by its block: metastore.statistics.partition_samples) and its new ones
+    with metastore.engine.connect() as conn:
+        sampled, stored_rows = conn.execute(
+            select(func.sum(PartitionStats.sample_size), func.sum(PartitionStats.row_count))
+        ).one()
+    assert sampled == stored_rows
     assert 0 < merged.partitions_scanned <= len(added)
     assert before not in {s.snapshot_id for s in table.metadata.partition_statistics}
     assert not Path(left.statistics_path.removeprefix("file://")).exists()

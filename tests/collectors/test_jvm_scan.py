@@ -10,6 +10,7 @@ import logging
 import math
 import random
 import time
+from collections import Counter
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from datasketches import compact_theta_sketch, hll_sketch, hll_union, tgt_hll_type
+from datasketches import (
+    compact_theta_sketch,
+    hll_sketch,
+    hll_union,
+    tgt_hll_type,
+    theta_union,
+    update_theta_sketch,
+)
 
 from collectors import jvm_scan
 from collectors.aggregations import (
@@ -35,7 +43,10 @@ from collectors.jvm_scan import ScanUnavailable, scan, scan_method, spec, top_k_
 from collectors.spark_session import session_settings, spark_session
 from metastore.errors import StatlasError
 from metastore.partitions.names import partition_name
+from metastore.statistics.column_pieces import figures_of, piece_of_partition, stored_figures
 from metastore.statistics.exact_sets import HASHED_SET, exact_values
+from metastore.statistics.exact_top_k import EXACT_TOP_K
+from metastore.statistics.from_top_k import COUNTED, FROM_TOP_K
 from metastore.statistics.histograms import (
     inflated,
     merge_frequent_items,
@@ -143,17 +154,18 @@ def assert_same_column(jvm: ColumnRecord, spark: ColumnRecord, rows: int) -> Non
     assert (jvm.total_len, jvm.max_len) == (spark.total_len, spark.max_len), where
     # the kind of the heavy hitters' items is kept with them (the scan keeps fewer)
     assert jvm.top_k_items == (spark.top_k_items if jvm.top_k is not None else None), where
+    read = figures_of(jvm)  # a sketch its heavy hitters stand for, as read (from_top_k)
     for mine, theirs, merge in (
-        (jvm.hll, spark.hll, merge_hll),
-        (jvm.theta, spark.theta, merge_theta),
+        (read["hll"], spark.hll, merge_hll),
+        (read["theta"], spark.theta, merge_theta),
     ):
         assert (mine is None) == (theirs is None), where
         if mine is not None and theirs is not None:
             a, b = merge([mine]).get_estimate(), merge([theirs]).get_estimate()
             assert math.isclose(a, b, rel_tol=0.02 if rows > 1_000 else 1e-12), (where, a, b)
-    assert (jvm.kll is None) == (spark.kll is None), where
-    if jvm.kll is not None and spark.kll is not None:
-        a, b = merge_kll([jvm.kll]), merge_kll([spark.kll])
+    assert (read["kll"] is None) == (spark.kll is None), where
+    if read["kll"] is not None and spark.kll is not None:
+        a, b = merge_kll([read["kll"]]), merge_kll([spark.kll])
         assert a.n == b.n, where
         if a.n:
             assert (a.get_min_value(), a.get_max_value()) == (b.get_min_value(), b.get_max_value())
@@ -345,6 +357,79 @@ def test_few_dates_are_stored_as_their_values_many_as_a_sketch(spark: Any, tmp_p
         len(set(many) | set(few)), rel=0.05
     )
     assert merge_hll([kept]).get_estimate() == pytest.approx(distinct, rel=0.05)
+
+
+def test_a_kll_sketch_its_heavy_hitters_count_is_stored_as_a_mark(
+    spark: Any, tmp_path: Path
+) -> None:
+    """issue 49: where a partition's stored heavy hitters count every value (a discount's 11,
+    a line number's 7), its KLL sketch is stored as a one-byte mark and read as those values,
+    each as often as counted (from_top_k); a column of more values keeps its sketch."""
+    rng = random.Random(7)
+    discounts = [Decimal(rng.choice(range(11))) / 100 for _ in range(3_000)]
+    lines = [rng.choice([1, 1, 1, 2, 2, 3, 4, 5, 6, 7]) for _ in range(3_000)]
+    many = [rng.randrange(100_000) for _ in range(3_000)]
+    modes = [rng.choice(["AIR", "MAIL", "SHIP", "TRUCK", "RAIL", "FOB", "REG AIR"]) for _ in many]
+    directory = tmp_path / "dt=2024-01-01"
+    directory.mkdir()
+    table = pa.table(
+        {
+            "discount": pa.array(discounts, pa.decimal128(15, 2)),
+            "line": lines,
+            "many": many,
+            "mode": modes,
+        }
+    )
+    pq.write_table(table, directory / "part.parquet")
+    frame = spark.read.parquet(str(tmp_path))
+    plans = plans_of(frame, ["dt"])
+    [row] = scan(frame, ["dt"], plans, 0.0, SEED, 1).collect()
+    records = {r.name: r for r in column_records(row.asDict(), plans)}
+    for name, values in (("discount", [float(d) for d in discounts]), ("line", lines)):
+        assert records[name].kll == bytes([FROM_TOP_K]), name
+        piece = piece_of_partition(records[name])
+        assert piece.kll is not None
+        assert piece.kll[0] == COUNTED
+        sketch = merge_kll([piece.kll])
+        assert sketch.n == len(values)
+        for value in sorted(set(values)):
+            exact = sum(v <= value for v in values) / len(values)
+            assert sketch.get_rank(value, True) == pytest.approx(exact, abs=0.01), (name, value)
+        # stored again (a block's or an Iceberg append's write), the mark
+        assert stored_figures(piece.figures())["kll"] == bytes([FROM_TOP_K])
+    kept = records["many"].kll
+    assert kept is not None
+    assert len(kept) > 1
+    assert merge_kll([kept]).n == 3_000
+    # Theta sketches of few integers or strings: the mark, built again from the items as
+    # the scan fed them (the same hashes as a sketch fed the values themselves)
+    for name, values in (("line", lines), ("mode", modes)):
+        assert records[name].theta == bytes([FROM_TOP_K]), name
+        theta = figures_of(records[name])["theta"]
+        assert theta is not None
+        fed = update_theta_sketch()
+        for value in values:
+            fed.update(value)
+        union = theta_union()
+        union.update(compact_theta_sketch.deserialize(theta))
+        union.update(fed)
+        assert compact_theta_sketch.deserialize(theta).get_estimate() == len(set(values))
+        assert union.get_result().get_estimate() == len(set(values)), name
+    assert records["many"].theta is not None
+    assert records["many"].theta[0] != FROM_TOP_K
+    # heavy hitters that never purged: their items and counts, read as the sketch again
+    for name, values in (
+        ("discount", [float(d) for d in discounts]),
+        ("line", lines),
+        ("mode", modes),
+    ):
+        stored = records[name].top_k
+        assert stored is not None
+        assert stored[0] == EXACT_TOP_K, name
+        assert len(stored) < 80, (name, len(stored))  # the deflated sketch: 90 to 160
+        counted = Counter(values)
+        read = most_common(merge_frequent_items([stored], records[name].top_k_items), 20)
+        assert sorted(read) == sorted(counted.items()), name
 
 
 def test_row_sample_keeps_every_row_at_rate_one(spark: Any, lake: Path) -> None:

@@ -60,8 +60,8 @@ def test_a_sixteenth_of_the_table_through_sized_blocks_is_as_accurate() -> None:
 
 
 def test_blocks_of_a_many_partition_table_keep_smaller_kll_sketches() -> None:
-    # lineitem by ship date: blocks of 8 at k 64, of 64 at k 129, of 512 at k 200
-    assert [block_kll_k(2_526, level) for level in (1, 2, 3)] == [64, 129, KLL_K]
+    # lineitem by ship date: blocks of 8 at k 46, of 64 at k 129, of 512 at k 200
+    assert [block_kll_k(2_526, level) for level in (1, 2, 3)] == [46, 129, KLL_K]
     assert block_kll_k(70, 1) == KLL_K  # a small table's blocks: as before
 
 

@@ -24,8 +24,8 @@ from sqlalchemy import delete, event, func, select, update
 from metastore import Metastore, PartitionQuery
 from metastore.engine import run_write
 from metastore.models import RollupBlock, RollupColumn
-from metastore.partitions.block_tree import FANOUT, cover, levels_for
-from metastore.statistics import rollups as rollups
+from metastore.partitions.block_tree import FANOUT, cover, levels_for, stored_blocks
+from metastore.statistics import partition_samples, rollups
 from metastore.statistics.block_reads import table_sample
 from metastore.statistics.cache import cache_for
 from metastore.statistics.histograms import inflated, merge_hll
@@ -130,6 +130,9 @@ def without_blocks(ms: Metastore, work: Any) -> Any:
     from metastore.catalog.tables import get_table
 
     def drop(conn: Any) -> None:
+        # as a drop of the blocks does: the samples only they keep go back to the partitions
+        table_id = get_table(conn, "facts").id
+        partition_samples.spill(conn, table_id, stored_blocks(conn, table_id))
         for model in (RollupColumn, RollupBlock):
             conn.execute(delete(model))
 
@@ -383,6 +386,7 @@ def test_blocks_give_the_partitions_merge(
     # were only level 1 to keep samples, a block of level 3 is read (and a level-2 one
     # built) from its blocks of level 1
     monkeypatch.setattr(rollups, "samples_kept", lambda level: level == 1)
+    monkeypatch.setattr(partition_samples, "samples_kept", lambda level: level == 1)
     without_blocks(metastore, lambda: None)
     with metastore.engine.connect() as conn:
         b = RollupBlock.__table__.c

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyarrow import ipc
 
-from metastore.statistics.rollups import partition_sample
+from metastore.statistics.partition_samples import partition_sample
 from metastore.statistics.samples import (
     FRAMED_MARK,
     MAX_FRAMES,

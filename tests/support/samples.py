@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from metastore.catalog.tables import PartitionKey, TableInfo
-from metastore.statistics.rollups import partition_sample
+from metastore.statistics.partition_samples import partition_sample
 from metastore.statistics.samples import encode_sample, pool
 from metastore.types import parse_key_type
 

@@ -115,17 +115,19 @@ final class PartitionState implements Serializable {
         values.add(any ? totalLen[j] : null);
         values.add(any ? maxLen[j] : null);
       }
-      if (c.distinct != ColumnSpec.NO_SKETCH) {
-        values.add(
-            c.distinct == ColumnSpec.HLL
-                ? Sketches.storedHll(distinct[j], c, topK[j])
-                : Sketches.sizedTheta(distinct[j], c, min[j], max[j]));
+      if (c.distinct == ColumnSpec.HLL) {
+        values.add(Sketches.storedHll(distinct[j], c, topK[j]));
+      } else if (c.distinct == ColumnSpec.THETA) {
+        byte[] theta = Sketches.sizedTheta(distinct[j], c, min[j], max[j]);
+        boolean built = topKInformative[j] && Sketches.thetaOfTopK(theta, topK[j], c, nonNull[j]);
+        values.add(built ? Sketches.FROM_TOP_K : theta);
       }
       if (c.kll) {
-        values.add(Sketches.packKll(kll[j]));
+        boolean counted = topKInformative[j] && Sketches.countsEveryValue(topK[j], c, nonNull[j]);
+        values.add(counted ? Sketches.FROM_TOP_K : Sketches.packKll(kll[j]));
       }
       if (c.topK != 0) {
-        values.add(topKInformative[j] ? Sketches.deflatedIfSmaller(topK[j]) : null);
+        values.add(topKInformative[j] ? Sketches.storedTopK(topK[j], c) : null);
       }
       if (c.iceberg) {
         values.add(iceberg[j]);

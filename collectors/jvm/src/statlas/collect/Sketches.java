@@ -144,6 +144,118 @@ final class Sketches {
     return deflate(body, new byte[] {(byte) PACKED_KLL, (byte) scale});
   }
 
+  /**
+   * Stored in place of a partition's KLL or Theta sketch that its stored heavy hitters stand
+   * for (metastore/statistics/from_top_k.py): where they count every value the KLL sketch was
+   * fed (the metastore feeds those values, each as often as counted, to a KLL sketch when it
+   * reads it), or name every value of an exact Theta sketch (which it builds from them).
+   */
+  static final byte[] FROM_TOP_K = {(byte) 0x45};
+
+  /**
+   * Whether heavy hitters {@code topK} of a column of {@code nonNull} values name every value
+   * the column's KLL sketch was fed, with its exact count: longs or doubles (the values the
+   * sketch was fed as doubles), never purged, as many as the values, none NaN (which KLL
+   * skips) and every long a double exactly.
+   */
+  static boolean countsEveryValue(byte[] topK, ColumnSpec c, long nonNull) {
+    if (c.topK != ColumnSpec.LONGS && c.topK != ColumnSpec.DOUBLES) {
+      return false;
+    }
+    ItemsSketch<Object> items = exactItems(topK, c, nonNull);
+    if (items == null) {
+      return false;
+    }
+    for (ItemsSketch.Row<Object> row : items.getFrequentItems(0, ErrorType.NO_FALSE_NEGATIVES)) {
+      Object item = row.getItem();
+      if (item instanceof Double d && d.isNaN()) {
+        return false;
+      }
+      if (item instanceof Long l && Math.abs(l) > (1L << 53)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Heavy hitters {@code topK} of a column of {@code nonNull} values read, where they never
+   * purged and count every one of them (else null).
+   */
+  @SuppressWarnings("unchecked")
+  private static ItemsSketch<Object> exactItems(byte[] topK, ColumnSpec c, long nonNull) {
+    if (topK == null) {
+      return null;
+    }
+    ItemsSketch<Object> items =
+        ItemsSketch.getInstance(Memory.wrap(topK), (ArrayOfItemsSerDe<Object>) serde(c.topK));
+    if (items.getMaximumError() > 0 || items.getStreamLength() != nonNull
+        || items.getNumActiveItems() == 0) {
+      return null;
+    }
+    return items;
+  }
+
+  /**
+   * Whether a partition's Theta sketch {@code theta} (as stored) is exactly the sketch of the
+   * items of its stored heavy hitters {@code topK} (integers fed as longs, strings as their
+   * UTF-8 bytes), so that the metastore can build it from them again
+   * (metastore/statistics/from_top_k.py): the heavy hitters never purged, name
+   * every value, and the sketch built from them holds the same hashes.
+   */
+  static boolean thetaOfTopK(byte[] theta, byte[] topK, ColumnSpec c, long nonNull) {
+    if (theta == null) {
+      return false;
+    }
+    switch (c.kind) {
+      case BYTE, SHORT, INT, LONG -> {
+        if (c.topK != ColumnSpec.LONGS) {
+          return false;
+        }
+      }
+      case STRING -> {
+        if (c.topK != ColumnSpec.STRINGS) {
+          return false;
+        }
+      }
+      default -> {
+        return false;
+      }
+    }
+    ItemsSketch<Object> items = exactItems(topK, c, nonNull);
+    if (items == null) {
+      return false;
+    }
+    org.apache.datasketches.theta.UpdateSketch built =
+        org.apache.datasketches.theta.UpdateSketch.builder()
+            .setNominalEntries(1 << c.thetaLgK).build();
+    for (ItemsSketch.Row<Object> row : items.getFrequentItems(0, ErrorType.NO_FALSE_NEGATIVES)) {
+      Object item = row.getItem();
+      if (item instanceof Long l) {
+        built.update(l.longValue());
+      } else {
+        built.update((String) item);
+      }
+    }
+    CompactSketch stored = CompactSketch.heapify(Memory.wrap(theta));
+    CompactSketch mine = built.compact(true, null);
+    return stored.getThetaLong() == Long.MAX_VALUE // exact: the items at any lgK
+        && mine.getThetaLong() == Long.MAX_VALUE
+        && Arrays.equals(hashes(stored), hashes(mine));
+  }
+
+  /** A Theta sketch's retained hashes, sorted. */
+  private static long[] hashes(CompactSketch sketch) {
+    long[] found = new long[sketch.getRetainedEntries()];
+    org.apache.datasketches.theta.HashIterator it = sketch.iterator();
+    int i = 0;
+    while (it.next()) {
+      found[i++] = it.get();
+    }
+    Arrays.sort(found);
+    return found;
+  }
+
   /** The least scale at which every item is a decimal exactly, else NO_SCALE. */
   private static int scaleOf(double[] items) {
     for (int scale = 0; scale < POWERS.length; scale++) {
@@ -174,6 +286,106 @@ final class Sketches {
     }
     byte[] deflated = deflate(sketch, null);
     return deflated.length < sketch.length ? deflated : sketch;
+  }
+
+  /** The first byte of heavy hitters that never purged, stored as their items and counts. */
+  static final int EXACT_TOP_K = 0x46;
+
+  /**
+   * A partition's heavy hitters as the metastore stores them: where the sketch never purged
+   * (it counts every value exactly), as its items and their counts
+   * (metastore/statistics/exact_top_k.py: the mark, the items' kind, their number, the items
+   * sorted, then each one's count, as LEB128 varints; integers and decimals of up to six
+   * places as differences of integers, other doubles as their bytes, strings as their UTF-8
+   * bytes after their length), when that is smaller than deflatedIfSmaller's form.
+   */
+  @SuppressWarnings("unchecked")
+  static byte[] storedTopK(byte[] topK, ColumnSpec c) {
+    byte[] stored = deflatedIfSmaller(topK);
+    if (stored == null) {
+      return null;
+    }
+    ItemsSketch<Object> items =
+        ItemsSketch.getInstance(Memory.wrap(topK), (ArrayOfItemsSerDe<Object>) serde(c.topK));
+    if (items.getMaximumError() > 0 || items.getNumActiveItems() == 0) {
+      return stored;
+    }
+    ItemsSketch.Row<Object>[] rows = items.getFrequentItems(0, ErrorType.NO_FALSE_NEGATIVES);
+    ByteArrayOutputStream out = new ByteArrayOutputStream(64);
+    out.write(EXACT_TOP_K);
+    Integer[] order = new Integer[rows.length];
+    for (int i = 0; i < rows.length; i++) {
+      order[i] = i;
+    }
+    switch (c.topK) {
+      case ColumnSpec.LONGS -> {
+        Arrays.sort(order, (a, b) -> Long.compare((Long) rows[a].getItem(), (Long) rows[b].getItem()));
+        out.write('L');
+        varint(out, rows.length);
+        long before = 0;
+        for (int i : order) {
+          long v = (Long) rows[i].getItem();
+          varint(out, zigzag(v - before));
+          before = v;
+        }
+      }
+      case ColumnSpec.DOUBLES -> {
+        Arrays.sort(order, (a, b) -> Double.compare((Double) rows[a].getItem(), (Double) rows[b].getItem()));
+        double[] values = new double[rows.length];
+        for (int i = 0; i < rows.length; i++) {
+          values[i] = (Double) rows[order[i]].getItem();
+        }
+        for (double v : values) {
+          if (Double.isNaN(v) || Double.doubleToRawLongBits(v) == Long.MIN_VALUE) {
+            return stored; // read back, NaN and -0.0 are not items of their own
+          }
+        }
+        int scale = scaleOf(values);
+        out.write('D');
+        out.write(scale);
+        varint(out, rows.length);
+        long before = 0;
+        for (double v : values) {
+          if (scale == NO_SCALE) {
+            long bits = Double.doubleToRawLongBits(v);
+            for (int b = 0; b < 8; b++) {
+              out.write((int) (bits >>> (8 * b)));
+            }
+          } else {
+            long scaled = (long) Math.rint(v * POWERS[scale]);
+            varint(out, zigzag(scaled - before));
+            before = scaled;
+          }
+        }
+      }
+      default -> {
+        Arrays.sort(order, (a, b) -> ((String) rows[a].getItem()).compareTo((String) rows[b].getItem()));
+        out.write('S');
+        varint(out, rows.length);
+        for (int i : order) {
+          byte[] utf8 = ((String) rows[i].getItem()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+          varint(out, utf8.length);
+          out.write(utf8, 0, utf8.length);
+        }
+      }
+    }
+    for (int i : order) {
+      varint(out, rows[i].getEstimate());
+    }
+    byte[] exact = out.toByteArray();
+    return exact.length < stored.length ? exact : stored;
+  }
+
+  private static long zigzag(long v) {
+    return (v << 1) ^ (v >> 63);
+  }
+
+  private static void varint(ByteArrayOutputStream out, long v) {
+    while ((v & ~0x7FL) != 0) {
+      out.write((int) ((v & 0x7F) | 0x80));
+      v >>>= 7;
+    }
+    out.write((int) v);
   }
 
   /** The first byte of a partition's distinct values stored whole (metastore/statistics/exact_sets.py). */
