@@ -204,10 +204,6 @@ def _extreme(
     return str(pick(present, key=parse))
 
 
-def _blob(value: Any) -> bytes | None:
-    return None if value is None else bytes(value)
-
-
 def value_parser(type_: str) -> Callable[[str], Any]:
     """A stored min/max text as a value of the column's type."""
     if ColumnType.of(type_).integral:
