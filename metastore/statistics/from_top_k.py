@@ -29,22 +29,30 @@ COUNTED = 0x57
 """The first byte of a KLL sketch's values as read: the values (8-byte doubles), then their
 counts (8-byte integers), as many of each."""
 
-_NUMBERS = {"longs": np.dtype("<i8"), "doubles": np.dtype("<f8")}
+# DataSketches' frequent-items serial form: a preamble of `preamble longs` 8-byte words (the
+# low 6 bits of byte 0; 1 when empty), the number of active items at byte 8, then one
+# 8-byte weight per item, then the items as their serde writes them
+NUMBER_ITEMS = {"longs": np.dtype("<i8"), "doubles": np.dtype("<f8")}
+
+
+def items_layout(blob: bytes) -> tuple[int, int]:
+    """(items, where the items begin) of a serialised frequent-items sketch."""
+    preamble = blob[0] & 0x3F
+    if preamble == 1:
+        return 0, len(blob)
+    count = int.from_bytes(blob[8:12], "little")
+    return count, preamble * 8 + count * 8
 
 
 def _numbers(top_k: bytes, items: str | None) -> tuple[np.ndarray, np.ndarray] | None:
     """The items (as numbers) and counts of heavy hitters `top_k` (DataSketches'
     frequent-items form, inflated) of longs or doubles; None for other items, or none."""
-    dtype = _NUMBERS.get(items or "")
-    if dtype is None:
+    dtype = NUMBER_ITEMS.get(items or "")
+    count, start = items_layout(top_k)
+    if dtype is None or not count:
         return None
-    preamble = top_k[0] & 0x3F  # 8-byte words; then one 8-byte weight per item, then items
-    if preamble == 1:
-        return None  # empty
-    count = int.from_bytes(top_k[8:12], "little")
-    start = preamble * 8
-    weights = np.frombuffer(top_k, dtype="<i8", count=count, offset=start)
-    values = np.frombuffer(top_k, dtype=dtype, count=count, offset=start + 8 * count)
+    weights = np.frombuffer(top_k, dtype="<i8", count=count, offset=start - 8 * count)
+    values = np.frombuffer(top_k, dtype=dtype, count=count, offset=start)
     return values, weights
 
 

@@ -40,7 +40,7 @@ from datasketches import (
 
 from metastore.statistics.exact_sets import exact_hll, exact_values
 from metastore.statistics.exact_top_k import EXACT_TOP_K, expanded
-from metastore.statistics.from_top_k import counted_values
+from metastore.statistics.from_top_k import NUMBER_ITEMS, counted_values, items_layout
 from metastore.statistics.kll_packing import MARK as PACKED_KLL
 from metastore.statistics.kll_packing import unpacked_kll
 
@@ -339,21 +339,6 @@ def merge_theta(blobs: Iterable[bytes], lg_k: int = THETA_LG_K) -> compact_theta
     return union.get_result()
 
 
-# DataSketches' frequent-items serial form: a preamble of `preamble longs` 8-byte words (the
-# low 6 bits of byte 0; 1 when empty), the number of active items at byte 8, then one
-# 8-byte weight per item, then the items as their serde writes them
-_NUMBER_ITEMS = {"longs": np.dtype("<i8"), "doubles": np.dtype("<f8")}
-
-
-def _layout(blob: bytes) -> tuple[int, int]:
-    """(items, where the items begin) of a serialised frequent-items sketch."""
-    preamble = blob[0] & 0x3F
-    if preamble == 1:
-        return 0, len(blob)
-    count = int.from_bytes(blob[8:12], "little")
-    return count, preamble * 8 + count * 8
-
-
 def text_form(blob: bytes, items: str | None) -> bytes:
     """A heavy-hitters sketch of longs or doubles with its items as text, which the native
     strings sketch reads (frequent_strings_sketch: merges in C++, no Python per item)."""
@@ -365,10 +350,10 @@ def text_forms(blobs: Sequence[bytes], items: str | None) -> list[bytes]:
     a table's partitions: thousands of sketches, one numpy conversion); stored sketches
     inflated first (stored_top_k)."""
     blobs = [inflated(blob) for blob in blobs]
-    dtype = _NUMBER_ITEMS.get(items or "")
+    dtype = NUMBER_ITEMS.get(items or "")
     if dtype is None or not blobs:
         return list(blobs)
-    layouts = [_layout(blob) for blob in blobs]
+    layouts = [items_layout(blob) for blob in blobs]
     values = np.concatenate(
         [
             np.frombuffer(blob, dtype=dtype, count=count, offset=start)
@@ -408,10 +393,10 @@ def _length_prefixed(texts: np.ndarray) -> tuple[bytes, np.ndarray]:
 
 def number_form(blob: bytes, items: str | None) -> bytes:
     """The inverse of text_form: items back as 8-byte longs or doubles."""
-    dtype = _NUMBER_ITEMS.get(items or "")
+    dtype = NUMBER_ITEMS.get(items or "")
     if dtype is None:
         return blob
-    count, start = _layout(blob)
+    count, start = items_layout(blob)
     parse = int if items == "longs" else float
     values, at = [], start
     for _ in range(count):
@@ -442,7 +427,7 @@ class HeavyHitters:
         return int(self.sketch.get_upper_bound(self._text(item)))
 
     def _text(self, item: Any) -> str:
-        dtype = _NUMBER_ITEMS.get(self.items or "")
+        dtype = NUMBER_ITEMS.get(self.items or "")
         if dtype is None:
             return str(item)
         return bytes(_texts(np.array([item], dtype=dtype))[0]).decode()
