@@ -15,6 +15,8 @@ counted), medians of --repeat (run `make data` first):
   statlas full   statlas collect --full (every statistic, per partition) into SQLite and,
                  with --postgres, into PostgreSQL (with the share of the run spent writing),
                  by the one-pass JVM scan (STATLAS_SCAN=jvm)
+  full rows      the same collection by the one-pass scan reading Spark's rows, not the
+                 files' columnar batches (spark.statlas.scan.columnar=false; before 12-07)
   spark aggs     the same collection by Spark's own aggregates (STATLAS_SCAN=spark)
   statlas +1     statlas collect after one new partition appears
   bytes          what the full collection wrote: each database's growth, and each stored
@@ -84,6 +86,7 @@ def main() -> None:
             "analyze-part",
             "full",
             "write",
+            "full-rows",
             "spark-aggs",
             "pg",
             "pg-write",
@@ -134,6 +137,13 @@ def main() -> None:
         results["write"].append(report.timings["write"])
         partitions = report.partitions_scanned
         if not args.statlas_only:
+            rows_db = Metastore(f"sqlite:///{work / f'rows-{attempt}.db'}")
+            rows_db.upgrade()
+            rows_db.register_table("lineitem", str(lineitem))
+            with session_settings(spark, {"spark.statlas.scan.columnar": "false"}):
+                by_rows = collect(rows_db.engine, "lineitem", full=True, spark=spark, scan="jvm")
+            results["full-rows"].append(by_rows.seconds)
+            rows_db.dispose()
             by_spark = collect(ms.engine, "lineitem", full=True, spark=spark, scan="spark")
             results["spark-aggs"].append(by_spark.seconds)
         if args.postgres:
@@ -205,6 +215,12 @@ def main() -> None:
     print(
         f"| ... of which writing to SQLite | {median['write']:.1f} | "
         f"{median['write'] / median['full']:.1%} of the run |"
+    )
+    print(
+        f"| ... the same reading Spark's rows, not columnar batches | {median['full-rows']:.1f} | "
+        f"{median['full-rows'] / median['floor']:.2f} x floor, "
+        f"{median['full-rows'] / median['analyze']:.2f} x ANALYZE, "
+        f"{median['full-rows'] / median['full']:.2f} x batches |"
     )
     print(
         f"| statlas collect --full by Spark's aggregates (STATLAS_SCAN=spark) | "

@@ -222,6 +222,20 @@ def scan(
     return DataFrame(jdf, session)
 
 
+def reads_batches(frame: Any, keys: list[str], plans: list[ColumnPlan]) -> bool:
+    """Whether `scan` of these columns reads the frame's columnar batches (Parquet's, ORC's
+    vectorised readers: each run of a column's values described once per distinct value)
+    rather than Spark's rows of them; spark.statlas.scan.columnar=false asks for rows."""
+    return bool(
+        frame.sparkSession._jvm.statlas.collect.PartitionScan.readsBatches(
+            frame._jdf,
+            packed(keys),
+            packed([quoted(p.source) for p in plans]),
+            packed([p.alias for p in plans]),
+        )
+    )
+
+
 if __name__ == "__main__":  # `python -m collectors.jvm_scan`: build the jar (make install)
     built = scan_jar()
     if built is None:

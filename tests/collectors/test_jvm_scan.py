@@ -226,6 +226,73 @@ def test_one_pass_scan_equals_spark_aggregates(spark: Any, lake: Path) -> None:
     assert types["huge"] == "decimal(30,5)"
 
 
+def assert_described_alike(a: ColumnRecord, b: ColumnRecord, where: Any) -> None:
+    """Two scans' records of a column over the same rows: every exact figure equal, the
+    sketches estimating alike, exact heavy hitters equal."""
+    assert a.null_count == b.null_count, where
+    assert (a.min_value, a.max_value) == (b.min_value, b.max_value), where
+    assert (a.total_len, a.max_len) == (b.total_len, b.max_len), where
+    mine, theirs = figures_of(a), figures_of(b)
+    for kind, merge in (("hll", merge_hll), ("theta", merge_theta)):
+        if mine[kind] is not None or theirs[kind] is not None:
+            x, y = merge([mine[kind]]).get_estimate(), merge([theirs[kind]]).get_estimate()
+            assert math.isclose(x, y, rel_tol=0.02), (where, kind, x, y)
+    if mine["kll"] is not None or theirs["kll"] is not None:
+        k, m = merge_kll([mine["kll"]]), merge_kll([theirs["kll"]])
+        assert k.n == m.n, where
+        assert (k.get_min_value(), k.get_max_value()) == (m.get_min_value(), m.get_max_value())
+        for q in (0.1, 0.5, 0.9):
+            v = k.get_quantile(q)
+            low, high = m.get_rank(v, inclusive=False), m.get_rank(v, inclusive=True)
+            assert low - 0.04 <= q <= high + 0.04, (where, q, low, high)
+    assert (a.top_k is None) == (b.top_k is None), where
+    if a.top_k is not None and b.top_k is not None:
+        x = merge_frequent_items([a.top_k], a.top_k_items)
+        counted = most_common(x, 1_000)
+        if all(x.get_lower_bound(v) == x.get_upper_bound(v) for v, _ in counted):
+            # exact: the same counts (the weights add up)
+            expected = most_common(merge_frequent_items([b.top_k], b.top_k_items), 1_000)
+            assert sorted(comparable(counted)) == sorted(comparable(expected)), where
+
+
+def test_columnar_batches_describe_what_rows_describe(spark: Any, tmp_path: Path) -> None:
+    """Parquet read as its columnar batches: a run of a column's values is described once
+    per distinct value, by dictionary id (strings) or by value (integers, dates, decimals,
+    doubles), with its count as the weight. Every exact figure equals the row-by-row scan's,
+    and so do the row sample (the same draws), the exact heavy hitters and the sketches'
+    estimates; partitions span several batches and row groups."""
+    rng = random.Random(5)
+    for day in ("2024-01-01", "2024-01-02"):
+        table = rows_table(rng, 9_000)
+        modes = [
+            None if rng.random() < 0.1 else rng.choice(["AIR", "MAIL", "SHIP"])
+            for _ in range(9_000)
+        ]
+        quantities = [Decimal(rng.randrange(1, 51)) for _ in range(9_000)]
+        table = table.append_column("mode", pa.array(modes, pa.string()))
+        table = table.append_column("qty", pa.array(quantities, pa.decimal128(15, 2)))
+        (tmp_path / f"dt={day}").mkdir()
+        pq.write_table(table, tmp_path / f"dt={day}" / "part.parquet", row_group_size=4_000)
+    frame = spark.read.parquet(str(tmp_path))
+    plans = plans_of(frame, ["dt"])
+    described: dict[bool, dict[tuple[Any, ...], Any]] = {}
+    for columnar in (True, False):
+        with session_settings(spark, {"spark.statlas.scan.columnar": str(columnar).lower()}):
+            assert jvm_scan.reads_batches(frame, ["dt"], plans) is columnar
+            described[columnar] = by_partition(scan(frame, ["dt"], plans, 0.02, SEED, 2), ["dt"])
+    batches, rows = described[True], described[False]
+    assert batches.keys() == rows.keys()
+    assert len(batches) == 2
+    for key, row in batches.items():
+        assert row["__rows"] == rows[key]["__rows"] == 9_000
+        assert row["__sample_columns"] == rows[key]["__sample_columns"], key
+        pairs = zip(column_records(row, plans), column_records(rows[key], plans), strict=True)
+        for a, b in pairs:
+            assert_described_alike(a, b, (key, a.name))
+        by_name = {r.name: r for r in column_records(row, plans)}
+        assert by_name["mode"].top_k is not None  # (qty's 50 even values tell nothing)
+
+
 def test_unpartitioned_table_and_empty_table(spark: Any, tmp_path: Path) -> None:
     pq.write_table(rows_table(random.Random(3), 500), tmp_path / "flat.parquet")
     frame = spark.read.parquet(str(tmp_path / "flat.parquet"))

@@ -13,6 +13,8 @@ import org.apache.spark.sql.catalyst.expressions.XxHash64Function;
 import org.apache.spark.sql.catalyst.util.DateTimeUtils;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatchRow;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
@@ -81,49 +83,171 @@ final class LiveState {
   void update(InternalRow row) {
     result.rows++;
     if (sampler.active()) {
-      // drawn first, forced or not: the rows drawn are those a scan without forced keys draws
-      boolean drawn = sampler.draw();
-      boolean forced = layout.forced(row);
-      if (forced || drawn) {
-        result.sample.add(layout.sampleValues(row, forced));
-      }
+      sample(row);
     }
-    long[] nonNull = result.nonNull;
     for (int j = 0; j < columns.length; j++) {
       int o = layout.ordinal(j);
-      if (row.isNullAt(o)) {
-        continue;
-      }
-      boolean first = nonNull[j]++ == 0;
-      ColumnSpec c = columns[j];
-      if (c.iceberg) {
-        icebergUpdate(iceberg[j], c, row, o);
-      }
-      switch (c.kind) {
-        case BOOLEAN -> {
-          long v = row.getBoolean(o) ? 1 : 0;
-          integral(j, c, v, first, false);
-        }
-        case BYTE -> integral(j, c, row.getByte(o), first, true);
-        case SHORT -> integral(j, c, row.getShort(o), first, true);
-        case INT, DATE -> integral(j, c, row.getInt(o), first, true);
-        case LONG, TIMESTAMP -> integral(j, c, row.getLong(o), first, true);
-        case TIMESTAMP_NTZ -> {
-          long local = row.getLong(o);
-          if (c.minMax) {
-            minMaxLong(j, local, first);
-          }
-          // sketches take unix_micros(CAST(v AS TIMESTAMP)): the local time in the session zone
-          longSketches(j, c, DateTimeUtils.convertTz(local, layout.zone, ZoneOffset.UTC), true);
-        }
-        case FLOAT -> fractional(j, c, row.getFloat(o), Float.valueOf(row.getFloat(o)), first);
-        case DOUBLE -> fractional(j, c, row.getDouble(o), Double.valueOf(row.getDouble(o)), first);
-        case DECIMAL -> decimal(j, c, row, o, first);
-        case STRING -> string(j, c, row.getUTF8String(o), first);
-        case BINARY -> binary(j, c, row.getBinary(o));
-        default -> { }
+      if (!row.isNullAt(o)) {
+        value(j, row, o, 1, true);
       }
     }
+  }
+
+  /** The row in the sample if drawn (a draw per row, forced or not: the rows drawn are those
+   * a scan without forced keys draws) or forced. */
+  private void sample(InternalRow row) {
+    boolean drawn = sampler.draw();
+    boolean forced = layout.forced(row);
+    if (forced || drawn) {
+      result.sample.add(layout.sampleValues(row, forced));
+    }
+  }
+
+  /**
+   * Rows {@code from} to {@code to} (exclusive) of a columnar batch, seen through
+   * {@code view} (its rowId moved): the sample draws row by row, and each column's values are
+   * taken once per distinct value of the run ({@link Dedup}), with that value's count as its
+   * weight. Theta and HLL take a value once whatever
+   * its count, KLL and the heavy hitters take the weight, counts and lengths multiply.
+   */
+  void update(ColumnarBatchRow view, ColumnVector[] vectors, int from, int to, Dedup dedup) {
+    result.rows += to - from;
+    if (sampler.active()) {
+      for (int i = from; i < to; i++) {
+        view.rowId = i;
+        sample(view);
+      }
+    }
+    for (int j = 0; j < columns.length; j++) {
+      int o = layout.ordinal(j);
+      ColumnVector vector = vectors[o];
+      ColumnSpec c = columns[j];
+      if (dedup.count(j, c, vector, from, to)) {
+        // heavy hitters that may purge take the rows one by one, in order, as Spark's
+        // aggregate does (a purge's result depends on the order); until then, the weights
+        boolean replay = c.topK != 0
+            && topK[j].getNumActiveItems() + dedup.distinct > topK[j].getMaximumMapCapacity();
+        for (int k = 0; k < dedup.distinct; k++) {
+          view.rowId = dedup.firstRow[k];
+          value(j, view, o, dedup.weight[k], !replay);
+          if (replay) {
+            dedup.item[k] = heavyItem(c, view, o);
+          }
+        }
+        if (replay) {
+          for (int i = from; i < to; i++) {
+            int slot = dedup.slotOfRow[i - from];
+            if (slot >= 0) {
+              topK[j].update(dedup.item[slot]);
+            }
+          }
+        }
+      } else {
+        for (int i = from; i < to; i++) {
+          if (!vector.isNullAt(i)) {
+            view.rowId = i;
+            value(j, view, o, 1, true);
+          }
+        }
+      }
+    }
+  }
+
+  /** Column {@code j}'s non-null value at {@code o} of the row, counted {@code weight} times
+   * (by the heavy hitters too if {@code heavy}). */
+  private void value(int j, InternalRow row, int o, long weight, boolean heavy) {
+    long[] nonNull = result.nonNull;
+    boolean first = nonNull[j] == 0;
+    nonNull[j] += weight;
+    ColumnSpec c = columns[j];
+    if (c.iceberg) {
+      icebergUpdate(iceberg[j], c, row, o);
+    }
+    switch (c.kind) {
+      case BOOLEAN -> {
+        long v = row.getBoolean(o) ? 1 : 0;
+        integral(j, c, v, first, weight);
+      }
+      case BYTE -> integral(j, c, row.getByte(o), first, weight);
+      case SHORT -> integral(j, c, row.getShort(o), first, weight);
+      case INT, DATE -> integral(j, c, row.getInt(o), first, weight);
+      case LONG, TIMESTAMP -> integral(j, c, row.getLong(o), first, weight);
+      case TIMESTAMP_NTZ -> {
+        long local = row.getLong(o);
+        if (c.minMax) {
+          minMaxLong(j, local, first);
+        }
+        // sketches take unix_micros(CAST(v AS TIMESTAMP)): the local time in the session zone
+        longSketches(j, c, sketchedMicros(local), weight);
+      }
+      case FLOAT -> {
+        float v = row.getFloat(o);
+        fractional(j, c, v, Float.valueOf(v), first, weight);
+      }
+      case DOUBLE -> {
+        double v = row.getDouble(o);
+        fractional(j, c, v, Double.valueOf(v), first, weight);
+      }
+      case DECIMAL -> decimal(j, c, row, o, first, weight);
+      case STRING -> string(j, c, row.getUTF8String(o), first, weight);
+      case BINARY -> binary(j, c, row.getBinary(o), weight);
+      default -> { }
+    }
+    if (heavy && c.topK != 0) {
+      topK[j].update(heavyItem(c, row, o), weight);
+    }
+  }
+
+  /** A timestamp_ntz as its sketches take it: unix_micros(CAST(v AS TIMESTAMP)), the local
+   * time in the session zone. */
+  private long sketchedMicros(long local) {
+    return DateTimeUtils.convertTz(local, layout.zone, ZoneOffset.UTC);
+  }
+
+  /**
+   * The value as the heavy hitters take it (null: not taken): integral and temporal values
+   * as longs, or as their decimal text (booleans as "true"/"false"); fractional and decimal
+   * ones as doubles; strings and binaries as text.
+   */
+  private Object heavyItem(ColumnSpec c, InternalRow row, int o) {
+    long v;
+    switch (c.kind) {
+      case BOOLEAN -> {
+        boolean b = row.getBoolean(o);
+        return c.topK == ColumnSpec.LONGS ? (Object) (b ? 1L : 0L) : (b ? "true" : "false");
+      }
+      case BYTE -> v = row.getByte(o);
+      case SHORT -> v = row.getShort(o);
+      case INT, DATE -> v = row.getInt(o);
+      case LONG, TIMESTAMP -> v = row.getLong(o);
+      case TIMESTAMP_NTZ -> v = sketchedMicros(row.getLong(o));
+      case FLOAT -> {
+        return c.topK == ColumnSpec.DOUBLES ? (double) row.getFloat(o) : null;
+      }
+      case DOUBLE -> {
+        return c.topK == ColumnSpec.DOUBLES ? row.getDouble(o) : null;
+      }
+      case DECIMAL -> {
+        DecimalType type = (DecimalType) c.type;
+        return c.topK == ColumnSpec.DOUBLES
+            ? doubleOf(row.getDecimal(o, type.precision(), type.scale()))
+            : null;
+      }
+      case STRING -> {
+        return row.getUTF8String(o).toString();
+      }
+      case BINARY -> {
+        return UTF8String.fromBytes(row.getBinary(o)).toString();
+      }
+      default -> {
+        return null;
+      }
+    }
+    return switch (c.topK) {
+      case ColumnSpec.LONGS -> v;
+      case ColumnSpec.STRINGS -> Long.toString(v);
+      default -> null;
+    };
   }
 
   /**
@@ -158,23 +282,18 @@ final class LiveState {
     sketch.update(oneInt);
   }
 
-  private void integral(int j, ColumnSpec c, long v, boolean first, boolean numeric) {
+  private void integral(int j, ColumnSpec c, long v, boolean first, long weight) {
     if (c.minMax) {
       minMaxLong(j, v, first);
     }
-    longSketches(j, c, v, numeric);
+    longSketches(j, c, v, weight);
   }
 
-  /** The sketches of an integral value (booleans as 0/1, not numeric: "true"/"false"). */
-  private void longSketches(int j, ColumnSpec c, long v, boolean numeric) {
+  /** The sketches of an integral value (booleans as 0/1). */
+  private void longSketches(int j, ColumnSpec c, long v, long weight) {
     sketchLong(j, c, v);
     if (c.kll) {
-      kll[j].update((double) v);
-    }
-    if (c.topK == ColumnSpec.LONGS) {
-      topK[j].update(v);
-    } else if (c.topK == ColumnSpec.STRINGS) {
-      topK[j].update(numeric ? Long.toString(v) : (v == 1 ? "true" : "false"));
+      kllUpdate(kll[j], v, weight);
     }
   }
 
@@ -203,7 +322,8 @@ final class LiveState {
     }
   }
 
-  private void fractional(int j, ColumnSpec c, double v, Object boxed, boolean first) {
+  private void fractional(
+      int j, ColumnSpec c, double v, Object boxed, boolean first, long weight) {
     if (c.minMax) {
       if (first) {
         minD[j] = v;
@@ -216,14 +336,45 @@ final class LiveState {
     }
     sketchHash(j, c, boxed);
     if (c.kll) {
-      kll[j].update(v);
-    }
-    if (c.topK == ColumnSpec.DOUBLES) {
-      topK[j].update(v);
+      kllUpdate(kll[j], v, weight);
     }
   }
 
-  private void decimal(int j, ColumnSpec c, InternalRow row, int o, boolean first) {
+  private static final double[] POWERS_OF_TEN = new double[23];
+
+  static {
+    POWERS_OF_TEN[0] = 1;
+    for (int i = 1; i < POWERS_OF_TEN.length; i++) {
+      POWERS_OF_TEN[i] = POWERS_OF_TEN[i - 1] * 10; // exact: 10^22 = 2^22 * 5^22 < 2^53 * 2^22
+    }
+  }
+
+  /**
+   * Decimal.toDouble without its BigDecimal where the unscaled value fits 52 bits and the
+   * scale 22 digits: the quotient of two exact doubles, correctly rounded, as
+   * java.math.BigDecimal.doubleValue computes it then.
+   */
+  static double doubleOf(Decimal d) {
+    if (d.precision() <= 18) {
+      long unscaled = d.toUnscaledLong();
+      int scale = d.scale();
+      if (Math.abs(unscaled) < (1L << 52) && scale >= 0 && scale < POWERS_OF_TEN.length) {
+        return scale == 0 ? (double) unscaled : unscaled / POWERS_OF_TEN[scale];
+      }
+    }
+    return d.toDouble();
+  }
+
+  /** A KLL sketch fed {@code v} {@code weight} times (a weight of 1: the plain update). */
+  private static void kllUpdate(KllDoublesSketch sketch, double v, long weight) {
+    if (weight == 1) {
+      sketch.update(v);
+    } else {
+      sketch.update(v, weight);
+    }
+  }
+
+  private void decimal(int j, ColumnSpec c, InternalRow row, int o, boolean first, long weight) {
     DecimalType type = (DecimalType) c.type;
     Decimal d = row.getDecimal(o, type.precision(), type.scale());
     if (c.minMax) {
@@ -239,16 +390,12 @@ final class LiveState {
       }
     }
     sketchHash(j, c, d);
-    double v = c.kll || c.topK != 0 ? d.toDouble() : 0.0;
     if (c.kll) {
-      kll[j].update(v);
-    }
-    if (c.topK == ColumnSpec.DOUBLES) {
-      topK[j].update(v);
+      kllUpdate(kll[j], doubleOf(d), weight);
     }
   }
 
-  private void string(int j, ColumnSpec c, UTF8String s, boolean first) {
+  private void string(int j, ColumnSpec c, UTF8String s, boolean first, long weight) {
     if (c.minMax) {
       Object[] min = result.min;
       Object[] max = result.max;
@@ -264,7 +411,7 @@ final class LiveState {
     }
     if (c.length) {
       int chars = s.numChars();
-      result.totalLen[j] += chars;
+      result.totalLen[j] += chars * weight;
       result.maxLen[j] = Math.max(result.maxLen[j], chars);
     }
     if (c.distinct != ColumnSpec.NO_SKETCH) {
@@ -275,23 +422,17 @@ final class LiveState {
         hll[j].update(bytes);
       }
     }
-    if (c.topK != 0) {
-      topK[j].update(s.toString());
-    }
   }
 
-  private void binary(int j, ColumnSpec c, byte[] bytes) {
+  private void binary(int j, ColumnSpec c, byte[] bytes, long weight) {
     if (c.length) {
-      result.totalLen[j] += bytes.length;
+      result.totalLen[j] += bytes.length * weight;
       result.maxLen[j] = Math.max(result.maxLen[j], bytes.length);
     }
     if (c.distinct == ColumnSpec.THETA) {
       theta[j].update(bytes);
     } else if (c.distinct == ColumnSpec.HLL) {
       hll[j].update(bytes);
-    }
-    if (c.topK != 0) {
-      topK[j].update(UTF8String.fromBytes(bytes).toString());
     }
   }
 

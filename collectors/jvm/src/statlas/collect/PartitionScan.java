@@ -16,7 +16,11 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.execution.vectorized.ConstantColumnVector;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.apache.spark.sql.vectorized.ColumnarBatchRow;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import scala.Tuple2;
@@ -40,6 +44,9 @@ import scala.Tuple2;
 public final class PartitionScan {
   private PartitionScan() {}
 
+  /** The session setting that, false, reads a columnar source as rows (Spark's) all the same. */
+  static final String COLUMNAR = "spark.statlas.scan.columnar";
+
   /**
    * The scan of {@code frame} as it is read: each partition key under its name, each column
    * described read from {@code sources} (Spark SQL references: a column, or a path into a
@@ -59,27 +66,11 @@ public final class PartitionScan {
       int partitions,
       String forcedColumns,
       String forcedKeys) {
-    String[] keyNames = Packed.strings(keys);
-    String[] references = Packed.strings(sources);
-    String[] aliases = Packed.strings(columns);
-    if (references.length != aliases.length) {
-      throw new IllegalArgumentException(
-          references.length + " sources for " + aliases.length + " columns");
-    }
-    List<org.apache.spark.sql.Column> projection = new ArrayList<>();
-    for (String key : keyNames) {
-      projection.add(org.apache.spark.sql.functions.col(quote(key)).as(key));
-    }
-    for (int i = 0; i < references.length; i++) {
-      projection.add(org.apache.spark.sql.functions.col(references[i]).as(aliases[i]));
-    }
-    Dataset<Row> projected =
-        (Dataset<Row>)
-            frame.select(scala.jdk.javaapi.CollectionConverters.asScala(projection).toSeq());
+    Dataset<Row> projected = project(frame, keys, sources, columns);
     return scan(
         projected,
-        keyNames,
-        aliases,
+        Packed.strings(keys),
+        Packed.strings(columns),
         Packed.strings(specs),
         Packed.ints(sampled),
         sampleRate,
@@ -87,6 +78,38 @@ public final class PartitionScan {
         partitions,
         Packed.ints(forcedColumns),
         Arrays.stream(Packed.strings(forcedKeys)).map(Packed::longs).toArray(long[][]::new));
+  }
+
+  /** {@code frame}'s keys then columns ({@link #scanPacked}'s lists), under their names. */
+  private static Dataset<Row> project(
+      Dataset<Row> frame, String keys, String sources, String columns) {
+    String[] references = Packed.strings(sources);
+    String[] aliases = Packed.strings(columns);
+    if (references.length != aliases.length) {
+      throw new IllegalArgumentException(
+          references.length + " sources for " + aliases.length + " columns");
+    }
+    List<org.apache.spark.sql.Column> projection = new ArrayList<>();
+    for (String key : Packed.strings(keys)) {
+      projection.add(org.apache.spark.sql.functions.col(quote(key)).as(key));
+    }
+    for (int i = 0; i < references.length; i++) {
+      projection.add(org.apache.spark.sql.functions.col(references[i]).as(aliases[i]));
+    }
+    return (Dataset<Row>)
+        frame.select(scala.jdk.javaapi.CollectionConverters.asScala(projection).toSeq());
+  }
+
+  /** Whether {@link #scanPacked} of these lists reads {@code frame}'s columnar batches
+   * ({@link ColumnarSource}) rather than its rows, as the session is set. */
+  public static boolean readsBatches(
+      Dataset<Row> frame, String keys, String sources, String columns) {
+    Dataset<Row> projected = project(frame, keys, sources, columns);
+    return batchesWanted(projected.sparkSession()) && ColumnarSource.of(projected) != null;
+  }
+
+  private static boolean batchesWanted(SparkSession session) {
+    return !"false".equals(session.conf().get(COLUMNAR, "true"));
   }
 
   /**
@@ -124,9 +147,19 @@ public final class PartitionScan {
     ScanLayout layout = new ScanLayout(
         keyTypes, plans, sampled, sampleRate, seed, zone, forcedColumns, forcedKeys);
 
-    JavaRDD<InternalRow> rows = projected.queryExecution().toRdd().toJavaRDD();
-    JavaPairRDD<List<Object>, PartitionState> perTask =
-        rows.mapPartitionsToPair(iterator -> scanTask(iterator, layout));
+    ColumnarSource columnar = batchesWanted(session) ? ColumnarSource.of(projected) : null;
+    JavaPairRDD<List<Object>, PartitionState> perTask;
+    int tasks;
+    if (columnar != null) {
+      int[] vectorOf = columnar.vectorOf;
+      JavaRDD<ColumnarBatch> read = columnar.batches.toJavaRDD();
+      perTask = read.mapPartitionsToPair(iterator -> scanBatches(iterator, vectorOf, layout));
+      tasks = read.getNumPartitions();
+    } else {
+      JavaRDD<InternalRow> rows = projected.queryExecution().toRdd().toJavaRDD();
+      perTask = rows.mapPartitionsToPair(iterator -> scanTask(iterator, layout));
+      tasks = rows.getNumPartitions();
+    }
     int reducers =
         Math.max(1, Math.max(session.sparkContext().defaultParallelism(), partitions / 64));
     // no map-side combine: a task already hands on one state per partition it read (two
@@ -135,7 +168,7 @@ public final class PartitionScan {
     // a scan of one task (a small partition's file) has nothing to merge across tasks: its
     // states are merged where they are, without a second stage and its shuffle
     JavaRDD<InternalRow> merged =
-        rows.getNumPartitions() == 1
+        tasks == 1
             ? perTask.mapPartitions(states -> mergeByKey(states, layout))
             : perTask
                 .partitionBy(new HashPartitioner(reducers))
@@ -187,6 +220,84 @@ public final class PartitionScan {
             break;
           }
           state.update(row);
+        }
+        return new Tuple2<>(key, state.finish());
+      }
+    };
+  }
+
+  /**
+   * One task of a columnar source ({@link ColumnarSource}): as {@link #scanTask}, its
+   * batches' rows run by run of one partition (a batch is one file's, so its keys are
+   * constant where the source gives them as constant vectors), each run described column by
+   * column ({@link LiveState#update(ColumnarBatchRow, ColumnVector[], int, int, Dedup)}).
+   */
+  private static Iterator<Tuple2<List<Object>, PartitionState>> scanBatches(
+      Iterator<ColumnarBatch> batches, int[] vectorOf, ScanLayout layout) {
+    int taskIndex = org.apache.spark.TaskContext.getPartitionId();
+    RowSampler sampler = new RowSampler(layout.sampleRate, layout.seed + taskIndex);
+    Dedup dedup = new Dedup(layout.columns.length);
+    ColumnVector[] vectors = new ColumnVector[vectorOf.length];
+    ColumnarBatchRow view = new ColumnarBatchRow(vectors);
+    return new Iterator<>() {
+      private ColumnarBatch batch;
+      private int position; // the batch's next row not yet described
+      private boolean constantKeys;
+      private boolean emitted;
+
+      /** Whether a row is left, moving on to the next batch with rows if need be. */
+      private boolean rowsLeft() {
+        while ((batch == null || position >= batch.numRows()) && batches.hasNext()) {
+          batch = batches.next();
+          position = 0;
+          constantKeys = true;
+          for (int o = 0; o < vectorOf.length; o++) {
+            vectors[o] = batch.column(vectorOf[o]);
+            if (o < layout.keyTypes.length && !(vectors[o] instanceof ConstantColumnVector)) {
+              constantKeys = false;
+            }
+          }
+        }
+        return batch != null && position < batch.numRows();
+      }
+
+      @Override
+      public boolean hasNext() {
+        return rowsLeft() || (!emitted && layout.keyTypes.length == 0);
+      }
+
+      @Override
+      public Tuple2<List<Object>, PartitionState> next() {
+        if (!hasNext()) {
+          throw new java.util.NoSuchElementException();
+        }
+        emitted = true;
+        LiveState state = new LiveState(layout, sampler);
+        if (!rowsLeft()) {
+          return new Tuple2<>(new ArrayList<>(), state.finish());
+        }
+        view.rowId = position;
+        List<Object> key = layout.key(view);
+        while (true) {
+          int end = batch.numRows();
+          if (!constantKeys) {
+            for (int i = position + 1; i < end; i++) {
+              view.rowId = i;
+              if (!sameKey(view, key, layout)) {
+                end = i;
+                break;
+              }
+            }
+          }
+          state.update(view, vectors, position, end, dedup);
+          position = end;
+          if (!rowsLeft()) {
+            break;
+          }
+          view.rowId = position;
+          if (!sameKey(view, key, layout)) {
+            break;
+          }
         }
         return new Tuple2<>(key, state.finish());
       }

@@ -1,0 +1,99 @@
+package statlas.collect;
+
+import java.util.List;
+
+import org.apache.spark.rdd.RDD;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.execution.ColumnarToRowExec;
+import org.apache.spark.sql.execution.InputAdapter;
+import org.apache.spark.sql.execution.ProjectExec;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.WholeStageCodegenExec;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * A scan's rows as the columnar batches its source reads (Parquet's and ORC's vectorised
+ * readers), where the plan is only that source, its columns renamed or reordered: the batches
+ * and, for each column of the scanned rows, its vector in a batch. Reading the batches
+ * instead of the rows Spark would make of them lets a dictionary-encoded column be described
+ * once per value ({@link Dedup}) and skips the copy of every value into a row.
+ */
+final class ColumnarSource {
+  final RDD<ColumnarBatch> batches;
+  /** The batch's vector of each column of the scanned rows. */
+  final int[] vectorOf;
+
+  private ColumnarSource(RDD<ColumnarBatch> batches, int[] vectorOf) {
+    this.batches = batches;
+    this.vectorOf = vectorOf;
+  }
+
+  /** The batches of {@code projected}, or null where its plan is more than a columnar source
+   * under a projection of its columns (a filter, a union, a coalesce, a nested field). */
+  static ColumnarSource of(Dataset<Row> projected) {
+    SparkPlan node = projected.queryExecution().executedPlan();
+    ProjectExec project = null;
+    while (true) {
+      if (node instanceof WholeStageCodegenExec stage) {
+        node = stage.child();
+      } else if (node instanceof InputAdapter input) {
+        node = input.child();
+      } else if (node instanceof ProjectExec p && project == null) {
+        project = p;
+        node = p.child();
+      } else {
+        break;
+      }
+    }
+    if (!(node instanceof ColumnarToRowExec toRows)) {
+      return null;
+    }
+    SparkPlan source = toRows.child();
+    while (source instanceof InputAdapter input) {
+      source = input.child();
+    }
+    if (!source.supportsColumnar()) {
+      return null;
+    }
+    List<Attribute> read = CollectionConverters.asJava(source.output());
+    // (NamedExpression, a Scala trait, is not an Expression to Java)
+    List<Object> columns = new java.util.ArrayList<>();
+    if (project != null) {
+      List<NamedExpression> named = CollectionConverters.asJava(project.projectList());
+      columns.addAll(named);
+    } else {
+      columns.addAll(read);
+    }
+    int[] vectorOf = new int[columns.size()];
+    for (int i = 0; i < vectorOf.length; i++) {
+      Object e = columns.get(i);
+      if (e instanceof Alias alias) {
+        e = alias.child();
+      }
+      if (!(e instanceof AttributeReference reference)) {
+        return null;
+      }
+      vectorOf[i] = -1;
+      for (int k = 0; k < read.size(); k++) {
+        if (read.get(k).exprId().equals(reference.exprId())) {
+          vectorOf[i] = k;
+          break;
+        }
+      }
+      if (vectorOf[i] < 0) {
+        return null;
+      }
+    }
+    if (vectorOf.length != projected.schema().fields().length) {
+      return null;
+    }
+    return new ColumnarSource(source.executeColumnar(), vectorOf);
+  }
+}
