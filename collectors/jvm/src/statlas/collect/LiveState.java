@@ -9,7 +9,9 @@ import org.apache.datasketches.hll.HllSketch;
 import org.apache.datasketches.kll.KllDoublesSketch;
 import org.apache.datasketches.theta.UpdateSketch;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.XXH64;
 import org.apache.spark.sql.catalyst.expressions.XxHash64Function;
+import org.apache.spark.unsafe.Platform;
 import org.apache.spark.sql.catalyst.util.DateTimeUtils;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.types.DecimalType;
@@ -182,11 +184,11 @@ final class LiveState {
       }
       case FLOAT -> {
         float v = row.getFloat(o);
-        fractional(j, c, v, Float.valueOf(v), first, weight);
+        fractional(j, c, v, first, weight);
       }
       case DOUBLE -> {
         double v = row.getDouble(o);
-        fractional(j, c, v, Double.valueOf(v), first, weight);
+        fractional(j, c, v, first, weight);
       }
       case DECIMAL -> decimal(j, c, row, o, first, weight);
       case STRING -> string(j, c, row.getUTF8String(o), first, weight);
@@ -318,12 +320,34 @@ final class LiveState {
 
   private void sketchHash(int j, ColumnSpec c, Object value) {
     if (c.distinct != ColumnSpec.NO_SKETCH) {
-      sketchLong(j, c, XxHash64Function.hash(value, c.type, XXHASH_SEED));
+      sketchLong(j, c, xxhash(c, value));
     }
   }
 
+  /**
+   * Spark's xxhash64 (seed 42) of a float, double or decimal, as its InterpretedHashFunction
+   * computes it, without its per-value look at the type: 0.0 and -0.0 as the long 0 (the int
+   * 0 for a float), other values by their canonical bits (NaN one value), a decimal of up to
+   * 18 digits by its unscaled long; wider decimals by Spark's own function.
+   */
+  static long xxhash(ColumnSpec c, Object value) {
+    if (value instanceof Double d) {
+      double v = d;
+      return XXH64.hashLong(v == 0.0 ? 0L : Double.doubleToLongBits(v), XXHASH_SEED);
+    }
+    if (value instanceof Float f) {
+      float v = f;
+      return XXH64.hashInt(v == 0.0f ? 0 : Float.floatToIntBits(v), XXHASH_SEED);
+    }
+    if (value instanceof Decimal d && d.precision() <= 18
+        && ((DecimalType) c.type).precision() <= 18) {
+      return XXH64.hashLong(d.toUnscaledLong(), XXHASH_SEED);
+    }
+    return XxHash64Function.hash(value, c.type, XXHASH_SEED);
+  }
+
   private void fractional(
-      int j, ColumnSpec c, double v, Object boxed, boolean first, long weight) {
+      int j, ColumnSpec c, double v, boolean first, long weight) {
     if (c.minMax) {
       if (first) {
         minD[j] = v;
@@ -334,7 +358,7 @@ final class LiveState {
         maxD[j] = v;
       }
     }
-    sketchHash(j, c, boxed);
+    sketchHash(j, c, c.kind == ColumnSpec.Kind.FLOAT ? (Object) (float) v : (Object) v);
     if (c.kll) {
       kllUpdate(kll[j], v, weight);
     }
@@ -410,7 +434,7 @@ final class LiveState {
       }
     }
     if (c.length) {
-      int chars = s.numChars();
+      int chars = chars(s);
       result.totalLen[j] += chars * weight;
       result.maxLen[j] = Math.max(result.maxLen[j], chars);
     }
@@ -422,6 +446,26 @@ final class LiveState {
         hll[j].update(bytes);
       }
     }
+  }
+
+  /** The string's length in characters (UTF8String.numChars), eight bytes at a time where
+   * they are ASCII (one character each). */
+  static int chars(UTF8String s) {
+    Object base = s.getBaseObject();
+    long offset = s.getBaseOffset();
+    int bytes = s.numBytes();
+    int i = 0;
+    for (; i + 8 <= bytes; i += 8) {
+      if ((Platform.getLong(base, offset + i) & 0x8080808080808080L) != 0) {
+        return s.numChars();
+      }
+    }
+    for (; i < bytes; i++) {
+      if (Platform.getByte(base, offset + i) < 0) {
+        return s.numChars();
+      }
+    }
+    return bytes;
   }
 
   private void binary(int j, ColumnSpec c, byte[] bytes, long weight) {
