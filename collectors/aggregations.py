@@ -340,12 +340,13 @@ def column_records(values: Mapping[str, Any], plans: list[ColumnPlan]) -> list[C
 
 
 def sample_record(
-    values: Mapping[str, Any], plans: list[ColumnPlan], marked: bool = False
-) -> tuple[int, bytes, pa.Table] | None:
+    values: Mapping[str, Any], plans: list[ColumnPlan], marked: bool = False, encode: bool = True
+) -> tuple[int, bytes | None, pa.Table] | None:
     """The partition's sampled rows (of one result row, by column name) as (count, stored
     bytes, the table they encode); None when none were drawn. The one-pass scan packs them
     by column (`__sample_columns`), Spark's aggregation gives them as rows (`__sample`);
-    `marked`: each row says whether it was forced in (FORCED, `forcing`)."""
+    `marked`: each row says whether it was forced in (FORCED, `forcing`); not `encode`:
+    the bytes None (a sample its block is to hold is pooled from the tables)."""
     kept = sampled(plans)
     columns = [(p.name, p.type) for p in kept] + ([(FORCED, "double")] if marked else [])
     aliases = [p.alias for p in kept] + ([FORCED] if marked else [])
@@ -357,7 +358,9 @@ def sample_record(
         table = sample_of_rows(columns, rows)
     else:
         return None
-    return (table.num_rows, encode_table(table), table) if table.num_rows else None
+    if not table.num_rows:
+        return None
+    return table.num_rows, encode_table(table) if encode else None, table
 
 
 def _int_or_none(value: Any) -> int | None:

@@ -80,8 +80,8 @@ from metastore.statistics.histograms import (
     sparse_theta_lg_k,
 )
 from metastore.statistics.partition_samples import HOLDING_LEVEL, restore
-from metastore.statistics.rollups import BuiltBlock, PartitionPiece, refresh_blocks
-from metastore.statistics.samples import sample_rate, target_rows, whole_table_rows
+from metastore.statistics.rollups import BuiltBlock, PartitionPiece, refresh_blocks, stored_sample
+from metastore.statistics.samples import encode_table, sample_rate, target_rows, whole_table_rows
 from metastore.types import KeyValue
 
 THETA_COLUMNS = "theta_columns"
@@ -159,7 +159,16 @@ class _Scanned:
 
     rows: int
     columns: list[ColumnRecord]
-    sample: tuple[int, bytes, pa.Table] | None  # (sampled rows, stored bytes, their table)
+    # (sampled rows, stored bytes, their table); the bytes None where the sample is to be
+    # held by its block (`held`), which pools the tables: encoded only if need be (`stored`)
+    sample: tuple[int, bytes | None, pa.Table] | None
+
+    def encoded(self) -> tuple[int, bytes, pa.Table] | None:
+        """The sample with its stored bytes (encoded now if they were left)."""
+        if self.sample is None:
+            return None
+        count, blob, table = self.sample
+        return count, blob if blob is not None else encode_table(table), table
 
     def piece(self) -> PartitionPiece:
         """As the blocks over it take it (metastore.statistics.rollups)."""
@@ -307,7 +316,7 @@ def collect(
                     return _Scanned(
                         *iceberg_read.completed(
                             info, by_values[values].id, scanned.rows, scanned.columns,
-                            scanned.sample, rate,
+                            scanned.encoded(), rate,
                         )
                     )  # fmt: skip
 
@@ -324,6 +333,7 @@ def collect(
                         absent=absent,
                         completed=completed if iceberg_read and iceberg_read.stored else None,
                         forced=report.forced,
+                        encode=not held or iceberg_read is not None,
                     )
                     built_ahead = {} if ahead is None else ahead.built()
                 finally:
@@ -527,6 +537,7 @@ def _scan(
     absent: Mapping[tuple[KeyValue, ...], AbstractSet[str]] | None = None,
     completed: Callable[[tuple[KeyValue, ...], _Scanned], _Scanned] | None = None,
     forced: Sequence[ForcedKeys] = (),
+    encode: bool = True,
 ) -> dict[tuple[KeyValue, ...], _Scanned]:
     """ONE scan of the frame of the partitions to scan (`partitions` of them), grouped by
     the partition keys, drawing each partition's row sample at `rate` on the way: the
@@ -566,7 +577,7 @@ def _scan(
             columns = [
                 r.as_absent(rows) if r.name in lacking else r for r in column_records(row, plans)
             ]
-            got = _Scanned(rows, columns, sample_record(row, plans, marked))
+            got = _Scanned(rows, columns, sample_record(row, plans, marked, encode))
             if completed is not None:
                 got = completed(values, got)
             result[values] = got
@@ -682,7 +693,7 @@ def _write(
             conn,
             info.id,
             {
-                pid: piece.sample[1]
+                pid: stored_sample(piece)
                 for pid, piece in fresh.items()
                 if piece.sample and pid // span not in holding
             },

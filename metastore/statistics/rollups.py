@@ -277,6 +277,18 @@ class _Child:
     whole: bool = True
 
 
+def stored_sample(piece: PartitionPiece) -> bytes:
+    """A partition piece's sample as stored (encoded now where its bytes were left)."""
+    if piece.sample is None:
+        raise ValueError("a partition without a sample has no stored sample")
+    blob = piece.sample[1]
+    if blob is not None:
+        return blob
+    if piece.table is None:
+        raise ValueError("a partition's sample with neither its bytes nor its rows")
+    return encode_table(piece.table)
+
+
 @dataclass(frozen=True)
 class PartitionPiece:
     """One partition's statistics as a collection has just written them: its rows, its
@@ -284,7 +296,8 @@ class PartitionPiece:
     column_stats's fields, as piece_of_partition reads them)."""
 
     rows: int
-    sample: tuple[int, bytes] | None
+    # (sampled rows, stored bytes: None where not encoded, as a held sample: then `table`)
+    sample: tuple[int, bytes | None] | None
     records: Sequence[Any]
     table: pa.Table | None = None  # the sample's rows as the bytes encode them, if at hand
 
@@ -294,7 +307,7 @@ class PartitionPiece:
             return None
         if self.table is not None:  # not decoded again
             return with_partition_columns(self.table, pid, self.rows)
-        return partition_sample(pid, self.rows, *self.sample)
+        return partition_sample(pid, self.rows, self.sample[0], stored_sample(self))
 
     def child(self, pid: int) -> _Child:
         columns = {record.name: piece_of_partition(record) for record in self.records}
