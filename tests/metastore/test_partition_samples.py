@@ -135,3 +135,23 @@ def test_dropped_statistics_leave_the_others_samples_readable(
     )
     assert where_kept(metastore) == (DAYS - 1, 0, 2)
     assert sampled_ids(metastore, 2, 3, 40, 70) == expected_ids(2, 3, 40, 70)
+
+
+def test_a_sample_left_unencoded_is_encoded_where_it_is_given_back() -> None:
+    """A full collection leaves the samples its blocks will hold unencoded (their tables
+    pooled); where one is given back to its partition's row it is encoded then, to the
+    bytes its table would have been stored as."""
+    import pyarrow as pa
+    import pytest
+
+    from metastore.statistics.rollups import PartitionPiece, stored_sample
+    from metastore.statistics.samples import encode_table, sample_table
+
+    table = pa.table({"id": pa.array([3.0, 6.0, None]), "label": ["a", None, "日本"]})
+    left = PartitionPiece(40, (3, None), [], table)
+    assert stored_sample(left) == encode_table(table)
+    assert sample_table(stored_sample(left)).equals(table)
+    kept = PartitionPiece(40, (3, b"stored"), [], table)
+    assert stored_sample(kept) == b"stored"  # bytes at hand are not encoded again
+    with pytest.raises(ValueError, match="neither"):
+        stored_sample(PartitionPiece(40, (3, None), []))
