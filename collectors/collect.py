@@ -21,12 +21,10 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-import pyarrow as pa
 from sqlalchemy import Connection, Engine
 
 from collectors.aggregations import (
     SAMPLE_SEED,
-    ColumnRecord,
     aggregate,
     column_records,
     forcing,
@@ -62,6 +60,7 @@ from collectors.jvm_scan import scan_method
 from collectors.progress import ProgressSink, watch_spark_job
 from collectors.refresh import refresh_listing
 from collectors.scan_plan import ListedPartition, plan_scan
+from collectors.scanned import ScannedPartition
 from collectors.spark_session import LazySession, listing_settings, session_settings
 from collectors.streamed_write import StreamedWrite
 from metastore import runs
@@ -81,7 +80,7 @@ from metastore.statistics.histograms import (
 )
 from metastore.statistics.partition_samples import HOLDING_LEVEL, restore
 from metastore.statistics.rollups import BuiltBlock, PartitionPiece, refresh_blocks, stored_sample
-from metastore.statistics.samples import encode_table, sample_rate, target_rows, whole_table_rows
+from metastore.statistics.samples import sample_rate, target_rows, whole_table_rows
 from metastore.types import KeyValue
 
 THETA_COLUMNS = "theta_columns"
@@ -153,31 +152,6 @@ class CollectionReport:
         }
 
 
-@dataclass(frozen=True)
-class _Scanned:
-    """What the scan returned for one partition."""
-
-    rows: int
-    columns: list[ColumnRecord]
-    # (sampled rows, stored bytes, their table); the bytes None where the sample is to be
-    # held by its block (`held`), which pools the tables: encoded only if need be (`stored`)
-    sample: tuple[int, bytes | None, pa.Table] | None
-
-    def encoded(self) -> tuple[int, bytes, pa.Table] | None:
-        """The sample with its stored bytes (encoded now if they were left)."""
-        if self.sample is None:
-            return None
-        count, blob, table = self.sample
-        return count, blob if blob is not None else encode_table(table), table
-
-    def piece(self) -> PartitionPiece:
-        """As the blocks over it take it (metastore.statistics.rollups)."""
-        if self.sample is None:
-            return PartitionPiece(self.rows, None, self.columns)
-        count, stored, table = self.sample
-        return PartitionPiece(self.rows, (count, stored), self.columns, table)
-
-
 def collect(
     engine: Engine,
     table: str,
@@ -218,7 +192,7 @@ def collect(
         )
         partitions, rows_per_byte = planned.partitions, planned.rows_per_byte
         report.partitions_removed += len(removed)
-        rows_by_values: dict[tuple[KeyValue, ...], _Scanned] = {}
+        rows_by_values: dict[tuple[KeyValue, ...], ScannedPartition] = {}
         built_ahead: dict[tuple[int, int], BuiltBlock] = {}
         held = False  # partitions' samples left to their blocks (set where they are)
         layout, registered = ReadLayout(list(info.columns)), info
@@ -309,11 +283,13 @@ def collect(
                 elif iceberg_read is None and 0 < rate < 1:  # those every partition was drawn with
                     report.forced = run_read(engine, lambda conn: stored_forced_keys(conn, info))
 
-                def completed(values: tuple[KeyValue, ...], scanned: _Scanned) -> _Scanned:
+                def completed(
+                    values: tuple[KeyValue, ...], scanned: ScannedPartition
+                ) -> ScannedPartition:
                     """An appended Iceberg partition's statistics: its stored ones and its
                     added files' (collectors.iceberg.collection)."""
                     assert iceberg_read is not None
-                    return _Scanned(
+                    return ScannedPartition(
                         *iceberg_read.completed(
                             info, by_values[values].id, scanned.rows, scanned.columns,
                             scanned.encoded(), rate,
@@ -535,10 +511,10 @@ def _scan(
     received: Callable[[tuple[KeyValue, ...], PartitionPiece], None] | None = None,
     skipped: Mapping[str, str] | None = None,
     absent: Mapping[tuple[KeyValue, ...], AbstractSet[str]] | None = None,
-    completed: Callable[[tuple[KeyValue, ...], _Scanned], _Scanned] | None = None,
+    completed: Callable[[tuple[KeyValue, ...], ScannedPartition], ScannedPartition] | None = None,
     forced: Sequence[ForcedKeys] = (),
     encode: bool = True,
-) -> dict[tuple[KeyValue, ...], _Scanned]:
+) -> dict[tuple[KeyValue, ...], ScannedPartition]:
     """ONE scan of the frame of the partitions to scan (`partitions` of them), grouped by
     the partition keys, drawing each partition's row sample at `rate` on the way: the
     one-pass JVM scan or Spark's aggregates (collectors.jvm_scan.scan_method). `received`
@@ -566,7 +542,7 @@ def _scan(
         aggregated = aggregate(frame, info.key_names, plans, rate, *sizes, forced)  # nested
         records = (r.asDict() for r in driver_rows(aggregated))
     marked = forcing(plans, rate, forced)
-    result: dict[tuple[KeyValue, ...], _Scanned] = {}
+    result: dict[tuple[KeyValue, ...], ScannedPartition] = {}
     with session_settings(frame.sparkSession, SCAN_SETTINGS):
         for row in records:
             values = tuple(
@@ -577,7 +553,7 @@ def _scan(
             columns = [
                 r.as_absent(rows) if r.name in lacking else r for r in column_records(row, plans)
             ]
-            got = _Scanned(rows, columns, sample_record(row, plans, marked, encode))
+            got = ScannedPartition(rows, columns, sample_record(row, plans, marked, encode))
             if completed is not None:
                 got = completed(values, got)
             result[values] = got
@@ -658,7 +634,7 @@ def _write(
     run_id: int,
     scanned: list[ListedPartition],
     removed: list[int],
-    rows_by_values: dict[tuple[KeyValue, ...], _Scanned],
+    rows_by_values: dict[tuple[KeyValue, ...], ScannedPartition],
     report: CollectionReport,
     built_ahead: Mapping[tuple[int, int], BuiltBlock],
     streamed: AbstractSet[int] | None = None,
@@ -675,7 +651,7 @@ def _write(
     partition_rows, column_rows = [], []
     fresh: dict[int, PartitionPiece] = {}
     for partition in scanned:
-        got = rows_by_values.get(partition.values, _Scanned(0, [], None))
+        got = rows_by_values.get(partition.values, ScannedPartition(0, [], None))
         piece = fresh[partition.id] = got.piece()
         if streamed is not None and partition.id in streamed:
             continue
