@@ -28,6 +28,7 @@ from metastore.types import KeyValue, json_value
 
 MAX_PAGE = 1_000  # partitions one page may hold
 DEFAULT_PAGE = 50
+MAX_OFFSET = 2**63 - 1  # the largest OFFSET a database takes (a signed 64-bit integer)
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,8 @@ class PartitionPage:
 
 
 def check_page(offset: int, limit: int) -> None:
-    if offset < 0:
-        raise InvalidValue(f"offset must not be negative, got {offset}")
+    if not 0 <= offset <= MAX_OFFSET:
+        raise InvalidValue(f"offset must be from 0 to {MAX_OFFSET}, got {offset}")
     if not 1 <= limit <= MAX_PAGE:
         raise InvalidValue(f"limit must be from 1 to {MAX_PAGE}, got {limit}")
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from metastore.catalog.lookup import PartitionQuery
-from metastore.catalog.pages import DEFAULT_PAGE, MAX_PAGE, partition_page
+from metastore.catalog.pages import DEFAULT_PAGE, MAX_OFFSET, MAX_PAGE, partition_page
 from servers.http.errors import error_responses
 from servers.http.formats import json_response
 from servers.http.lookup import in_lists_of
@@ -31,7 +31,7 @@ def router(service: Service) -> APIRouter:
         name: TableName,
         in_: InParam = None,
         where: WhereParam = None,
-        offset: Annotated[int, Query(ge=0, description="partitions skipped")] = 0,
+        offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description="partitions skipped")] = 0,
         limit: Annotated[
             int, Query(ge=1, le=MAX_PAGE, description="partitions at most")
         ] = DEFAULT_PAGE,
