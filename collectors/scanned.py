@@ -8,8 +8,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from collectors.aggregations import ColumnRecord
-from metastore.statistics.rollups import PartitionPiece
-from metastore.statistics.samples import encode_table
+from metastore.statistics.rollups import PartitionPiece, stored_sample
 
 
 @dataclass(frozen=True)
@@ -19,15 +18,15 @@ class ScannedPartition:
     rows: int
     columns: list[ColumnRecord]
     # (sampled rows, stored bytes, their table); the bytes None where the sample is to be
-    # held by its block (`held`), which pools the tables: encoded only if need be (`stored`)
+    # held by its block (`held`), which pools the tables: encoded only if need be (`encoded`)
     sample: tuple[int, bytes | None, pa.Table] | None
 
     def encoded(self) -> tuple[int, bytes, pa.Table] | None:
         """The sample with its stored bytes (encoded now if they were left)."""
         if self.sample is None:
             return None
-        count, blob, table = self.sample
-        return count, blob if blob is not None else encode_table(table), table
+        count, _, table = self.sample
+        return count, stored_sample(self.piece()), table
 
     def piece(self) -> PartitionPiece:
         """As the blocks over it take it (metastore.statistics.rollups)."""

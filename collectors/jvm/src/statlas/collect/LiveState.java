@@ -318,32 +318,26 @@ final class LiveState {
     }
   }
 
-  private void sketchHash(int j, ColumnSpec c, Object value) {
-    if (c.distinct != ColumnSpec.NO_SKETCH) {
-      sketchLong(j, c, xxhash(c, value));
+  /**
+   * Spark's xxhash64 (seed 42) of a float or double, as its InterpretedHashFunction
+   * computes it, without its per-value look at the type: 0.0 and -0.0 as the long 0 (the int
+   * 0 for a float), other values by their canonical bits (NaN one value).
+   */
+  static long xxhash(ColumnSpec c, double v) {
+    if (c.kind == ColumnSpec.Kind.FLOAT) {
+      float f = (float) v; // exact: the value was a float
+      return XXH64.hashInt(f == 0.0f ? 0 : Float.floatToIntBits(f), XXHASH_SEED);
     }
+    return XXH64.hashLong(v == 0.0 ? 0L : Double.doubleToLongBits(v), XXHASH_SEED);
   }
 
-  /**
-   * Spark's xxhash64 (seed 42) of a float, double or decimal, as its InterpretedHashFunction
-   * computes it, without its per-value look at the type: 0.0 and -0.0 as the long 0 (the int
-   * 0 for a float), other values by their canonical bits (NaN one value), a decimal of up to
-   * 18 digits by its unscaled long; wider decimals by Spark's own function.
-   */
-  static long xxhash(ColumnSpec c, Object value) {
-    if (value instanceof Double d) {
-      double v = d;
-      return XXH64.hashLong(v == 0.0 ? 0L : Double.doubleToLongBits(v), XXHASH_SEED);
-    }
-    if (value instanceof Float f) {
-      float v = f;
-      return XXH64.hashInt(v == 0.0f ? 0 : Float.floatToIntBits(v), XXHASH_SEED);
-    }
-    if (value instanceof Decimal d && d.precision() <= 18
-        && ((DecimalType) c.type).precision() <= 18) {
+  /** ... of a decimal: a column of up to 18 digits by the unscaled long, as Spark; wider
+   * ones by Spark's own function. */
+  static long xxhash(ColumnSpec c, Decimal d) {
+    if (((DecimalType) c.type).precision() <= 18) {
       return XXH64.hashLong(d.toUnscaledLong(), XXHASH_SEED);
     }
-    return XxHash64Function.hash(value, c.type, XXHASH_SEED);
+    return XxHash64Function.hash(d, c.type, XXHASH_SEED);
   }
 
   private void fractional(
@@ -358,7 +352,9 @@ final class LiveState {
         maxD[j] = v;
       }
     }
-    sketchHash(j, c, c.kind == ColumnSpec.Kind.FLOAT ? (Object) (float) v : (Object) v);
+    if (c.distinct != ColumnSpec.NO_SKETCH) {
+      sketchLong(j, c, xxhash(c, v));
+    }
     if (c.kll) {
       kllUpdate(kll[j], v, weight);
     }
@@ -413,7 +409,9 @@ final class LiveState {
         max[j] = d;
       }
     }
-    sketchHash(j, c, d);
+    if (c.distinct != ColumnSpec.NO_SKETCH) {
+      sketchLong(j, c, xxhash(c, d));
+    }
     if (c.kll) {
       kllUpdate(kll[j], doubleOf(d), weight);
     }
