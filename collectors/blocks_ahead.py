@@ -13,7 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
 from metastore.partitions.block_tree import FANOUT, levels_for
-from metastore.statistics.rollups import BuiltBlock, PartitionPiece, leaf_block, upper_block
+from metastore.statistics.rollups import BuiltBlock, LeafMerge, PartitionPiece, upper_block
 
 
 class BlocksAhead:
@@ -29,7 +29,9 @@ class BlocksAhead:
         self._waiting: dict[int, set[int]] = {}  # level-1 block number -> ids not returned
         for pid in ids.values():
             self._waiting.setdefault(pid // FANOUT, set()).add(pid)
-        self._pieces: dict[int, dict[int, PartitionPiece]] = {}
+        # (only the builder's thread reads and writes these): level-1 block number -> its
+        # partitions that arrived, merged
+        self._arrived: dict[int, LeafMerge] = {}
         # the blocks above level 1 (only the builder's thread reads and writes these):
         # (level, number) -> its children's numbers, and those not yet built
         self._top = levels_for(max(ids.values(), default=0))
@@ -54,14 +56,23 @@ class BlocksAhead:
         if waiting is None or pid not in waiting:
             return
         waiting.discard(pid)
-        self._pieces.setdefault(number, {})[pid] = piece
+        self._futures.append(self._pool.submit(self._arrive, number, pid, piece))
         if not waiting:
-            self._futures.append(self._pool.submit(self._build, number, self._pieces.pop(number)))
+            self._futures.append(self._pool.submit(self._build, number))
 
-    def _build(self, number: int, pieces: dict[int, PartitionPiece]) -> None:
+    def _arrive(self, number: int, pid: int, piece: PartitionPiece) -> None:
+        """On the builder's thread: the partition merged into its block now (partitions
+        arrive in the order of the scan's tasks, not of their blocks: most blocks' last
+        partition comes late in the scan, and only their results are left then)."""
+        merge = self._arrived.get(number)
+        if merge is None:
+            merge = self._arrived[number] = LeafMerge(self._types, len(self._ids))
+        merge.add(pid, piece)
+
+    def _build(self, number: int) -> None:
         """On the builder's thread: the level-1 block `number`, then each block above it
         whose children are now all built."""
-        self._built[(1, number)] = leaf_block(self._table_id, pieces, self._types, len(self._ids))
+        self._built[(1, number)] = self._arrived.pop(number).block(self._table_id)
         for level in range(2, self._top + 1):
             parent = (level, number // FANOUT)
             unbuilt = self._unbuilt[parent]

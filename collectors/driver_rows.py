@@ -9,9 +9,10 @@ group of partitions is one job served the way `collect()` serves its result
 at a time and nothing after, and no job's results count against another's
 `spark.driver.maxResultSize`.
 
-The next group's job runs, and its result is read off the socket, in a thread of its own
+The next groups' jobs run (JOBS_AHEAD of them, so the executors never wait for the next
+job to be asked for), and their results are read off the socket, in threads of their own
 (in the caller's job group) while the caller works through the current group's rows: the
-Spark job and the driver's Python work overlap instead of taking turns.
+Spark jobs and the driver's Python work overlap instead of taking turns.
 
 Two encodings of the rows:
 
@@ -30,11 +31,13 @@ from __future__ import annotations
 import datetime as dt
 import io
 import struct
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 PARTITIONS_PER_JOB = 4
+JOBS_AHEAD = 2  # jobs running beyond the one waited on: the cores never wait for the next
 ARROW_RECORDS_PER_BATCH = 10_000
 ARROW_TIME_ZONE = "UTC"  # the zone named in the Arrow timestamp type; values are UTC instants
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -104,7 +107,7 @@ def _frames(data: bytes) -> Iterator[memoryview]:
 
 def _served_groups(frame: Any, jrdd: Any, partitions_per_job: int) -> Iterator[bytes]:
     """Each group's served bytes of the JavaRDD[byte[]] `jrdd`, one job per group, the next
-    group's job running ahead in a thread (see the module docstring)."""
+    groups' jobs running ahead in threads (see the module docstring)."""
     from pyspark.util import _create_local_socket, inheritable_thread_target
 
     context = frame.sparkSession.sparkContext
@@ -124,14 +127,17 @@ def _served_groups(frame: Any, jrdd: Any, partitions_per_job: int) -> Iterator[b
             sockfile.close()
             sock.close()
 
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="driver-rows")
+    pool = ThreadPoolExecutor(max_workers=JOBS_AHEAD + 1, thread_name_prefix="driver-rows")
+    ahead: deque[Future[bytes]] = deque()
+    asked = 0  # groups whose jobs were asked for
     try:
-        ahead: Future[bytes] | None = pool.submit(fetch, groups[0]) if groups else None
-        for position in range(len(groups)):
-            assert ahead is not None
-            data = ahead.result()
-            following = position + 1
-            ahead = pool.submit(fetch, groups[following]) if following < len(groups) else None
+        for _ in groups:
+            # the jobs ahead are asked for before this group's rows are waited on, so the
+            # next is running the moment this one ends
+            while len(ahead) <= JOBS_AHEAD and asked < len(groups):
+                ahead.append(pool.submit(fetch, groups[asked]))
+                asked += 1
+            data = ahead.popleft().result()
             yield data
             del data
     finally:  # a caller that stops early (an error, ^C) does not wait for a job ahead

@@ -13,6 +13,7 @@ import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from metastore.catalog.column_names import fold
 from metastore.errors import InvalidValue, RegistrationError
@@ -207,8 +208,9 @@ def _format_of(path: str) -> str:
 def read_schema(filesystem: object, path: str, data_format: str) -> list[Column]:
     """The data columns of one file, named as the file spells them, with Spark/Hive type
     names: a Parquet timestamp not adjusted to UTC is Spark's timestamp_ntz, an INT96 one
-    (older Spark and Hive writers) a timestamp."""
-    int96: set[str] = set()
+    (older Spark and Hive writers) a timestamp. A Parquet file's footer is read by Arrow's
+    dataset reader (no Python wrapper per file: a collection reads every partition's)."""
+    int96: frozenset[str] = frozenset()
     try:
         if data_format == "orc":
             from pyarrow import orc
@@ -216,26 +218,37 @@ def read_schema(filesystem: object, path: str, data_format: str) -> list[Column]
             with filesystem.open_input_file(path) as handle:  # type: ignore[attr-defined]
                 schema = orc.ORCFile(handle).schema
         else:
-            from pyarrow import parquet
+            from pyarrow import dataset, parquet
 
             with filesystem.open_input_file(path) as handle:  # type: ignore[attr-defined]
-                columns = parquet.read_metadata(handle).schema  # the footer alone
-            schema = columns.to_arrow_schema()
-            if any(_naive_timestamp(f.type) for f in schema):  # INT96 reads as one
-                int96 = {
-                    columns.column(i).path
-                    for i in range(len(columns))
-                    if columns.column(i).physical_type == "INT96"
-                }
+                schema = dataset.ParquetFileFormat().inspect(handle)  # the footer alone
+                if _has_naive_timestamp(schema):  # INT96 reads as one
+                    handle.seek(0)
+                    columns = parquet.read_metadata(handle).schema
+                    int96 = frozenset(
+                        columns.column(i).path
+                        for i in range(len(columns))
+                        if columns.column(i).physical_type == "INT96"
+                    )
     except Exception as error:  # pyarrow raises many kinds for a bad file
         raise RegistrationError(
             f"cannot read the {data_format} schema of {path}: {' '.join(str(error).split())}"
         ) from None
-    ntz = data_format == "parquet"
-    return [
+    return list(_columns_of(schema, int96, data_format == "parquet"))
+
+
+@functools.lru_cache(maxsize=256)  # a table's files repeat a few schemas: each looked at once
+def _has_naive_timestamp(schema: Any) -> bool:
+    return any(_naive_timestamp(f.type) for f in schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _columns_of(schema: Any, int96: frozenset[str], ntz: bool) -> tuple[Column, ...]:
+    """A file's Arrow schema as columns (read_schema)."""
+    return tuple(
         Column(f.name, "timestamp" if f.name in int96 else arrow_type_name(f.type, ntz), f.nullable)
         for f in schema
-    ]
+    )
 
 
 def _naive_timestamp(arrow_type: object) -> bool:

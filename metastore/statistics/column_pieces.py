@@ -15,19 +15,18 @@ from decimal import Decimal
 from operator import attrgetter
 from typing import Any
 
-from datasketches import compact_theta_sketch, hll_sketch
+from datasketches import compact_theta_sketch, frequent_strings_sketch, hll_sketch, theta_union
 
 from metastore.column_type import ColumnType
-from metastore.statistics.exact_sets import exact_values
+from metastore.statistics.exact_sets import exact_count
 from metastore.statistics.from_top_k import read_kll, read_theta, stored_kll
 from metastore.statistics.histograms import (
     KLL_K,
     THETA_LG_K,
+    TOP_K_MERGE_LG_MAX,
+    KllMerge,
     inflated,
     merge_hll,
-    merge_kll,
-    merge_text_items,
-    merge_theta,
     stored_hll,
     stored_top_k,
     text_form,
@@ -132,8 +131,8 @@ def partition_distinct(theta: bytes | None, hll: bytes | None) -> int | None:
         estimate: float = compact_theta_sketch.deserialize(theta).get_estimate()
         return round(estimate)
     if hll:
-        if (values := exact_values(hll)) is not None:
-            return int(values.size)
+        if (count := exact_count(hll)) is not None:
+            return count
         estimate = hll_sketch.deserialize(inflated(hll)).get_estimate()
         return round(estimate)
     return None
@@ -158,33 +157,92 @@ def merge_pieces(
 ) -> ColumnPiece:
     """The pieces as one, sketches serialised: what a block of them stores (its Theta
     union of `theta_lg_k`, its KLL sketch of `kll_k`)."""
-    parse = value_parser(type_)
-    hlls = [p.hll for p in pieces if p.hll is not None]
-    klls = [p.kll for p in pieces if p.kll is not None]
-    thetas = [p.theta for p in pieces if p.theta is not None]
-    tops = [text for p in pieces if (text := p.top_k_as_text()) is not None]
-    items = next((p.top_k_items for p in pieces if p.top_k is not None), None)
-    lengths = [p.total_len for p in pieces if p.total_len is not None]
-    max_lens = [p.max_len for p in pieces if p.max_len is not None]
-    return ColumnPiece(
-        partitions=sum(p.partitions for p in pieces),
-        with_hll=sum(p.with_hll for p in pieces),
-        with_theta=sum(p.with_theta for p in pieces),
-        with_sketch=sum(p.with_sketch for p in pieces),
-        null_count=sum(p.null_count for p in pieces),
-        min_value=_extreme([p.min_value for p in pieces], parse, min),
-        max_value=_extreme([p.max_value for p in pieces], parse, max),
-        total_len=sum(lengths) if lengths else None,
-        max_len=max(max_lens) if max_lens else None,
-        hll=stored_hll(merge_hll(hlls)) if hlls else None,
-        kll=packed_kll(merge_kll(klls, kll_k).serialize()) if klls else None,
-        theta=merge_theta(thetas, theta_lg_k).serialize(compress=True) if thetas else None,
-        top_k=merge_text_items(tops, items).sketch.serialize() if tops else None,
-        top_k_items=items,
-        top_k_text=True,
-        distinct_sum=distinct_sum(pieces),
-        absent=sum(p.absent for p in pieces),
-    )
+    merger = PieceMerger(type_, theta_lg_k, kll_k)
+    for at, piece in enumerate(pieces):
+        merger.add(piece, at)
+    return merger.result()
+
+
+class PieceMerger:
+    """Pieces of one column merged as they come (merge_pieces: all at once): counts added,
+    min and max compared, sketches unioned natively as each piece is added, so that a block
+    whose partitions arrive one by one has little left to do once the last does. Each piece
+    is added `at` its place among them (a partition's id): HLL sketches are unioned in that
+    order, by `result` (an exact set's values feed HLL's running estimate in turn, so a
+    block reads the same whatever order its partitions arrived in). `result` ends the
+    merge."""
+
+    def __init__(self, type_: str, theta_lg_k: int = THETA_LG_K, kll_k: int = KLL_K) -> None:
+        self._parse = value_parser(type_)
+        self._theta_lg_k, self._kll_k = theta_lg_k, kll_k
+        self._counts = dict.fromkeys(_ADDED, 0)
+        self._least: tuple[Any, str] | None = None  # (value, its text)
+        self._most: tuple[Any, str] | None = None
+        self._total_len: int | None = None
+        self._max_len: int | None = None
+        self._distinct_sum: int | None = 0
+        self._hll: list[tuple[int, bytes]] = []
+        self._kll: KllMerge | None = None
+        self._theta: theta_union | None = None
+        self._top_k: frequent_strings_sketch | None = None
+        self._items: str | None = None
+        self._items_known = False
+
+    def add(self, piece: ColumnPiece, at: int) -> None:
+        for name in _ADDED:
+            self._counts[name] += getattr(piece, name)
+        if piece.min_value is not None:
+            value = self._parse(piece.min_value)
+            if self._least is None or value < self._least[0]:
+                self._least = (value, piece.min_value)
+        if piece.max_value is not None:
+            value = self._parse(piece.max_value)
+            if self._most is None or value > self._most[0]:
+                self._most = (value, piece.max_value)
+        if piece.total_len is not None:
+            self._total_len = (self._total_len or 0) + piece.total_len
+        if piece.max_len is not None and (self._max_len is None or piece.max_len > self._max_len):
+            self._max_len = piece.max_len
+        self._distinct_sum = (
+            None
+            if self._distinct_sum is None or piece.distinct_sum is None
+            else self._distinct_sum + piece.distinct_sum
+        )
+        if piece.hll is not None:
+            self._hll.append((at, piece.hll))
+        if piece.kll is not None:
+            self._kll = self._kll or KllMerge(self._kll_k)
+            self._kll.add(piece.kll)
+        if piece.theta is not None:
+            self._theta = self._theta or theta_union(self._theta_lg_k)
+            self._theta.update(compact_theta_sketch.deserialize(piece.theta))
+        if piece.top_k is not None and not self._items_known:
+            self._items, self._items_known = piece.top_k_items, True
+        if (text := piece.top_k_as_text()) is not None:
+            self._top_k = self._top_k or frequent_strings_sketch(TOP_K_MERGE_LG_MAX)
+            self._top_k.merge(frequent_strings_sketch.deserialize(text))
+
+    def result(self) -> ColumnPiece:
+        return ColumnPiece(
+            **self._counts,
+            min_value=None if self._least is None else self._least[1],
+            max_value=None if self._most is None else self._most[1],
+            total_len=self._total_len,
+            max_len=self._max_len,
+            hll=stored_hll(merge_hll(b for _, b in sorted(self._hll))) if self._hll else None,
+            kll=None if self._kll is None else packed_kll(self._kll.result().serialize()),
+            theta=None
+            if self._theta is None
+            else self._theta.get_result().serialize(compress=True),
+            top_k=None if self._top_k is None else self._top_k.serialize(),
+            top_k_items=self._items,
+            top_k_text=True,
+            distinct_sum=self._distinct_sum,
+        )
+
+
+# the figures a merge adds up
+_ADDED = ("partitions", "with_hll", "with_theta", "with_sketch", "null_count", "absent")
 
 
 def distinct_sum(pieces: Sequence[ColumnPiece]) -> int | None:

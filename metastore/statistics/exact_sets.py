@@ -17,7 +17,7 @@ from datasketches import hll_sketch, tgt_hll_type
 XXHASH_SEED = 42  # Spark's xxhash64 seed, which the scan feeds decimals' HLL sketches through
 
 
-def _hashed(values: np.ndarray) -> np.ndarray:
+def hashed_values(values: np.ndarray) -> np.ndarray:
     """Spark's xxhash64 (seed 42) of each decimal's unscaled value (its 8 little-endian
     bytes), as the scan feeds a decimal column's HLL sketch (precision up to 18)."""
     hashes = [
@@ -40,17 +40,35 @@ def exact_values(blob: bytes) -> np.ndarray | None:
     """What the scan fed the HLL sketch a stored exact set stands for (int64): hashed into
     an HLL sketch (hll_sketch.update of each int), they give the scan's own sketch. None for
     a sketch."""
-    if blob[:1] == bytes([HASHED_SET]):
-        return _hashed(_set_values(blob))
-    if blob[:1] != bytes([EXACT_SET]):
+    values = set_values(blob)
+    if values is None or blob[:1] == bytes([EXACT_SET]):
+        return values
+    return hashed_values(values)
+
+
+def set_values(blob: bytes) -> np.ndarray | None:
+    """An exact set's values as stored (a decimal column's unscaled values, not yet hashed:
+    exact_values), sorted; None for a sketch."""
+    if blob[:1] not in (bytes([EXACT_SET]), bytes([HASHED_SET])):
         return None
     return _set_values(blob)
 
 
+def exact_count(blob: bytes) -> int | None:
+    """How many values a stored exact set holds (each varint's last byte is the one without
+    a continuation bit), without decoding them; None for a sketch."""
+    if blob[:1] not in (bytes([EXACT_SET]), bytes([HASHED_SET])):
+        return None
+    data = np.frombuffer(zlib.decompress(blob[9:]), dtype=np.uint8)
+    return int(np.count_nonzero(data < 0x80))
+
+
 def _set_values(blob: bytes) -> np.ndarray:
     """An exact set's values (EXACT_SET's layout), sorted."""
-    least = int.from_bytes(blob[1:9], "little", signed=True)
+    least = np.int64(int.from_bytes(blob[1:9], "little", signed=True)).view(np.uint64)
     data = np.frombuffer(zlib.decompress(blob[9:]), dtype=np.uint8)
+    if data.size and int(data.max()) < 0x80:  # every difference in one byte (dates, small keys)
+        return (data.cumsum(dtype=np.uint64) + least).view(np.int64)
     ends = np.flatnonzero(data < 0x80)  # a varint's last byte has no continuation bit
     starts = np.concatenate(([0], ends[:-1] + 1))
     steps = np.zeros(ends.size, dtype=np.uint64)
@@ -61,7 +79,7 @@ def _set_values(blob: bytes) -> np.ndarray:
             break
         chunk = (data[position[within]] & 0x7F).astype(np.uint64)
         steps[within] |= chunk << np.uint64(7 * shift)
-    return (np.cumsum(steps) + np.int64(least).view(np.uint64)).view(np.int64)
+    return (steps.cumsum() + least).view(np.int64)
 
 
 def exact_hll(values: np.ndarray, lg_k: int) -> hll_sketch:

@@ -38,7 +38,14 @@ from datasketches import (
     theta_union,
 )
 
-from metastore.statistics.exact_sets import exact_hll, exact_values
+from metastore.statistics.exact_sets import (
+    EXACT_SET,
+    HASHED_SET,
+    exact_hll,
+    exact_values,
+    hashed_values,
+    set_values,
+)
 from metastore.statistics.exact_top_k import EXACT_TOP_K, expanded
 from metastore.statistics.from_top_k import NUMBER_ITEMS, counted_values, items_layout
 from metastore.statistics.kll_packing import MARK as PACKED_KLL
@@ -257,14 +264,22 @@ def _check_buckets(buckets: int) -> None:
 
 def merge_hll(blobs: Iterable[bytes], lg_k: int = HLL_LG_K) -> hll_sketch:
     """The union of stored HLL sketches (stored_hll's forms, or exact sets of values, hashed
-    into the union as the scan hashed them: exact_values)."""
+    into the union as the scan hashed them: exact_values). A value an earlier set fed the
+    union is not fed again: it takes it as nothing new (no register and no coupon changes),
+    so the result is the same, the sets' values hashed once. The order of the blobs tells
+    (an exact set's values are fed in turn: HLL's running estimate follows them)."""
     union = hll_union(lg_k)
+    seen: dict[int, set[int]] = {EXACT_SET: set(), HASHED_SET: set()}
     for blob in blobs:
-        values = exact_values(blob)
-        if values is None:
+        if (values := set_values(blob)) is None:
             union.update(hll_sketch.deserialize(inflated(blob)))
             continue
-        for value in values.tolist():
+        fed = seen[blob[0]]
+        fresh = [value for value in values.tolist() if value not in fed]
+        fed.update(fresh)
+        if blob[0] == HASHED_SET:
+            fresh = hashed_values(np.array(fresh, dtype=np.int64)).tolist()
+        for value in fresh:
             union.update(value)
     return union.get_result()
 
@@ -320,16 +335,31 @@ def inflated(blob: bytes) -> bytes:
 
 
 def merge_kll(blobs: Iterable[bytes], k: int = KLL_K) -> kll_doubles_sketch:
-    merged = kll_doubles_sketch(k)
-    counted = []
+    merged = KllMerge(k)
     for blob in blobs:
+        merged.add(blob)
+    return merged.result()
+
+
+class KllMerge:
+    """Stored KLL sketches merged as they come (merge_kll: all at once); counted values
+    (from_top_k) are fed as rows, all at once, by `result` (which ends the merge)."""
+
+    def __init__(self, k: int = KLL_K) -> None:
+        self._merged = kll_doubles_sketch(k)
+        self._counted: list[np.ndarray] = []
+
+    def add(self, blob: bytes) -> None:
         if (values := counted_values(blob)) is not None:
-            counted.append(values)  # fed to the merge as rows, all at once
-            continue
-        merged.merge(kll_doubles_sketch.deserialize(inflated(blob)))
-    if counted:
-        merged.update(np.concatenate(counted))
-    return merged
+            self._counted.append(values)
+            return
+        self._merged.merge(kll_doubles_sketch.deserialize(inflated(blob)))
+
+    def result(self) -> kll_doubles_sketch:
+        if self._counted:
+            self._merged.update(np.concatenate(self._counted))
+            self._counted = []
+        return self._merged
 
 
 def merge_theta(blobs: Iterable[bytes], lg_k: int = THETA_LG_K) -> compact_theta_sketch:
@@ -437,15 +467,20 @@ class HeavyHitters:
         return number_form(self.sketch.serialize(), self.items)
 
 
+TOP_K_MERGE_LG_MAX = 10  # a merge of heavy hitters keeps a map of 2**10 items
+
+
 def merge_frequent_items(
-    blobs: Iterable[bytes], items: str | None, lg_max_k: int = 10
+    blobs: Iterable[bytes], items: str | None, lg_max_k: int = TOP_K_MERGE_LG_MAX
 ) -> HeavyHitters:
     """The union of heavy-hitters sketches serialised as Spark writes them
     (`approx_top_k_accumulate`: DataSketches' ItemsSketch), merged natively."""
     return merge_text_items(text_forms(list(blobs), items), items, lg_max_k)
 
 
-def merge_text_items(texts: Iterable[bytes], items: str | None, lg_max_k: int = 10) -> HeavyHitters:
+def merge_text_items(
+    texts: Iterable[bytes], items: str | None, lg_max_k: int = TOP_K_MERGE_LG_MAX
+) -> HeavyHitters:
     """The union of heavy-hitters sketches in text form (text_form; what pre-merged blocks
     store), merged natively."""
     merged = frequent_strings_sketch(lg_max_k)

@@ -59,13 +59,25 @@ def unpacked_kll(blob: bytes) -> bytes:
     count = (len(raw) - header) // 8
     planes = np.frombuffer(raw, np.uint8, count=8 * count, offset=header)
     differences = planes.reshape(8, count).T.copy().view("<i8").ravel()
-    integers = np.concatenate([np.cumsum(differences[a:b]) for a, b in segments])
+    integers = _level_sums(differences, segments)
     items: np.ndarray
     if scale == NO_SCALE:
         items = (integers ^ ((integers >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))).view("<f8")
     else:
         items = integers.astype(np.float64) / 10.0**scale
     return bytes(raw[:header]) + bytes(items.astype("<f8").tobytes())
+
+
+def _level_sums(differences: np.ndarray, segments: list[tuple[int, int]]) -> np.ndarray:
+    """Each level's running sums of its differences (the items again), in one pass: the
+    running sum over all levels, less where each level's own begins (integers wrap as the
+    items' differences did)."""
+    sums = np.cumsum(differences)
+    if len(segments) > 1:
+        starts = np.array([a for a, _ in segments])
+        before = np.concatenate(([0], sums[starts[1:] - 1]))
+        sums -= np.repeat(before, [b - a for a, b in segments])
+    return sums
 
 
 def _layout(serialized: bytes) -> tuple[int, list[tuple[int, int]]] | None:

@@ -43,6 +43,7 @@ from metastore.models import ColumnStats, PartitionStats, RollupBlock, RollupCol
 from metastore.partitions.block_tree import FANOUT, levels_for, stored_blocks
 from metastore.statistics.column_pieces import (
     ColumnPiece,
+    PieceMerger,
     merge_pieces,
     piece_of_block,
     piece_of_partition,
@@ -172,7 +173,7 @@ def _extended(
 
 
 def _appended_sample(
-    conn: Connection, table_id: int, level: int, number: int, appending: list[_Child]
+    conn: Connection, table_id: int, level: int, number: int, appending: list[BlockChild]
 ) -> tuple[int, bytes] | None:
     """The stored pooled sample of block `number` of `level` with the `appending`
     partitions' sampled rows after its own (samples.appended: its rows not compressed
@@ -264,7 +265,7 @@ def _delete(
 
 
 @dataclass
-class _Child:
+class BlockChild:
     """A block's child: a partition (level 0) or a block of the level below."""
 
     start: int  # its first partition id
@@ -309,9 +310,15 @@ class PartitionPiece:
             return with_partition_columns(self.table, pid, self.rows)
         return partition_sample(pid, self.rows, self.sample[0], stored_sample(self))
 
-    def child(self, pid: int) -> _Child:
+    def child(self, pid: int) -> BlockChild:
         columns = {record.name: piece_of_partition(record) for record in self.records}
-        return _Child(pid, self.rows, 1, self.sample_table(pid), columns)
+        return BlockChild(pid, self.rows, 1, self.sample_table(pid), columns)
+
+    def as_child(self, pid: int) -> BlockChild:
+        """The partition as its level-1 block merges it (leaf_block): its columns as
+        pieces, heavy hitters in text form, its sample with its id and weight; made as each
+        partition arrives, so that a block's merge is all that is left once its last does."""
+        return _top_k_as_text([self.child(pid)])[0]
 
 
 def _build(
@@ -334,7 +341,7 @@ def _build(
         children = _children(
             conn, table_id, level - 1, low, high, samples=samples_kept(level), fresh=fresh
         )
-    by_block: dict[int, list[_Child]] = {}
+    by_block: dict[int, list[BlockChild]] = {}
     for child in children:
         by_block.setdefault(child.start // span, []).append(child)
     block_rows, column_rows, held = [], [], []
@@ -359,7 +366,7 @@ class BuiltBlock:
     block: dict[str, Any]
     columns: list[dict[str, Any]]
     members: tuple[int, ...] = ()
-    child: _Child | None = field(default=None, compare=False, repr=False)
+    child: BlockChild | None = field(default=None, compare=False, repr=False)
     # a block of HOLDING_LEVEL whose stored sample holds its partitions' whole
     # (partition_samples.release)
     holds: bool = False
@@ -387,15 +394,17 @@ def _merged_block(
     table_id: int,
     level: int,
     number: int,
-    members: list[_Child],
+    members: list[BlockChild],
     types: dict[str, str],
     partitions_in_table: int,
     encoded: tuple[int, bytes] | None = None,
+    merged: dict[str, ColumnPiece] | None = None,
 ) -> BuiltBlock:
     """The block `number` of `level` merged from its children (in id order), in a table
     of `partitions_in_table` partitions with statistics (its Theta and KLL sketches sized to
     them: `block_theta_lg_k`, `block_kll_k`); its pooled sample `encoded` (rows, bytes) where given
-    (`_appended_sample`: then it is not pooled in memory for a parent)."""
+    (`_appended_sample`: then it is not pooled in memory for a parent); its columns `merged`
+    where they were as its children arrived (LeafMerge)."""
     sampled = [c for c in members if c.sample is not None]
     sample = None if encoded else _concatenated([c.sample for c in sampled])
     shapes = {tuple(c.sample.column_names) for c in sampled if c.sample is not None}
@@ -413,39 +422,68 @@ def _merged_block(
         "sample_size": None if encoded is None else encoded[0],
         "sample": None if encoded is None else encoded[1],
     }
-    columns, merged_pieces = [], {}
-    lg_k = block_theta_lg_k(partitions_in_table, level)
-    kll_k = block_kll_k(partitions_in_table, level)
-    names = dict.fromkeys(name for c in members for name in c.columns)
-    for name in names:
-        pieces = [c.columns[name] for c in members if name in c.columns]
-        merged = merged_pieces[name] = merge_pieces(types.get(name, "string"), pieces, lg_k, kll_k)
-        columns.append(
-            {
-                "table_id": table_id,
-                "level": level,
-                "block": number,
-                "column_name": name,
-                **stored_figures({k: v for k, v in merged.__dict__.items() if k != "top_k_text"}),
-            }
-        )
+    if merged is None:
+        lg_k = block_theta_lg_k(partitions_in_table, level)
+        kll_k = block_kll_k(partitions_in_table, level)
+        names = dict.fromkeys(name for c in members for name in c.columns)
+        merged = {
+            name: merge_pieces(
+                types.get(name, "string"),
+                [c.columns[name] for c in members if name in c.columns],
+                lg_k,
+                kll_k,
+            )
+            for name in names
+        }
+    columns = [
+        {
+            "table_id": table_id,
+            "level": level,
+            "block": number,
+            "column_name": name,
+            **stored_figures({k: v for k, v in piece.__dict__.items() if k != "top_k_text"}),
+        }
+        for name, piece in merged.items()
+    ]
     start = number * FANOUT**level
-    child = _Child(start, rows, partitions, sample, merged_pieces, whole)
+    child = BlockChild(start, rows, partitions, sample, dict(merged), whole)
     holds = level == HOLDING_LEVEL and whole and sample is not None and kept is not None
     return BuiltBlock(block, columns, child=child, holds=holds)
 
 
-def leaf_block(
-    table_id: int, pieces: Mapping[int, PartitionPiece], types: dict[str, str], partitions: int
-) -> BuiltBlock:
-    """The level-1 block over exactly the partitions `pieces` (fresh statistics by id, all
-    in one block's range), built ahead of the write that stores them: a collection builds
-    its blocks while its scan still runs (refresh_blocks takes them where the partitions
-    with statistics in the block's range are these)."""
-    ids = sorted(pieces)
-    children = _top_k_as_text([pieces[pid].child(pid) for pid in ids])
-    built = _merged_block(table_id, 1, ids[0] // FANOUT, children, types, partitions)
-    return replace(built, members=tuple(ids))
+class LeafMerge:
+    """A level-1 block merged from its partitions as they arrive (`add`: fresh statistics,
+    in any order), built ahead of the write that stores it: a collection builds its blocks
+    while its scan still runs (refresh_blocks takes them where the partitions with statistics
+    in the block's range are these). Its columns' sketches are unioned as each partition
+    comes (column_pieces.PieceMerger), so once its last has, only the result is left."""
+
+    def __init__(self, types: dict[str, str], partitions_in_table: int) -> None:
+        self._types, self._partitions = types, partitions_in_table
+        self._lg_k = block_theta_lg_k(partitions_in_table, 1)
+        self._kll_k = block_kll_k(partitions_in_table, 1)
+        self._children: dict[int, BlockChild] = {}
+        self._columns: dict[str, PieceMerger] = {}
+
+    def add(self, pid: int, piece: PartitionPiece) -> None:
+        child = piece.as_child(pid)
+        for name, column in child.columns.items():
+            merger = self._columns.get(name)
+            if merger is None:
+                merger = PieceMerger(self._types.get(name, "string"), self._lg_k, self._kll_k)
+                self._columns[name] = merger
+            merger.add(column, pid)
+        self._children[pid] = replace(child, columns={})  # merged: only its sample is kept
+
+    def block(self, table_id: int) -> BuiltBlock:
+        """The block, its partitions all added (ends the merge)."""
+        ids = sorted(self._children)
+        members = [self._children[pid] for pid in ids]
+        merged = {name: merger.result() for name, merger in self._columns.items()}
+        built = _merged_block(
+            table_id, 1, ids[0] // FANOUT, members, self._types, self._partitions, merged=merged
+        )
+        return replace(built, members=tuple(ids))
 
 
 def upper_block(
@@ -468,7 +506,7 @@ def upper_block(
 
 def _leaves(
     conn: Connection, table_id: int, ids: np.ndarray, fresh: Mapping[int, PartitionPiece]
-) -> list[_Child]:
+) -> list[BlockChild]:
     """The partitions `ids` (sorted), in id order: those in `fresh` as given, the others read;
     their heavy hitters in text form, converted together."""
     missing = [pid for pid in ids.tolist() if pid not in fresh]
@@ -477,7 +515,7 @@ def _leaves(
     return _top_k_as_text(children)
 
 
-def _top_k_as_text(children: list[_Child]) -> list[_Child]:
+def _top_k_as_text(children: list[BlockChild]) -> list[BlockChild]:
     """The children with every column's heavy hitters in text form (histograms.text_forms:
     one conversion per kind of item for all of them)."""
     by_items: dict[str | None, list[tuple[dict[str, ColumnPiece], str, bytes]]] = {}
@@ -502,7 +540,7 @@ def _pooled_samples(
     fresh: Mapping[int, PartitionPiece],
 ) -> dict[int, tuple[pa.Table, bool]]:
     """The pooled samples of the blocks [first, end) of `level` (1 and up) by number, each
-    with whether it is whole (_Child.whole): as stored where the level keeps them, else
+    with whether it is whole (BlockChild.whole): as stored where the level keeps them, else
     pooled from the blocks of sampled_level, or from the partitions (those in `fresh` as
     given)."""
     b = RollupBlock.__table__.c
@@ -570,7 +608,7 @@ def _children(
     *,
     samples: bool = True,
     fresh: Mapping[int, PartitionPiece] | None = None,
-) -> list[_Child]:
+) -> list[BlockChild]:
     """The blocks of `level` (1 and up) over ids [low, high), in id order; with `samples`,
     their pooled samples too (a parent that keeps none needs none), those of partitions in
     `fresh` as given."""
@@ -597,7 +635,7 @@ def _children(
     for number, rows, partitions in blocks:
         sample, whole = pooled.get(int(number), (None, True))
         children.append(
-            _Child(
+            BlockChild(
                 int(number) * span,
                 int(rows),
                 int(partitions),
@@ -609,7 +647,7 @@ def _children(
     return children
 
 
-def _partitions(conn: Connection, table_id: int, ids: list[int]) -> list[_Child]:
+def _partitions(conn: Connection, table_id: int, ids: list[int]) -> list[BlockChild]:
     """The partitions `ids` as read from column_stats and partition_stats (their samples
     wherever they are kept: partition_samples.read_samples)."""
     p, c = PartitionStats.__table__.c, ColumnStats.__table__.c
@@ -626,7 +664,7 @@ def _partitions(conn: Connection, table_id: int, ids: list[int]) -> list[_Child]
             p.table_id == table_id, p.partition_id.in_(chunk)
         )
         children += [
-            _Child(int(pid), int(rows), 1, samples.get(int(pid)), columns.get(int(pid), {}))
+            BlockChild(int(pid), int(rows), 1, samples.get(int(pid)), columns.get(int(pid), {}))
             for pid, rows in conn.execute(selected)
         ]
     return children

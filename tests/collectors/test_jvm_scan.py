@@ -226,6 +226,56 @@ def test_one_pass_scan_equals_spark_aggregates(spark: Any, lake: Path) -> None:
     assert types["huge"] == "decimal(30,5)"
 
 
+def scanned_in_stages(frame: Any, keys: list[str]) -> tuple[dict[tuple[Any, ...], Any], int]:
+    """The scan's rows by partition, and how many stages its jobs ran."""
+    context = frame.sparkSession.sparkContext
+    group = f"stages-{time.time_ns()}"
+    context.setJobGroup(group, "the scan's stages")
+    try:
+        rows = by_partition(scan(frame, keys, plans_of(frame, keys), 0.0, SEED, 8), keys)
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+    tracker = context.statusTracker()
+    jobs = tracker.getJobIdsForGroup(group)
+    stages = {stage for job in jobs for stage in tracker.getJobInfo(job).stageIds}
+    return rows, len(stages)
+
+
+def test_partitions_read_whole_by_their_tasks_are_scanned_in_one_stage(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Where no partition's files are split between two tasks, each task's states are
+    partitions whole: they are merged in the task, with no second stage (its results reach
+    the driver as each task ends). A partition whose files two tasks read is merged in a
+    second stage, as before; both give every partition once, with the same figures."""
+    rng = random.Random(9)
+    for day in range(6):
+        directory = tmp_path / f"dt=2024-01-0{day + 1}"
+        directory.mkdir()
+        pq.write_table(rows_table(rng, 200 + 50 * day), directory / "part-00000.parquet")
+    # a file a task (no file split, each task full with one): six tasks, each partition
+    # read whole by one
+    small = {"spark.sql.files.maxPartitionBytes": "1m", "spark.sql.files.openCostInBytes": "1m"}
+    with session_settings(spark, small):
+        frame = spark.read.parquet(str(tmp_path))
+        assert frame.rdd.getNumPartitions() == 6
+        whole, stages = scanned_in_stages(frame, ["dt"])
+        assert stages == 1
+        assert compare(frame, ["dt"]).keys() == whole.keys()
+    # a second file in one partition: two tasks read it, and a second stage merges them
+    pq.write_table(rows_table(rng, 120), tmp_path / "dt=2024-01-03" / "part-00001.parquet")
+    with session_settings(spark, small):
+        frame = spark.read.parquet(str(tmp_path))
+        assert frame.rdd.getNumPartitions() == 7
+        split, stages = scanned_in_stages(frame, ["dt"])
+        assert stages == 2
+        compare(frame, ["dt"])
+    assert split.keys() == whole.keys()
+    assert [int(split[k]["__rows"]) - int(whole[k]["__rows"]) for k in sorted(whole)] == [
+        0, 0, 120, 0, 0, 0
+    ]  # fmt: skip
+
+
 def assert_described_alike(a: ColumnRecord, b: ColumnRecord, where: Any) -> None:
     """Two scans' records of a column over the same rows: every exact figure equal, the
     sketches estimating alike, exact heavy hitters equal."""

@@ -16,15 +16,18 @@ from datasketches import (
     frequent_items_error_type,
     frequent_items_sketch,
     hll_sketch,
+    hll_union,
     kll_doubles_sketch,
+    tgt_hll_type,
     theta_union,
     update_theta_sketch,
 )
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metastore.statistics.exact_sets import EXACT_SET, exact_values
+from metastore.statistics.exact_sets import EXACT_SET, HASHED_SET, exact_count, exact_values
 from metastore.statistics.histograms import (
+    HLL_LG_K,
     KLL_K,
     PARTITION_KLL_K_LEAST,
     PARTITION_LG_K_LEAST,
@@ -34,6 +37,7 @@ from metastore.statistics.histograms import (
     equi_width,
     from_grid,
     grid_edges,
+    inflated,
     merge_frequent_items,
     merge_hll,
     merge_kll,
@@ -45,6 +49,7 @@ from metastore.statistics.histograms import (
     seed_uniform,
     sparse_key_lg_k,
     sparse_theta_lg_k,
+    stored_hll,
     stored_top_k,
     text_form,
     text_forms,
@@ -319,10 +324,9 @@ def test_partition_theta_sketches_are_sized_to_the_table(partitions: int) -> Non
     assert partition_theta_lg_k(200) == 9
 
 
-@given(st.lists(st.integers(-(2**62), 2**62), min_size=1, max_size=300, unique=True))
-def test_exact_sets_of_values_read_back(values: list[int]) -> None:
-    """The layout EXACT_SET documents (the scan's JVM writes it: Sketches.storedHll), read
-    back whatever the steps between values (LEB128 varints of up to ten bytes)."""
+def exact_set(values: list[int], mark: int = EXACT_SET) -> bytes:
+    """The layout EXACT_SET (or HASHED_SET) documents, as the scan's JVM writes it
+    (Sketches.storedHll): the least, then each step as a LEB128 varint, deflated."""
     import zlib
 
     ordered = sorted(values)
@@ -333,12 +337,55 @@ def test_exact_sets_of_values_read_back(values: list[int]) -> None:
             varints.append(step & 0x7F | 0x80)
             step >>= 7
         varints.append(step)
-    blob = bytes([EXACT_SET]) + ordered[0].to_bytes(8, "little", signed=True)
-    blob += zlib.compress(bytes(varints), 1)
+    blob = bytes([mark]) + ordered[0].to_bytes(8, "little", signed=True)
+    return blob + zlib.compress(bytes(varints), 1)
+
+
+@given(
+    st.one_of(
+        st.lists(st.integers(-(2**62), 2**62), min_size=1, max_size=300, unique=True),
+        # steps of one byte each (dates, dense keys): read without the varints' loop
+        st.lists(st.integers(19_000, 19_400), min_size=1, max_size=300, unique=True),
+    )
+)
+def test_exact_sets_of_values_read_back(values: list[int]) -> None:
+    """An exact set reads back whatever the steps between values (LEB128 varints of up to
+    ten bytes), and counts its values without reading them."""
+    ordered = sorted(values)
+    blob = exact_set(values)
     back = exact_values(blob)
     assert back is not None
     assert back.tolist() == ordered
+    assert exact_count(blob) == len(ordered)
     assert merge_hll([blob]).get_estimate() == pytest.approx(len(ordered), rel=0.03)
+
+
+def test_a_union_of_exact_sets_is_fed_each_value_once_with_the_same_result() -> None:
+    """merge_hll feeds a value once however many sets hold it (a value fed again changes
+    no register and no coupon): the same sketch, to its bytes, as feeding every set's every
+    value in turn, with sketches and a decimal column's hashed sets among them."""
+    rng = random.Random(11)
+    # each set's values below the one before's, so that the order values are fed in tells
+    sets = [rng.sample(range(20_000 - 500 * i, 21_500 - 500 * i), 400) for i in range(6)]
+    decimals = [rng.sample(range(10**6 - 400 * i, 10**6 + 900 - 400 * i), 300) for i in range(3)]
+    other = hll_sketch(HLL_LG_K, tgt_hll_type.HLL_4)
+    for value in range(30_000, 30_500):
+        other.update(value)
+    exact = [exact_set(s) for s in sets]
+    groups = [exact, [*exact[:2], stored_hll(other), *exact[2:]]]
+    groups.append([exact_set(d, HASHED_SET) for d in decimals])
+    for group in groups:
+        expected = hll_union(HLL_LG_K)
+        for blob in group:
+            values = exact_values(blob)
+            if values is None:
+                expected.update(hll_sketch.deserialize(inflated(blob)))
+                continue
+            for value in values.tolist():
+                expected.update(value)
+        merged = merge_hll(group)
+        assert merged.serialize_compact() == expected.get_result().serialize_compact()
+        assert exact_count(group[0]) in (400, 300)
 
 
 def test_sparse_integral_sketches_are_sized_to_their_share_of_the_range() -> None:

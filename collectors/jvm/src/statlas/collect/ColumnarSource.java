@@ -1,19 +1,29 @@
 package statlas.collect;
 
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.execution.ColumnarToRowExec;
+import org.apache.spark.sql.execution.FileSourceScanExec;
 import org.apache.spark.sql.execution.InputAdapter;
 import org.apache.spark.sql.execution.ProjectExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.WholeStageCodegenExec;
+import org.apache.spark.sql.execution.datasources.FilePartition;
+import org.apache.spark.sql.execution.datasources.FileScanRDD;
+import org.apache.spark.sql.execution.datasources.PartitionedFile;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -28,10 +38,18 @@ final class ColumnarSource {
   final RDD<ColumnarBatch> batches;
   /** The batch's vector of each column of the scanned rows. */
   final int[] vectorOf;
+  /**
+   * Whether each table partition's files are all read by one task (one Spark partition of
+   * {@link #batches}): then a task's states are each partition's whole, and need no merge
+   * across tasks (no second stage, and each task's results reach the driver as it ends).
+   */
+  final boolean partitionsWithinTasks;
 
-  private ColumnarSource(RDD<ColumnarBatch> batches, int[] vectorOf) {
+  private ColumnarSource(
+      RDD<ColumnarBatch> batches, int[] vectorOf, boolean partitionsWithinTasks) {
     this.batches = batches;
     this.vectorOf = vectorOf;
+    this.partitionsWithinTasks = partitionsWithinTasks;
   }
 
   /** The batches of {@code projected}, or null where its plan is more than a columnar source
@@ -93,6 +111,38 @@ final class ColumnarSource {
     if (vectorOf.length != projected.schema().fields().length) {
       return null;
     }
-    return new ColumnarSource(source.executeColumnar(), vectorOf);
+    return new ColumnarSource(source.executeColumnar(), vectorOf, partitionsWithinTasks(source));
+  }
+
+  /**
+   * Whether no table partition's files are split between two of the source's tasks: a file
+   * source whose tasks ({@link FilePartition}s) never share a partition's key values (typed,
+   * so equal values are equal keys whatever row holds them). False for any other source.
+   */
+  static boolean partitionsWithinTasks(SparkPlan source) {
+    if (!(source instanceof FileSourceScanExec scan)
+        || !(scan.inputRDD() instanceof FileScanRDD files)) {
+      return false;
+    }
+    StructType keys = scan.relation().partitionSchema();
+    StructField[] fields = keys.fields();
+    Set<List<Object>> seen = new HashSet<>();
+    for (FilePartition task : CollectionConverters.asJava(files.filePartitions())) {
+      Set<List<Object>> own = new HashSet<>();
+      for (PartitionedFile file : task.files()) {
+        InternalRow values = file.partitionValues();
+        List<Object> key = new ArrayList<>(fields.length);
+        for (int i = 0; i < fields.length; i++) {
+          key.add(values.isNullAt(i) ? null : values.get(i, fields[i].dataType()));
+        }
+        own.add(key);
+      }
+      for (List<Object> key : own) {
+        if (!seen.add(key)) {
+          return false;
+        }
+      }
+    }
+    return true;
   }
 }

@@ -150,11 +150,13 @@ public final class PartitionScan {
     ColumnarSource columnar = batchesWanted(session) ? ColumnarSource.of(projected) : null;
     JavaPairRDD<List<Object>, PartitionState> perTask;
     int tasks;
+    boolean withinTasks = false; // each partition read by one task: nothing to merge across
     if (columnar != null) {
       int[] vectorOf = columnar.vectorOf;
       JavaRDD<ColumnarBatch> read = columnar.batches.toJavaRDD();
       perTask = read.mapPartitionsToPair(iterator -> scanBatches(iterator, vectorOf, layout));
       tasks = read.getNumPartitions();
+      withinTasks = columnar.partitionsWithinTasks;
     } else {
       JavaRDD<InternalRow> rows = projected.queryExecution().toRdd().toJavaRDD();
       perTask = rows.mapPartitionsToPair(iterator -> scanTask(iterator, layout));
@@ -165,10 +167,12 @@ public final class PartitionScan {
     // no map-side combine: a task already hands on one state per partition it read (two
     // only when a partition's files are not contiguous), and Spark's combining map would
     // estimate the size of every state it holds (SizeEstimator: ~13% of a scan's time)
-    // a scan of one task (a small partition's file) has nothing to merge across tasks: its
-    // states are merged where they are, without a second stage and its shuffle
+    // a scan of one task (a small partition's file), or one whose every partition's files
+    // are read by one task, has nothing to merge across tasks: its states are merged where
+    // they are, without a second stage and its shuffle (each task's rows reach the driver
+    // as it ends, while the scan goes on)
     JavaRDD<InternalRow> merged =
-        tasks == 1
+        tasks == 1 || withinTasks
             ? perTask.mapPartitions(states -> mergeByKey(states, layout))
             : perTask
                 .partitionBy(new HashPartitioner(reducers))
