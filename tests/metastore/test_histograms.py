@@ -25,7 +25,7 @@ from datasketches import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metastore.statistics.exact_sets import EXACT_SET, HASHED_SET, exact_count, exact_values
+from metastore.statistics.exact_sets import HASHED_SET, exact_count, exact_values
 from metastore.statistics.histograms import (
     HLL_LG_K,
     KLL_K,
@@ -56,6 +56,7 @@ from metastore.statistics.histograms import (
     to_grid,
     uniform_counts,
 )
+from tests.support.exact_sets import exact_set
 
 RANK_ERROR = kll_doubles_sketch.get_normalized_rank_error(200, False)  # 1.33% single rank
 
@@ -322,23 +323,6 @@ def test_partition_theta_sketches_are_sized_to_the_table(partitions: int) -> Non
     assert lg_k == THETA_LG_K or 2**lg_k * partitions / 16 >= 2**THETA_LG_K
     assert partition_theta_lg_k(2_526) == 7
     assert partition_theta_lg_k(200) == 9
-
-
-def exact_set(values: list[int], mark: int = EXACT_SET) -> bytes:
-    """The layout EXACT_SET (or HASHED_SET) documents, as the scan's JVM writes it
-    (Sketches.storedHll): the least, then each step as a LEB128 varint, deflated."""
-    import zlib
-
-    ordered = sorted(values)
-    varints = bytearray()
-    for i, value in enumerate(ordered):
-        step = 0 if i == 0 else value - ordered[i - 1]
-        while step >= 0x80:
-            varints.append(step & 0x7F | 0x80)
-            step >>= 7
-        varints.append(step)
-    blob = bytes([mark]) + ordered[0].to_bytes(8, "little", signed=True)
-    return blob + zlib.compress(bytes(varints), 1)
 
 
 @given(

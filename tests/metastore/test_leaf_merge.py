@@ -4,32 +4,17 @@ collection's scan hands them over, reads as the block merged from them in id ord
 from __future__ import annotations
 
 import random
-import zlib
 from types import SimpleNamespace
 from typing import Any
 
 from datasketches import update_theta_sketch
 
 from metastore.statistics.column_pieces import merge_pieces, piece_of_partition
-from metastore.statistics.exact_sets import EXACT_SET
 from metastore.statistics.histograms import inflated, merge_hll
 from metastore.statistics.rollups import LeafMerge, PartitionPiece
+from tests.support.exact_sets import exact_set
 
 TYPES = {"day": "int", "key": "bigint"}
-
-
-def exact_set(values: list[int]) -> bytes:
-    """An HLL sketch stored as its distinct values (exact_sets.EXACT_SET's layout)."""
-    ordered = sorted(values)
-    varints = bytearray()
-    for i, value in enumerate(ordered):
-        step = 0 if i == 0 else value - ordered[i - 1]
-        while step >= 0x80:
-            varints.append(step & 0x7F | 0x80)
-            step >>= 7
-        varints.append(step)
-    least = ordered[0].to_bytes(8, "little", signed=True)
-    return bytes([EXACT_SET]) + least + zlib.compress(bytes(varints), 1)
 
 
 def record(name: str, values: list[int], sketch: str) -> Any:
