@@ -6,6 +6,7 @@ partition key, an unpartitioned table, and the row sample."""
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import logging
 import math
 import random
@@ -274,6 +275,21 @@ def test_partitions_read_whole_by_their_tasks_are_scanned_in_one_stage(
     assert [int(split[k]["__rows"]) - int(whole[k]["__rows"]) for k in sorted(whole)] == [
         0, 0, 120, 0, 0, 0
     ]  # fmt: skip
+    # keyed by a part of the partition columns: tasks of one day's two regions share a key
+    nested = tmp_path.parent / f"{tmp_path.name}-regions"
+    for day, region in itertools.product(("2024-01-01", "2024-01-02"), ("emea", "apac")):
+        directory = nested / f"dt={day}" / f"region={region}"
+        directory.mkdir(parents=True)
+        pq.write_table(rows_table(rng, 100), directory / "part-00000.parquet")
+    with session_settings(spark, small):
+        frame = spark.read.parquet(str(nested)).drop("region")
+        assert frame.rdd.getNumPartitions() == 4
+        by_day, stages = scanned_in_stages(frame, ["dt"])
+    assert stages == 2
+    assert {k: int(v["__rows"]) for k, v in by_day.items()} == {
+        ("2024-01-01",): 200,
+        ("2024-01-02",): 200,
+    }
 
 
 def assert_described_alike(a: ColumnRecord, b: ColumnRecord, where: Any) -> None:

@@ -23,7 +23,6 @@ import org.apache.spark.sql.execution.datasources.FilePartition;
 import org.apache.spark.sql.execution.datasources.FileScanRDD;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
 import org.apache.spark.sql.types.StructField;
-import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -38,18 +37,13 @@ final class ColumnarSource {
   final RDD<ColumnarBatch> batches;
   /** The batch's vector of each column of the scanned rows. */
   final int[] vectorOf;
-  /**
-   * Whether each table partition's files are all read by one task (one Spark partition of
-   * {@link #batches}): then a task's states are each partition's whole, and need no merge
-   * across tasks (no second stage, and each task's results reach the driver as it ends).
-   */
-  final boolean partitionsWithinTasks;
+  /** The source's plan. */
+  private final SparkPlan source;
 
-  private ColumnarSource(
-      RDD<ColumnarBatch> batches, int[] vectorOf, boolean partitionsWithinTasks) {
+  private ColumnarSource(RDD<ColumnarBatch> batches, int[] vectorOf, SparkPlan source) {
     this.batches = batches;
     this.vectorOf = vectorOf;
-    this.partitionsWithinTasks = partitionsWithinTasks;
+    this.source = source;
   }
 
   /** The batches of {@code projected}, or null where its plan is more than a columnar source
@@ -111,29 +105,39 @@ final class ColumnarSource {
     if (vectorOf.length != projected.schema().fields().length) {
       return null;
     }
-    return new ColumnarSource(source.executeColumnar(), vectorOf, partitionsWithinTasks(source));
+    return new ColumnarSource(source.executeColumnar(), vectorOf, source);
   }
 
   /**
-   * Whether no table partition's files are split between two of the source's tasks: a file
-   * source whose tasks ({@link FilePartition}s) never share a partition's key values (typed,
-   * so equal values are equal keys whatever row holds them). False for any other source.
+   * Whether each table partition's files are all read by one task (one Spark partition of
+   * {@link #batches}), a partition being its values of {@code keys}: then a task's states are
+   * each partition's whole, and need no merge across tasks (no second stage, and each task's
+   * results reach the driver as it ends). True of a file source whose tasks
+   * ({@link FilePartition}s) never share a partition's values of the keys, all of them
+   * partition columns (typed, so equal values are equal keys whatever row holds them); false
+   * for any other source.
    */
-  static boolean partitionsWithinTasks(SparkPlan source) {
+  boolean partitionsWithinTasks(String[] keys) {
     if (!(source instanceof FileSourceScanExec scan)
         || !(scan.inputRDD() instanceof FileScanRDD files)) {
       return false;
     }
-    StructType keys = scan.relation().partitionSchema();
-    StructField[] fields = keys.fields();
+    StructField[] fields = scan.relation().partitionSchema().fields();
+    int[] fieldOf = new int[keys.length];
+    for (int k = 0; k < keys.length; k++) {
+      fieldOf[k] = fieldNamed(fields, keys[k]);
+      if (fieldOf[k] < 0) {
+        return false;
+      }
+    }
     Set<List<Object>> seen = new HashSet<>();
     for (FilePartition task : CollectionConverters.asJava(files.filePartitions())) {
       Set<List<Object>> own = new HashSet<>();
       for (PartitionedFile file : task.files()) {
         InternalRow values = file.partitionValues();
-        List<Object> key = new ArrayList<>(fields.length);
-        for (int i = 0; i < fields.length; i++) {
-          key.add(values.isNullAt(i) ? null : values.get(i, fields[i].dataType()));
+        List<Object> key = new ArrayList<>(keys.length);
+        for (int f : fieldOf) {
+          key.add(values.isNullAt(f) ? null : values.get(f, fields[f].dataType()));
         }
         own.add(key);
       }
@@ -144,5 +148,22 @@ final class ColumnarSource {
       }
     }
     return true;
+  }
+
+  /** The field named {@code name} (else the one field named so ignoring case), or -1. */
+  private static int fieldNamed(StructField[] fields, String name) {
+    int found = -1;
+    for (int i = 0; i < fields.length; i++) {
+      if (fields[i].name().equals(name)) {
+        return i;
+      }
+      if (fields[i].name().equalsIgnoreCase(name)) {
+        if (found >= 0) {
+          return -1; // two fields differ only by case: none is the key
+        }
+        found = i;
+      }
+    }
+    return found;
   }
 }

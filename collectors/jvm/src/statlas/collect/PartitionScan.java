@@ -156,7 +156,7 @@ public final class PartitionScan {
       JavaRDD<ColumnarBatch> read = columnar.batches.toJavaRDD();
       perTask = read.mapPartitionsToPair(iterator -> scanBatches(iterator, vectorOf, layout));
       tasks = read.getNumPartitions();
-      withinTasks = columnar.partitionsWithinTasks;
+      withinTasks = columnar.partitionsWithinTasks(keys);
     } else {
       JavaRDD<InternalRow> rows = projected.queryExecution().toRdd().toJavaRDD();
       perTask = rows.mapPartitionsToPair(iterator -> scanTask(iterator, layout));
