@@ -78,6 +78,9 @@ def metastore(db_url: str) -> Iterator[Metastore]:
     ms.dispose()
 
 
+CODE_HEAPS = "-XX:ReservedCodeCacheSize=320m -XX:NonNMethodCodeHeapSize=64m"
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """The one local Spark of a test process (a start costs 10-20 s), shared by every test
@@ -87,7 +90,9 @@ def spark() -> Iterator[Any]:
     standalone cluster, the daemon's metastore) runs it in a process of its own."""
     from collectors.spark_session import spark_session
 
-    session = spark_session("local[2]")
+    # the JVM's code heap for adapters and stubs (5.6 MB by default) ran out once in a whole
+    # suite's session (every test's generated classes in one JVM), stopping its Spark
+    session = spark_session("local[2]", conf={"spark.driver.extraJavaOptions": CODE_HEAPS})
     yield session
     session.stop()
 
