@@ -63,8 +63,10 @@ def test_a_block_merged_as_its_partitions_arrive_reads_as_one_merged_in_id_order
     assert block.members == tuple(range(8, 16))
     by_name = {row["column_name"]: row for row in block.columns}
     for name in ("day", "key"):
-        in_order = [piece_of_partition(r) for pid in sorted(pieces) for r in pieces[pid].records]
-        column = [p for p, r in zip(in_order, _names(pieces), strict=True) if r == name]
+        column = [
+            piece_of_partition(r) for pid in sorted(pieces) for r in pieces[pid].records
+            if r.name == name
+        ]  # fmt: skip
         expected = merge_pieces(TYPES[name], column, theta_lg_k=12)
         row = by_name[name]
         assert (row["null_count"], row["min_value"], row["max_value"]) == (
@@ -77,7 +79,3 @@ def test_a_block_merged_as_its_partitions_arrive_reads_as_one_merged_in_id_order
         assert row["hll"] == expected.hll
     estimate = merge_hll([inflated(by_name["day"]["hll"])]).get_estimate()
     assert estimate == merge_hll([pieces[p].records[0].hll for p in sorted(pieces)]).get_estimate()
-
-
-def _names(pieces: dict[int, PartitionPiece]) -> list[str]:
-    return [r.name for pid in sorted(pieces) for r in pieces[pid].records]
